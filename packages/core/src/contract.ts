@@ -1,0 +1,92 @@
+/**
+ * The platform contract in code (shared/spec/contract.md sections 3, 5 and 6): versions, scopes,
+ * rate-limit buckets and every route with the scope it needs. The gateway routes from this table
+ * and each service mounts exactly these routes, so the two cannot drift.
+ */
+
+/** The version served when `platform-version` is absent (contract section 5). */
+export const DEFAULT_VERSION = '2024-12-01';
+export const SUPPORTED_VERSIONS: readonly string[] = [DEFAULT_VERSION];
+
+export const SCOPES = [
+  'events:read',
+  'events:write',
+  'tickets:read',
+  'tickets:write',
+  'items:read',
+  'items:write',
+  'stock:write',
+  'pipelines:read',
+  'pipelines:write',
+  'runs:read',
+  'runs:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Requests per token per rolling minute (contract section 6). */
+export const BUCKET_LIMITS = {
+  events: 400,
+  warehouse: 600,
+  'warehouse-bulk': 60,
+  pipelines: 300,
+  'pipeline-runs': 100,
+} as const;
+export type BucketName = keyof typeof BUCKET_LIMITS;
+
+export type ServiceName = 'events' | 'warehouse' | 'pipelines';
+
+export const SERVICES = {
+  events: { prefix: '/events/v0', bucket: 'events' },
+  warehouse: { prefix: '/warehouse/v1', bucket: 'warehouse' },
+  pipelines: { prefix: '/pipelines/v3', bucket: 'pipelines' },
+} as const satisfies Record<ServiceName, { prefix: string; bucket: BucketName }>;
+
+export interface RouteSpec {
+  scope: Scope;
+  /** A bucket other than the service's general one. */
+  bucket?: BucketName;
+}
+
+type RouteKey = `${'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'} /${string}`;
+
+export const ROUTES = {
+  events: {
+    'POST /events': { scope: 'events:write' },
+    'GET /events/:id': { scope: 'events:read' },
+    'POST /events/:id/tickets': { scope: 'events:write' },
+    'GET /events/:id/tickets': { scope: 'events:read' },
+    'GET /tickets/:id': { scope: 'tickets:read' },
+    'POST /tickets/:id/validate': { scope: 'tickets:write' },
+  },
+  warehouse: {
+    'POST /locations': { scope: 'items:write' },
+    'GET /locations': { scope: 'items:read' },
+    'POST /items': { scope: 'items:write' },
+    'GET /items': { scope: 'items:read' },
+    'POST /items/bulk': { scope: 'items:write', bucket: 'warehouse-bulk' },
+    'GET /items/:id': { scope: 'items:read' },
+    'PATCH /items/:id': { scope: 'items:write' },
+    'GET /items/:id/movements': { scope: 'items:read' },
+    'POST /items/:id/stock-adjustments': { scope: 'stock:write' },
+  },
+  pipelines: {
+    'POST /pipelines': { scope: 'pipelines:write' },
+    'GET /pipelines/:id': { scope: 'pipelines:read' },
+    'POST /pipelines/:id/pause': { scope: 'pipelines:write' },
+    'POST /pipelines/:id/resume': { scope: 'pipelines:write' },
+    'POST /pipelines/:id/runs': { scope: 'runs:write', bucket: 'pipeline-runs' },
+    'GET /pipelines/:id/runs': { scope: 'runs:read' },
+    'GET /pipelines/:id/runs/:run_id': { scope: 'runs:read' },
+    'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
+  },
+} as const satisfies Record<ServiceName, Record<RouteKey, RouteSpec>>;
+
+export type RoutesOf<S extends ServiceName> = keyof (typeof ROUTES)[S] & RouteKey;
+
+/** Splits a route key into method and path. */
+export function parseRouteKey(key: string): { method: string; path: string } {
+  const space = key.indexOf(' ');
+  return { method: key.slice(0, space), path: key.slice(space + 1) };
+}

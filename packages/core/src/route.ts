@@ -1,0 +1,118 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { ApiError, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
+import type { Identity, WorkspaceId } from './http';
+import { InternalHeaders, verifyInternalSignature } from './internal-signature';
+import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
+import { fieldErrorsFromZod } from './validation';
+
+/** What a handler returns; the route builder sends it as JSON. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSchemas {
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  headers?: z.ZodType;
+}
+
+type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface RouteInput<S extends RouteSchemas> {
+  params: Parsed<S['params']>;
+  query: Parsed<S['query']>;
+  body: Parsed<S['body']>;
+  headers: Parsed<S['headers']>;
+  identity: Identity;
+  requestId: string;
+}
+
+/** A validated route: its schemas and a handler that receives typed input and knows nothing of HTTP. */
+export interface RouteDefinition {
+  schemas: RouteSchemas;
+  handle(input: RouteInput<RouteSchemas>): Promise<Reply> | Reply;
+}
+
+/** Declares a route's params, query, body and headers; all are validated before the handler runs, every problem reported at once. */
+export function route<S extends RouteSchemas>(schemas: S, handle: (input: RouteInput<S>) => Promise<Reply> | Reply): RouteDefinition {
+  return { schemas, handle: handle as RouteDefinition['handle'] };
+}
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, location: FieldError['in'], errors: FieldError[]): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  errors.push(...fieldErrorsFromZod(result.error, location, value));
+  return undefined;
+}
+
+function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
+  return async (req: Request, res) => {
+    const identity = req.identity;
+    if (!identity) throw unauthorized('Request was not signed by the gateway.');
+    if (identity.scopes !== null && !identity.scopes.includes(scope)) throw forbiddenScope(scope);
+    const errors: FieldError[] = [];
+    const { schemas } = definition;
+    const input = {
+      params: parsePart(schemas.params, req.params, 'path', errors),
+      query: parsePart(schemas.query, req.query, 'query', errors),
+      headers: parsePart(schemas.headers, req.headers, 'header', errors),
+      body: parsePart(schemas.body, req.body ?? {}, 'body', errors),
+      identity,
+      requestId: req.requestId,
+    };
+    if (errors.length > 0) throw invalidRequest(errors);
+    const reply = await definition.handle(input as RouteInput<RouteSchemas>);
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+    if (reply.body === undefined) res.status(reply.status).end();
+    else res.status(reply.status).json(reply.body);
+  };
+}
+
+/**
+ * A router with exactly the contract's routes of one service; the type demands a definition
+ * for every route, and each route checks the scope the contract names.
+ */
+export function contractRouter<S extends ServiceName>(service: S, definitions: Record<RoutesOf<S>, RouteDefinition>): Router {
+  const router = Router();
+  const specs = ROUTES[service] as Record<string, { scope: Scope }>;
+  for (const [key, definition] of Object.entries(definitions) as [string, RouteDefinition][]) {
+    const spec = specs[key];
+    if (!spec) throw new Error(`${service}: ${key} is not in the contract`);
+    const { method, path } = parseRouteKey(key);
+    router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec.scope, definition));
+  }
+  return router;
+}
+
+/** Services answer only requests the gateway signed within the last 60 s (contract section 4). */
+export function requireGatewaySignature(secret: string): RequestHandler {
+  return (req, _res, next) => {
+    const header = (name: string): string | undefined => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const workspaceId = header(InternalHeaders.workspaceId);
+    const keyId = header(InternalHeaders.keyId);
+    const scopes = header(InternalHeaders.scopes);
+    if (
+      !workspaceId ||
+      !keyId ||
+      scopes === undefined ||
+      !verifyInternalSignature(secret, header(InternalHeaders.timestamp), header(InternalHeaders.signature), {
+        method: req.method,
+        pathAndQuery: req.originalUrl,
+        workspaceId,
+        keyId,
+      })
+    ) {
+      return next(new ApiError(401, 'unauthorized', 'Request was not signed by the gateway.'));
+    }
+    req.identity = { workspaceId: workspaceId as WorkspaceId, keyId, scopes: scopes === '*' ? null : scopes.split(' ').filter(Boolean) };
+    next();
+  };
+}

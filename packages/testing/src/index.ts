@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import request from 'supertest';
+import { migrate, signedIdentityHeaders } from '@platform/core';
+
+/** The secret that test apps and test requests share. */
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
+
+/** A test database per service, beside (never on) the development one. */
+export function testDatabaseUrl(service: string): string {
+  const variable = `${service.toUpperCase()}_TEST_DATABASE_URL`;
+  const base = process.env.TEST_DATABASE_URL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
+  return process.env[variable] ?? `${base}/platform_${service}_test`;
+}
+
+export function testRedisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+/** Creates the database if needed and applies the service's migrations (jest globalSetup). */
+export async function prepareTestDatabase(url: string, migrationsDir: string): Promise<void> {
+  await migrate(url, migrationsDir);
+}
+
+/** A fresh identity for one test: its own workspace, so tests never see each other's data. */
+export function testIdentity(scopes: readonly string[] | null = null): { workspaceId: string; keyId: string; scopes: readonly string[] | null } {
+  return { workspaceId: randomUUID(), keyId: randomUUID(), scopes };
+}
+
+/** Headers the gateway would add, for calling a service directly in tests. */
+export function gatewayHeaders(
+  identity: { workspaceId: string; keyId: string; scopes: readonly string[] | null },
+  method: string,
+  pathAndQuery: string,
+  secret = TEST_INTERNAL_SECRET,
+): Record<string, string> {
+  return signedIdentityHeaders(secret, { ...identity, method, pathAndQuery });
+}
+
+/** A short unique prefix for Redis keys and queue names of one test. */
+export function uniqueName(label: string): string {
+  return `${label}-${randomUUID().slice(0, 8)}`;
+}
+
+interface RuntimeField {
+  name: string;
+  kind: string;
+  type: string;
+  dbName?: string | null;
+}
+interface RuntimeDataModel {
+  models: Record<string, { dbName: string | null; fields: RuntimeField[] }>;
+}
+
+const COMPATIBLE_TYPES: Record<string, string[]> = {
+  String: ['text', 'uuid', 'character varying'],
+  Int: ['integer'],
+  BigInt: ['bigint'],
+  Boolean: ['boolean'],
+  DateTime: ['timestamp with time zone', 'timestamp without time zone'],
+  Json: ['jsonb', 'json'],
+  Float: ['double precision'],
+  Decimal: ['numeric'],
+};
+
+/**
+ * Lists every difference between the Prisma client's data model and the migrated database:
+ * a missing table, a missing or extra column, or a column of an incompatible type.
+ * An empty list means schema.prisma and the SQL migrations agree.
+ */
+export async function schemaDifferences(prismaClient: unknown, databaseUrl: string): Promise<string[]> {
+  const model = (prismaClient as { _runtimeDataModel?: RuntimeDataModel })._runtimeDataModel;
+  if (!model) throw new Error('the Prisma client exposes no runtime data model');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
+      `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'`,
+    );
+    const columns = new Map<string, Map<string, string>>();
+    for (const row of rows) {
+      if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
+      columns.get(row.table_name)!.set(row.column_name, row.data_type);
+    }
+    const problems: string[] = [];
+    for (const [name, { dbName, fields }] of Object.entries(model.models)) {
+      const table = dbName ?? name;
+      const actual = columns.get(table);
+      if (!actual) {
+        problems.push(`table ${table} (model ${name}) is missing`);
+        continue;
+      }
+      const expected = new Set<string>();
+      for (const field of fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum')) {
+        const column = field.dbName ?? field.name;
+        expected.add(column);
+        const type = actual.get(column);
+        if (!type) problems.push(`${table}.${column} (${name}.${field.name}) is missing`);
+        else if (field.kind === 'scalar' && !(COMPATIBLE_TYPES[field.type] ?? []).includes(type)) {
+          problems.push(`${table}.${column} is ${type}, the schema says ${field.type}`);
+        }
+      }
+      for (const column of actual.keys()) if (!expected.has(column)) problems.push(`${table}.${column} is not in schema.prisma`);
+    }
+    return problems;
+  } finally {
+    await client.end();
+  }
+}
+
+type Target = Parameters<typeof request>[0];
+type Identity = { workspaceId: string; keyId: string; scopes: readonly string[] | null };
+
+/** supertest calls to a service as the gateway would make them, signed for one identity. */
+export function serviceClient(target: Target, identity: Identity, secret = TEST_INTERNAL_SECRET) {
+  const call = (method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown, headers: Record<string, string> = {}): request.Test => {
+    let req = request(target)[method](path).set(gatewayHeaders(identity, method.toUpperCase(), path, secret)).set(headers);
+    if (body !== undefined) req = typeof body === 'string' ? req.set('content-type', headers['content-type'] ?? 'application/json').send(body) : req.send(body as object);
+    return req;
+  };
+  return {
+    identity,
+    get: (path: string, headers?: Record<string, string>) => call('get', path, undefined, headers),
+    post: (path: string, body?: unknown, headers?: Record<string, string>) => call('post', path, body, headers),
+    patch: (path: string, body?: unknown, headers?: Record<string, string>) => call('patch', path, body, headers),
+    delete: (path: string, headers?: Record<string, string>) => call('delete', path, undefined, headers),
+  };
+}
+export type ServiceClient = ReturnType<typeof serviceClient>;
+
+/** Asserts the contract's error body and returns it, for further checks. */
+export function expectErrorBody(body: unknown, code: string): { code: string; message: string; errors?: { in: string; field: string; code: string; message: string }[]; request_id: string; [k: string]: unknown } {
+  const error = (body as { error?: Record<string, unknown> }).error;
+  if (!error || error.code !== code || typeof error.message !== 'string' || typeof error.request_id !== 'string') {
+    throw new Error(`expected an error body with code ${code}, got ${JSON.stringify(body)}`);
+  }
+  return error as ReturnType<typeof expectErrorBody>;
+}

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@platform/core';
+
+export const EventsConfig = z.object({
+  EVENTS_PORT: env.port(4001),
+  EVENTS_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_events'),
+  PLATFORM_INTERNAL_SECRET: env.secret(),
+  LOG_LEVEL: env.logLevel(),
+});
+export type EventsConfig = z.infer<typeof EventsConfig>;
+
+export function readConfig(): EventsConfig {
+  return loadConfig(EventsConfig);
+}
