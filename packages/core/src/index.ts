@@ -11,3 +11,4 @@ export * from './route';
 export * from './service-app';
 export * from './shutdown';
 export * from './validation';
+export * from './outbox';

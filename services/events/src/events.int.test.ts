@@ -116,6 +116,17 @@ describe('POST /tickets/{id}/validate', () => {
     expect(ticket.body).toMatchObject({ status: 'validated', validated_at: res.body.validated_at, gate: 'north-2', validator_id: validatorId });
   });
 
+  test('a validation writes one ticket.validated outbox event whose data is the ticket as the API shows it', async () => {
+    const c = client();
+    const { ticketId } = await eventWithTicket(c);
+    await c.post(`/tickets/${ticketId}/validate`, { gate: 'south' }).expect(200);
+    const ticket = await c.get(`/tickets/${ticketId}`).expect(200);
+    const events = await app.db.outboxEvent.findMany({ where: { workspaceId: c.identity.workspaceId } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'ticket.validated', publishedAt: null, data: ticket.body });
+    expect(events[0]!.id).toMatch(/^evt_[0-9A-Z]{26}$/);
+  });
+
   test('a second scan gets 409 carrying the original validation', async () => {
     const c = client();
     const { ticketId } = await eventWithTicket(c);
@@ -135,6 +146,8 @@ describe('POST /tickets/{id}/validate', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(49);
     const winner = results.find((r) => r.status === 200)!;
+    const events = await app.db.outboxEvent.findMany({ where: { workspaceId: c.identity.workspaceId, type: 'ticket.validated' } });
+    expect(events).toHaveLength(1);
     for (const loser of results.filter((r) => r.status === 409)) {
       expect(loser.body.error.gate).toBe(winner.body.gate);
       expect(loser.body.error.validated_at).toBe(winner.body.validated_at);

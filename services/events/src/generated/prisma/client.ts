@@ -49,3 +49,8 @@ export type Event = Prisma.EventModel
  * 
  */
 export type Ticket = Prisma.TicketModel
+/**
+ * Model OutboxEvent
+ * Webhook events written in the same transaction as the change (transactional outbox).
+ */
+export type OutboxEvent = Prisma.OutboxEventModel

@@ -10,4 +10,5 @@
  */
 export type * from './models/Event.js'
 export type * from './models/Ticket.js'
+export type * from './models/OutboxEvent.js'
 export type * from './commonInputTypes.js'

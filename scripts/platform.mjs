@@ -1,0 +1,266 @@
+#!/usr/bin/env node
+// The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test).
+// Plain Node with no dependencies: it runs before anything is installed.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PNPM_VERSION = '10.34.8';
+const SERVICES = ['events', 'warehouse', 'pipelines'];
+
+function fail(message) {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** pnpm as installed, or fetched from the npm registry when missing (corepack cannot fetch it offline). */
+function pnpmCommand() {
+  const installed = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
+  if (installed.status === 0 && installed.stdout.trim() === PNPM_VERSION) return ['pnpm'];
+  return ['npx', '-y', `pnpm@${PNPM_VERSION}`];
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', ...options });
+  if (result.status !== 0) fail(`${[command, ...args].join(' ')} failed (exit ${result.status ?? result.signal})`);
+  return result;
+}
+
+function pnpm(args, options) {
+  const [command, ...prefix] = pnpmCommand();
+  return run(command, [...prefix, ...args], options);
+}
+
+function ensureDependencies() {
+  const marker = join(ROOT, 'node_modules', '.modules.yaml');
+  const lock = join(ROOT, 'pnpm-lock.yaml');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  process.stdout.write('Installing dependencies...\n');
+  pnpm(['install', '--frozen-lockfile']);
+}
+
+/** Connection settings from the environment, with one PostgreSQL server and one database per deployable. */
+function platformEnv() {
+  const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  const databaseUrl = (name) => {
+    const url = new URL(base);
+    url.pathname = `/platform_${name}`;
+    return url.toString();
+  };
+  const env = {
+    ...process.env,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    GATEWAY_DATABASE_URL: process.env.GATEWAY_DATABASE_URL ?? databaseUrl('gateway'),
+    PLATFORM_ADMIN_TOKEN: process.env.PLATFORM_ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`,
+    PLATFORM_INTERNAL_SECRET: process.env.PLATFORM_INTERNAL_SECRET ?? randomBytes(32).toString('base64url'),
+    GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8080',
+    EVENTS_PORT: process.env.EVENTS_PORT ?? '4001',
+    WAREHOUSE_PORT: process.env.WAREHOUSE_PORT ?? '4002',
+    PIPELINES_PORT: process.env.PIPELINES_PORT ?? '4003',
+  };
+  for (const service of SERVICES) {
+    const key = `${service.toUpperCase()}_DATABASE_URL`;
+    env[key] = process.env[key] ?? databaseUrl(service);
+  }
+  env.EVENTS_URL ??= `http://127.0.0.1:${env.EVENTS_PORT}`;
+  env.WAREHOUSE_URL ??= `http://127.0.0.1:${env.WAREHOUSE_PORT}`;
+  env.PIPELINES_URL ??= `http://127.0.0.1:${env.PIPELINES_PORT}`;
+  return env;
+}
+
+function reachable(url, fallbackPort) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || fallbackPort) });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function ensureBackends(env) {
+  const hint = 'start them with `docker compose up -d postgres redis` (or your local servers)';
+  if (!(await reachable(env.GATEWAY_DATABASE_URL, 5432))) fail(`PostgreSQL is not reachable at ${new URL(env.GATEWAY_DATABASE_URL).host}: ${hint}.`);
+  if (!(await reachable(env.REDIS_URL, 6379))) fail(`Redis is not reachable at ${new URL(env.REDIS_URL).host}: ${hint}.`);
+}
+
+async function waitForHealth(url, child, name) {
+  for (let i = 0; i < 150; i++) {
+    if (child.exitCode !== null) fail(`${name} exited during start (exit ${child.exitCode}); see its log lines above.`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  fail(`${name} did not become healthy at ${url}`);
+}
+
+function prefixLines(stream, label, out) {
+  let pending = '';
+  stream.on('data', (chunk) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) out.write(`${label} ${line}\n`);
+  });
+}
+
+async function gatewayCall(base, token, method, path, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'platform-version': '2024-12-01' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function start() {
+  ensureDependencies();
+  const env = platformEnv();
+  await ensureBackends(env);
+  pnpm(['turbo', 'run', 'build', '--output-logs=errors-only'], { env });
+
+  for (const dir of ['gateway', ...SERVICES.map((s) => `services/${s}`)]) {
+    run(process.execPath, [join(dir, 'dist', 'migrate.js')], { env });
+  }
+
+  const processes = [
+    ['events', 'services/events/dist/main.js', `http://127.0.0.1:${env.EVENTS_PORT}/healthz`],
+    ['warehouse', 'services/warehouse/dist/main.js', `http://127.0.0.1:${env.WAREHOUSE_PORT}/healthz`],
+    ['pipelines', 'services/pipelines/dist/main.js', `http://127.0.0.1:${env.PIPELINES_PORT}/healthz`],
+    ['worker', 'services/pipelines/dist/worker.js', null],
+    ['gateway', 'gateway/dist/main.js', `http://127.0.0.1:${env.GATEWAY_PORT}/healthz`],
+  ];
+  const children = [];
+  let stopping = false;
+  const stopAll = (code) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\nStopping the platform...\n');
+    for (const { child } of children) if (child.exitCode === null) child.kill('SIGTERM');
+    const deadline = setTimeout(() => {
+      for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
+    }, 15_000);
+    Promise.all(children.map(({ child }) => (child.exitCode !== null ? null : new Promise((r) => child.once('exit', r))))).then(() => {
+      clearTimeout(deadline);
+      process.exit(code);
+    });
+  };
+  process.on('SIGINT', () => stopAll(0));
+  process.on('SIGTERM', () => stopAll(0));
+
+  for (const [name, entry, health] of processes) {
+    const child = spawn(process.execPath, ['--enable-source-maps', join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const label = `[${name}]`.padEnd(12);
+    prefixLines(child.stdout.setEncoding('utf8'), label, process.stdout);
+    prefixLines(child.stderr.setEncoding('utf8'), label, process.stderr);
+    child.on('exit', (code, signal) => {
+      if (!stopping) {
+        process.stderr.write(`${name} exited (${code ?? signal}); stopping everything.\n`);
+        stopAll(1);
+      }
+    });
+    children.push({ name, child });
+    if (health) await waitForHealth(health, child, name);
+  }
+
+  const seed = spawnSync(process.execPath, [join(ROOT, 'gateway/dist/cli.js'), 'demo-seed'], { cwd: ROOT, env, encoding: 'utf8' });
+  if (seed.status !== 0) {
+    process.stderr.write(seed.stderr);
+    stopAll(1);
+    return;
+  }
+  const { workspace_id: workspaceId, token } = JSON.parse(seed.stdout);
+  const gateway = `http://127.0.0.1:${env.GATEWAY_PORT}`;
+  const lines = [
+    '',
+    '──────────────────────────────────────────────────────────────',
+    `Platform running. Gateway: ${gateway}`,
+    `Admin token (PLATFORM_ADMIN_TOKEN): ${env.PLATFORM_ADMIN_TOKEN}`,
+    `Demo workspace: ${workspaceId}`,
+    `Demo API key:   ${token}`,
+  ];
+  try {
+    const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', { name: 'Demo concert', starts_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const ticket = await gatewayCall(gateway, token, 'POST', `/events/v0/events/${event.id}/tickets`, { holder_name: 'Demo guest' });
+    lines.push(
+      '',
+      'Validate the demo ticket (a second call gives 409):',
+      `  curl -X POST ${gateway}/events/v0/tickets/${ticket.id}/validate \\`,
+      `    -H 'Authorization: Bearer ${token}' -H 'platform-version: 2024-12-01' \\`,
+      `    -H 'content-type: application/json' -d '{"gate":"main-entrance","event_id":"${event.id}"}'`,
+    );
+  } catch (err) {
+    lines.push(`(could not create the demo ticket: ${err.message})`);
+  }
+  try {
+    const pipeline = await gatewayCall(gateway, token, 'POST', '/pipelines/v3/pipelines', {
+      name: 'Demo sample sync',
+      source: { connector: 'sample', config: { records: 1000, seed: 1 } },
+      destination: { connector: 'postgres', config: { table: 'demo_records' } },
+    });
+    lines.push(
+      '',
+      'Trigger a run of the demo pipeline, then poll the URL in its Location header:',
+      `  curl -i -X POST ${gateway}/pipelines/v3/pipelines/${pipeline.id}/runs \\`,
+      `    -H 'Authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"trigger":"manual"}'`,
+    );
+  } catch (err) {
+    lines.push(`(could not create the demo pipeline: ${err.message})`);
+  }
+  lines.push('', 'Ctrl-C stops every process.', '──────────────────────────────────────────────────────────────', '');
+  process.stdout.write(lines.join('\n'));
+}
+
+/** Runs every package's tests, then prints one closing line that sums them. */
+async function test() {
+  ensureDependencies();
+  const env = platformEnv();
+  await ensureBackends(env);
+  const [command, ...prefix] = pnpmCommand();
+  const child = spawn(command, [...prefix, 'turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(3)], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let passed = 0;
+  let failed = 0;
+  let suitesFailed = 0;
+  const count = (chunk, out) => {
+    out.write(chunk);
+    for (const line of chunk.split('\n')) {
+      const tests = /Tests:\s+(.*)$/.exec(line);
+      if (tests) {
+        passed += Number(/(\d+) passed/.exec(tests[1])?.[1] ?? 0);
+        failed += Number(/(\d+) failed/.exec(tests[1])?.[1] ?? 0);
+      }
+      const suites = /Test Suites:\s+(\d+) failed/.exec(line);
+      if (suites) suitesFailed += Number(suites[1]);
+    }
+  };
+  child.stdout.setEncoding('utf8').on('data', (c) => count(c, process.stdout));
+  child.stderr.setEncoding('utf8').on('data', (c) => count(c, process.stderr));
+  const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  if (suitesFailed > 0 && failed === 0) failed = suitesFailed;
+  if (code !== 0 && failed === 0) failed = 1;
+  process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
+  process.exit(code === 0 && failed === 0 ? 0 : 1);
+}
+
+const commands = { start, test };
+const command = commands[process.argv[2]];
+if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
+await command();
