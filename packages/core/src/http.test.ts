@@ -1,0 +1,63 @@
+import express from 'express';
+import request from 'supertest';
+import { createLogger } from './logger';
+import { errorHandler, jsonBody, platformHeaders } from './http';
+import { ApiError } from './errors';
+
+function app() {
+  const a = express();
+  a.use(platformHeaders());
+  a.use(jsonBody(64));
+  a.post('/echo', (req, res) => {
+    res.json({ body: req.body });
+  });
+  a.get('/boom', () => {
+    throw new Error('secret internals');
+  });
+  a.get('/gone', () => {
+    throw new ApiError(404, 'not_found', 'gone');
+  });
+  a.use(errorHandler(createLogger('test', 'silent')));
+  return a;
+}
+
+describe('JSON-only bodies and the error body', () => {
+  test('an empty body counts as {}', async () => {
+    const res = await request(app()).post('/echo').expect(200);
+    expect(res.body).toEqual({ body: {} });
+  });
+
+  test('a JSON object is parsed; +json types are JSON too', async () => {
+    await request(app()).post('/echo').send({ a: 1 }).expect(200, { body: { a: 1 } });
+    await request(app()).post('/echo').set('content-type', 'application/merge-patch+json').send('{"a":2}').expect(200, { body: { a: 2 } });
+  });
+
+  test.each([
+    ['malformed JSON', 'application/json', '{', 'invalid_json'],
+    ['an array', 'application/json', '[]', 'invalid_type'],
+    ['a string', 'application/json', '"x"', 'invalid_type'],
+    ['a non-JSON content type', 'text/plain', 'a=1', 'invalid_content_type'],
+  ])('%s is 400 invalid_request with the reason in errors[]', async (_name, type, raw, code) => {
+    const res = await request(app()).post('/echo').set('content-type', type).send(raw).expect(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', errors: [expect.objectContaining({ code })], request_id: res.headers['x-request-id'] });
+  });
+
+  test('a body over the limit is 413 payload_too_large', async () => {
+    const res = await request(app()).post('/echo').send({ a: 'x'.repeat(100) }).expect(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+  });
+
+  test('an unexpected error is a 500 without internals; a known one keeps its status', async () => {
+    const res = await request(app()).get('/boom').set('x-request-id', 'req-1').expect(500);
+    expect(res.body).toEqual({ error: { code: 'internal_error', message: expect.any(String), request_id: 'req-1' } });
+    expect(JSON.stringify(res.body)).not.toMatch(/secret internals|at /);
+    await request(app()).get('/gone').expect(404);
+  });
+
+  test('every response carries x-request-id and platform-version', async () => {
+    const res = await request(app()).get('/gone');
+    expect(res.headers['x-request-id']).toMatch(/.+/);
+    expect(res.headers['platform-version']).toBe('2024-12-01');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+});
