@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { invalidRequest } from './errors';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** `?limit=` (1-100, default 20) and `?cursor=` of every list (contract section 2). */
 export const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -24,7 +26,7 @@ export function decodeCursor(value: string | undefined): Cursor | undefined {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(createdAt);
-    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    if (typeof id !== 'string' || !UUID.test(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
     throw invalidRequest([{ in: 'query', field: 'cursor', code: 'invalid_format', message: 'is not a cursor from this list' }]);

@@ -21,6 +21,7 @@ describe('fieldErrorsFromZod maps zod issues to the contract codes', () => {
     expect(errorsOf(Body, {})).toEqual([['name', 'required']]);
     expect(errorsOf(Body, { name: 7 })).toEqual([['name', 'invalid_type']]);
     expect(errorsOf(Body, { name: null })).toEqual([['name', 'invalid_type']]);
+    expect(errorsOf(z.object({ kind: z.enum(['a']) }), {})).toEqual([['kind', 'required']]);
   });
 
   test('lengths count code points, not UTF-16 units', () => {

@@ -53,7 +53,8 @@ export function fieldErrorsFromZod(error: z.ZodError, location: Location, input?
         out.push({ in: location, field, code: 'invalid_format', message: issue.message });
         break;
       case 'invalid_value':
-        out.push({ in: location, field, code: 'invalid_enum', message: issue.message });
+        if (valueAt(input, issue.path) === undefined) out.push({ in: location, field, code: 'required', message: 'is required' });
+        else out.push({ in: location, field, code: 'invalid_enum', message: issue.message });
         break;
       case 'custom':
         out.push({ in: location, field, code: String(issue.params?.code ?? 'invalid'), message: issue.message });

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@platform/core';
+
+export const WarehouseConfig = z.object({
+  WAREHOUSE_PORT: env.port(4002),
+  WAREHOUSE_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_warehouse'),
+  PLATFORM_INTERNAL_SECRET: env.secret(),
+  LOG_LEVEL: env.logLevel(),
+});
+export type WarehouseConfig = z.infer<typeof WarehouseConfig>;
+
+export function readConfig(): WarehouseConfig {
+  return loadConfig(WarehouseConfig);
+}

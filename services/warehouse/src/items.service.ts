@@ -1,0 +1,211 @@
+import { z } from 'zod';
+import {
+  ApiError,
+  conflict,
+  errorBody,
+  fieldErrorsFromZod,
+  invalidRequest,
+  notFound,
+  outboxEvent,
+  timestamp,
+  Uuid,
+  type FieldError,
+  type WorkspaceId,
+} from '@platform/core';
+import {
+  ifMatchAccepts,
+  ItemPatch,
+  itemChanges,
+  mergeMetadata,
+  metadataErrors,
+  NewItem,
+  parseFields,
+  type IfMatch,
+  type ItemFields,
+} from './item-input';
+import { metadataOf, takenField, type Item, type Movement, type WarehouseStore } from './warehouse.store';
+
+/** An item as the API returns it (contract section 9). */
+export function renderItem(item: Item) {
+  return {
+    id: item.id,
+    sku: item.sku,
+    name: item.name,
+    category: item.category,
+    min_stock: item.minStock,
+    location_id: item.locationId,
+    metadata: metadataOf(item),
+    quantity: item.quantity,
+    version: item.version,
+    created_at: timestamp(item.createdAt),
+    updated_at: timestamp(item.updatedAt),
+  };
+}
+export type RenderedItem = ReturnType<typeof renderItem>;
+
+/** A movement as the API returns it. */
+export function renderMovement(movement: Movement) {
+  return {
+    id: movement.id,
+    item_id: movement.itemId,
+    from_location_id: movement.fromLocationId,
+    to_location_id: movement.toLocationId,
+    quantity: movement.quantity,
+    reason: movement.reason,
+    created_at: timestamp(movement.createdAt),
+  };
+}
+
+export const DEFAULT_LOCATION_CHANGED = 'default_location_changed';
+
+/**
+ * How often a PATCH without If-Match re-reads and retries when a concurrent change (another
+ * PATCH, a stock adjustment) moved the version between its read and its conditional update.
+ */
+const UPDATE_ATTEMPTS = 10;
+
+function skuTaken(): ApiError {
+  return conflict('The sku is already taken.', undefined, [
+    { in: 'body', field: 'sku', code: 'taken', message: 'is already used by another item of this workspace' },
+  ]);
+}
+
+function versionConflict(precondition: IfMatch | undefined): ApiError {
+  if (!precondition) return conflict('The item kept changing while this update was applied (version conflict); retry.');
+  return conflict('The item has changed since the ETag in If-Match (version conflict); read it again and retry.', undefined, [
+    { in: 'header', field: 'If-Match', code: 'version_mismatch', message: 'does not match the current ETag of the item' },
+  ]);
+}
+
+async function locationErrors(store: WarehouseStore, workspaceId: WorkspaceId, locationId: string | null | undefined): Promise<FieldError[]> {
+  if (!locationId || (await store.locationExists(workspaceId, locationId))) return [];
+  return [{ in: 'body', field: 'location_id', code: 'not_found', message: 'is not a location of this workspace' }];
+}
+
+/** Creates an item (quantity 0, version 1) and its `item.created` event. */
+export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId, body: Record<string, unknown>, now = new Date()): Promise<Item> {
+  const parsed = parseFields(NewItem, body);
+  const metadata = mergeMetadata({}, parsed.value.metadata ?? null);
+  const errors = [...parsed.errors, ...metadataErrors(metadata), ...(await locationErrors(store, workspaceId, parsed.value.location_id))];
+  if (!parsed.ok || errors.length > 0) throw invalidRequest(errors);
+  const { sku, name, category, min_stock, location_id } = parsed.value;
+  const fields: ItemFields = { sku, name, category: category ?? null, minStock: min_stock ?? null, locationId: location_id ?? null, metadata };
+  try {
+    return await store.transaction(async (tx) => {
+      const item = await tx.createItem(workspaceId, fields);
+      await tx.recordEvents([outboxEvent('item.created', workspaceId, renderItem(item), now)]);
+      return item;
+    });
+  } catch (err) {
+    throw takenField(err) === 'sku' ? skuTaken() : err;
+  }
+}
+
+export async function getItem(store: WarehouseStore, workspaceId: WorkspaceId, id: string): Promise<Item> {
+  const item = await store.findItem(workspaceId, id);
+  if (!item) throw notFound('Item');
+  return item;
+}
+
+/**
+ * Applies a PATCH body to an item. Every problem of the body is reported in one 400, including
+ * those that need the stored item (merged metadata) or the database (location of the workspace).
+ * The write is one conditional UPDATE on the version that was read: with If-Match a moved version
+ * is a 409; without it the patch is re-applied to the fresh item. A changed location writes one
+ * movement, and the events, in the same transaction.
+ */
+export async function updateItem(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  id: string,
+  body: Record<string, unknown>,
+  precondition?: IfMatch,
+): Promise<Item> {
+  const parsed = parseFields(ItemPatch, body);
+  // Locations are never deleted, so a location checked here still exists at the write.
+  const locationProblems = await locationErrors(store, workspaceId, parsed.value.location_id);
+  for (let attempt = 1; ; attempt++) {
+    const current = await store.findItem(workspaceId, id);
+    if (!current) {
+      if (!parsed.ok) throw invalidRequest(parsed.errors);
+      throw notFound('Item');
+    }
+    const changes = itemChanges({ ...current, metadata: metadataOf(current) }, parsed.value);
+    const errors = [...parsed.errors, ...locationProblems, ...(changes.metadata ? metadataErrors(changes.metadata) : [])];
+    if (!parsed.ok || errors.length > 0) throw invalidRequest(errors);
+    if (precondition && !ifMatchAccepts(precondition, current.version)) throw versionConflict(precondition);
+    // Nothing differs from the stored item: no write, no new version, no event.
+    if (Object.keys(changes).length === 0) return current;
+    const updated = await writeChanges(store, workspaceId, current, changes);
+    if (updated) return updated;
+    if (precondition || attempt >= UPDATE_ATTEMPTS) throw versionConflict(precondition);
+  }
+}
+
+async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, current: Item, changes: Partial<ItemFields>, now = new Date()): Promise<Item | null> {
+  try {
+    return await store.transaction(async (tx) => {
+      const item = await tx.updateItemAtVersion(workspaceId, current.id, current.version, changes, now);
+      if (!item) return null;
+      const events = [outboxEvent('item.updated', workspaceId, renderItem(item), now)];
+      if (changes.locationId !== undefined) {
+        const movement = await tx.createMovement(workspaceId, {
+          itemId: item.id,
+          fromLocationId: current.locationId,
+          toLocationId: item.locationId,
+          // The row is locked by the update, so this is the on-hand quantity that moves.
+          quantity: item.quantity,
+          reason: DEFAULT_LOCATION_CHANGED,
+          createdAt: now,
+        });
+        events.push(outboxEvent('item.location_changed', workspaceId, renderMovement(movement), now));
+      }
+      await tx.recordEvents(events);
+      return item;
+    });
+  } catch (err) {
+    throw takenField(err) === 'sku' ? skuTaken() : err;
+  }
+}
+
+/** One entry of a bulk answer: the status the entry would have had as a PATCH of its own. */
+export type BulkResult =
+  | { id: string | null; status: number; item: RenderedItem }
+  | { id: string | null; status: number; error: Omit<ReturnType<typeof errorBody>['error'], 'request_id'> };
+
+const BulkEntryId = z.object({ id: Uuid });
+
+/**
+ * Applies each entry of a bulk request as its own PATCH (own transaction, own events), in order;
+ * a failing entry does not stop the others. Errors other than the contract's (a database outage)
+ * fail the whole request.
+ */
+export async function updateItems(store: WarehouseStore, workspaceId: WorkspaceId, entries: Record<string, unknown>[]): Promise<BulkResult[]> {
+  const results: BulkResult[] = [];
+  for (const entry of entries) {
+    const { id, ...fields } = entry;
+    const resultId = typeof id === 'string' ? id : null;
+    try {
+      const idCheck = BulkEntryId.safeParse(entry);
+      if (!idCheck.success) {
+        throw invalidRequest([...fieldErrorsFromZod(idCheck.error, 'body', entry), ...parseFields(ItemPatch, fields).errors]);
+      }
+      results.push({ id: resultId, status: 200, item: renderItem(await updateItem(store, workspaceId, idCheck.data.id, fields)) });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const { request_id: _requestId, ...error } = errorBody(err, '').error;
+      results.push({ id: resultId, status: err.status, error });
+    }
+  }
+  return results;
+}
+
+export async function listMovements(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  itemId: string,
+  page: Parameters<WarehouseStore['listMovements']>[2],
+): Promise<Movement[]> {
+  await getItem(store, workspaceId, itemId);
+  return store.listMovements(workspaceId, itemId, page);
+}
