@@ -63,6 +63,15 @@ const COMPATIBLE_TYPES: Record<string, string[]> = {
   Decimal: ['numeric'],
 };
 
+const ARRAY_ELEMENT_TYPES: Record<string, string> = {
+  _text: 'text',
+  _uuid: 'uuid',
+  _varchar: 'character varying',
+  _int4: 'integer',
+  _int8: 'bigint',
+  _bool: 'boolean',
+};
+
 /**
  * Lists every difference between the Prisma client's data model and the migrated database:
  * a missing table, a missing or extra column, or a column of an incompatible type.
@@ -74,13 +83,15 @@ export async function schemaDifferences(prismaClient: unknown, databaseUrl: stri
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
-      `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'`,
+    const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string; udt_name: string }>(
+      `SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns WHERE table_schema = 'public'`,
     );
     const columns = new Map<string, Map<string, string>>();
     for (const row of rows) {
       if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
-      columns.get(row.table_name)!.set(row.column_name, row.data_type);
+      // The runtime data model does not say which fields are lists: an array column is judged by its element type.
+      const type = row.data_type === 'ARRAY' ? (ARRAY_ELEMENT_TYPES[row.udt_name] ?? row.udt_name) : row.data_type;
+      columns.get(row.table_name)!.set(row.column_name, type);
     }
     const problems: string[] = [];
     for (const [name, { dbName, fields }] of Object.entries(model.models)) {

@@ -1,0 +1,123 @@
+import type { RequestListener } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@platform/core';
+import { createAdminApp } from './admin.routes';
+import type { Database } from './database';
+import { gatewayHandler } from './gateway.handler';
+import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
+import { keysStore } from './keys.store';
+import { LastUsedRecorder } from './last-used';
+import { UpstreamProxy, type Upstreams } from './proxy';
+import {
+  defaultLimits,
+  FailoverLimiter,
+  MemorySlidingWindow,
+  RATE_LIMIT_WINDOW_MS,
+  RedisSlidingWindow,
+  type LimiterState,
+  type Limits,
+} from './rate-limiter';
+import { DEFAULT_REDIS_PREFIX } from './redis';
+import { listenForRevocations, redisRevocationPublisher } from './revocations';
+import { RouteTable } from './route-table';
+
+export interface GatewayDeps {
+  db: Database;
+  /** Command connection (rate limits, publishing revocations). */
+  redis: Redis;
+  /** Pub/sub connection (revocations from other instances). */
+  subscriber: Redis;
+  logger: Logger;
+  adminToken: string;
+  internalSecret: string;
+  upstreams: Upstreams;
+  upstreamTimeoutMs: number;
+  /** Prefix of every Redis key and channel; tests use their own. */
+  redisPrefix?: string;
+  /** Per-bucket limits; defaults are the contract's. */
+  limits?: Partial<Limits>;
+  rateLimitWindowMs?: number;
+  keyCache?: Partial<KeyCacheOptions>;
+  lastUsedFlushMs?: number;
+}
+
+export interface GatewayState {
+  rateLimiter: LimiterState;
+  keyCache: { entries: number };
+}
+
+export interface GatewayApp extends RequestListener {
+  /** Stops timers and listeners, writes pending last-use times, closes upstream pools. Idempotent. */
+  close(): Promise<void>;
+  /** Degradation and cache facts, for metrics. */
+  state(): GatewayState;
+  /** Writes pending last-use times now. */
+  flushLastUsed(): Promise<void>;
+}
+
+/** The gateway as a node:http request listener; it never listens itself. */
+export function createApp(deps: GatewayDeps): GatewayApp {
+  const redisPrefix = deps.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+  const limits: Limits = { ...defaultLimits(), ...deps.limits };
+  const windowMs = deps.rateLimitWindowMs ?? RATE_LIMIT_WINDOW_MS;
+  const store = keysStore(deps.db);
+
+  const keys = new KeyCache(
+    async (tokenHash) => {
+      const key = await store.findApiKeyByTokenHash(tokenHash);
+      return key ? cachedKey(key) : null;
+    },
+    { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache },
+  );
+  const stopListening = listenForRevocations(
+    deps.subscriber,
+    redisPrefix,
+    { onRevoked: (message) => keys.evict(message.token_hash), onResync: () => keys.clear() },
+    deps.logger,
+  );
+
+  const memoryLimiter = new MemorySlidingWindow(windowMs).start();
+  const limiter = new FailoverLimiter(deps.redis, new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs), memoryLimiter, deps.logger);
+  const lastUsed = new LastUsedRecorder(store, deps.logger, deps.lastUsedFlushMs).start();
+  const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
+
+  const admin = createAdminApp({
+    store,
+    keys,
+    publisher: redisRevocationPublisher(deps.redis, redisPrefix),
+    limiter,
+    limits,
+    adminToken: deps.adminToken,
+    logger: deps.logger,
+  });
+
+  const handler = gatewayHandler({
+    routes: new RouteTable(),
+    keys,
+    limiter,
+    limits,
+    proxy,
+    lastUsed,
+    internalSecret: deps.internalSecret,
+    logger: deps.logger,
+    admin: admin as unknown as RequestListener,
+    ready: async () => {
+      // One after the other: a cold Prisma client can block the event loop longer than Redis's command timeout.
+      await deps.db.$queryRaw`SELECT 1`;
+      await deps.redis.ping();
+    },
+  });
+
+  let closing: Promise<void> | undefined;
+  return Object.assign(handler, {
+    close: () =>
+      (closing ??= (async () => {
+        stopListening();
+        memoryLimiter.close();
+        await lastUsed.close();
+        await proxy.close();
+      })()),
+    state: (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } }),
+    flushLastUsed: () => lastUsed.flush(),
+  });
+}

@@ -1,0 +1,227 @@
+import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import {
+  ApiError,
+  DEFAULT_VERSION,
+  forbiddenScope,
+  invalidRequest,
+  MAX_BODY_BYTES,
+  payloadTooLarge,
+  requestIdFrom,
+  signedIdentityHeaders,
+  SUPPORTED_VERSIONS,
+  temporarilyUnavailable,
+  unauthorized,
+  type Logger,
+} from '@platform/core';
+import type { CachedKey, KeyCache } from './key-cache';
+import type { LastUsedRecorder } from './last-used';
+import type { UpstreamProxy } from './proxy';
+import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
+import { sendError, sendJson } from './responses';
+import type { RouteTable, ServiceMatch } from './route-table';
+import { bearerToken, hashToken, isTokenFormat } from './tokens';
+
+export interface GatewayHandlerDeps {
+  routes: RouteTable;
+  keys: KeyCache;
+  limiter: Limiter;
+  limits: Limits;
+  proxy: UpstreamProxy;
+  lastUsed: LastUsedRecorder;
+  internalSecret: string;
+  logger: Logger;
+  /** The Express app behind /admin/v1. */
+  admin: RequestListener;
+  /** Resolves when the database and Redis answer. */
+  ready: () => Promise<void>;
+}
+
+const ADMIN_PREFIX = '/admin/v1';
+
+const INVALID_TOKEN = 'Missing or invalid bearer token.';
+
+function rateLimited(): ApiError {
+  return new ApiError(429, 'rate_limited', 'Rate limit exceeded; retry after the time in Retry-After.');
+}
+
+function unsupportedVersion(): ApiError {
+  return invalidRequest(
+    [{ in: 'header', field: 'platform-version', code: 'unsupported_version', message: `supported: ${SUPPORTED_VERSIONS.join(', ')}` }],
+    'Unsupported platform-version.',
+  );
+}
+
+/** The client address that failed authentications are counted against. */
+function clientIp(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** Per-request facts for the one log line. */
+interface RequestLog {
+  start: bigint;
+  requestId: string;
+  route?: string;
+  workspaceId?: string;
+}
+
+/**
+ * The gateway's hot path on bare node:http (contract sections 4-6): service prefixes are
+ * authenticated, routed, version- and scope-checked, rate limited and proxied; /admin/v1 goes to
+ * Express; /healthz and /readyz are the gateway's own; anything else is 404.
+ */
+export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
+  const { routes, keys, limiter, limits, proxy, lastUsed, internalSecret, logger } = deps;
+  const logRequests = logger.isLevelEnabled('info');
+
+  function logOnFinish(req: IncomingMessage, res: ServerResponse, log: RequestLog): void {
+    if (!logRequests) return;
+    res.once('finish', () => {
+      logger.info(
+        {
+          method: req.method,
+          route: log.route,
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - log.start) / 1e6,
+          request_id: log.requestId,
+          workspace_id: log.workspaceId,
+        },
+        'request',
+      );
+    });
+  }
+
+  /** The valid, unexpired, unrevoked key of the request, or the 401 message. */
+  async function authenticate(req: IncomingMessage): Promise<CachedKey | string> {
+    const token = bearerToken(req.headers.authorization);
+    if (!token || !isTokenFormat(token)) return INVALID_TOKEN;
+    const found = keys.find(hashToken(token));
+    const key = found instanceof Promise ? await found : found;
+    if (!key) return INVALID_TOKEN;
+    if (key.revokedAt !== null) return 'This API key has been revoked.';
+    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return 'This API key has expired.';
+    return key;
+  }
+
+  async function serviceRequest(req: IncomingMessage, res: ServerResponse, match: ServiceMatch, log: RequestLog): Promise<void> {
+    const requestId = log.requestId;
+    const headers: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };
+    log.route = match.route ? `${match.service} ${match.route.key}` : undefined;
+
+    let key: CachedKey | string;
+    try {
+      key = await authenticate(req);
+    } catch (err) {
+      logger.warn({ err, request_id: requestId }, 'API key lookup failed');
+      return sendError(res, temporarilyUnavailable(), requestId, headers);
+    }
+
+    // 1-2. Failed-auth limit per IP (429), else 401; the per-IP bucket's headers describe both.
+    if (typeof key === 'string') {
+      const ipLimit = await limiter.hit(`ip:${clientIp(req)}:failed-auth`, limits['failed-auth']);
+      Object.assign(headers, rateLimitHeaders(ipLimit));
+      return sendError(res, ipLimit.allowed ? unauthorized(key) : rateLimited(), requestId, headers);
+    }
+    log.workspaceId = key.workspaceId;
+    lastUsed.mark(key.id);
+
+    // Every authenticated request counts in exactly one bucket, an unknown route in the service's
+    // general one; the limit decides only after the checks the contract orders before it.
+    const route = match.route;
+    const bucket = route ? route.bucket : match.generalBucket;
+    const limit = await limiter.hit(`key:${key.id}:${bucket}`, limits[bucket]);
+    Object.assign(headers, rateLimitHeaders(limit));
+
+    // 3. Unknown route.
+    if (!route) return sendError(res, new ApiError(404, 'not_found', 'No such endpoint.'), requestId, headers);
+
+    // 4. Version: absent = the default; anything unsupported is 400.
+    const requested = req.headers['platform-version'];
+    let version = DEFAULT_VERSION;
+    if (requested !== undefined) {
+      if (!SUPPORTED_VERSIONS.includes(requested as string)) return sendError(res, unsupportedVersion(), requestId, headers);
+      version = requested as string;
+      headers['platform-version'] = version;
+    }
+
+    // 5. Scope.
+    if (key.scopes !== null && !key.scopes.includes(route.scope)) return sendError(res, forbiddenScope(route.scope), requestId, headers);
+
+    // 6. Rate limit.
+    if (!limit.allowed) return sendError(res, rateLimited(), requestId, headers);
+
+    // 7. Body size by declaration; a chunked body is counted while it streams.
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
+
+    const outcome = await proxy.forward(req, res, {
+      service: match.service,
+      path: match.forwardPath,
+      requestHeaders: {
+        ...signedIdentityHeaders(internalSecret, {
+          method: req.method!,
+          pathAndQuery: match.forwardPath,
+          workspaceId: key.workspaceId,
+          keyId: key.id,
+          scopes: key.scopes,
+        }),
+        'x-request-id': requestId,
+        'platform-version': version,
+      },
+      responseHeaders: headers,
+      bodyLimitBytes: MAX_BODY_BYTES,
+    });
+    if (outcome.ok) return;
+    if (outcome.reason === 'payload_too_large') {
+      req.resume();
+      return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
+    }
+    if (outcome.reason === 'client_gone' || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const error = outcome.error as { code?: string; name?: string; message?: string };
+    logger.warn({ service: match.service, err: { name: error.name, code: error.code, message: error.message }, request_id: requestId }, 'upstream unavailable');
+    sendError(res, temporarilyUnavailable(`The ${match.service} service is briefly unavailable; retry idempotently.`), requestId, headers);
+  }
+
+  async function ownRequest(req: IncomingMessage, res: ServerResponse, pathname: string, log: RequestLog): Promise<void> {
+    const headers: OutgoingHttpHeaders = { 'x-request-id': log.requestId, 'platform-version': DEFAULT_VERSION };
+    const isRead = req.method === 'GET' || req.method === 'HEAD';
+    if (isRead && pathname === '/healthz') {
+      log.route = 'GET /healthz';
+      return sendJson(res, 200, { status: 'ok' }, headers);
+    }
+    if (isRead && pathname === '/readyz') {
+      log.route = 'GET /readyz';
+      try {
+        await deps.ready();
+        return sendJson(res, 200, { status: 'ready' }, headers);
+      } catch (err) {
+        logger.warn({ err }, 'not ready');
+        return sendError(res, temporarilyUnavailable('Not ready: a backend is unreachable.'), log.requestId, headers);
+      }
+    }
+    sendError(res, new ApiError(404, 'not_found', 'No such endpoint.'), log.requestId, headers);
+  }
+
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+    if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
+      deps.admin(req, res);
+      return;
+    }
+    const log: RequestLog = { start: process.hrtime.bigint(), requestId: requestIdFrom(req.headers['x-request-id']) };
+    logOnFinish(req, res, log);
+    const match = routes.match(req.method ?? 'GET', url);
+    const handled = match ? serviceRequest(req, res, match, log) : ownRequest(req, res, pathname, log);
+    handled.catch((err: unknown) => {
+      logger.error({ err, request_id: log.requestId }, 'unhandled error');
+      sendError(res, new ApiError(500, 'internal_error', 'Something went wrong on our side.'), log.requestId, {
+        'x-request-id': log.requestId,
+        'platform-version': DEFAULT_VERSION,
+      });
+    });
+  };
+}

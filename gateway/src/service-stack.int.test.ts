@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import http, { type Server } from 'node:http';
+import { z } from 'zod';
+import { codePointString, contractRouter, createLogger, createServiceApp, route, Uuid, type RouteDefinition, type RoutesOf } from '@platform/core';
+import { expectErrorBody, TEST_INTERNAL_SECRET } from '@platform/testing';
+import { allUpstreams, closeServer, createTestKey, httpClient, listen, startGateway, type HttpClient, type TestGateway } from './test/gateway';
+
+/**
+ * The events service's real request stack (core's createServiceApp: gateway signature check,
+ * JSON bodies, contract router with scope checks, error middleware) with stand-in handlers,
+ * since the gateway may not depend on the events package.
+ */
+function eventsLikeService(): Server {
+  const echo = (name: string): RouteDefinition =>
+    route({ params: z.object({ id: Uuid }).partial() }, ({ identity, params, requestId }) => ({ status: 200, body: { route: name, identity, params, requestId } }));
+  const definitions: Record<RoutesOf<'events'>, RouteDefinition> = {
+    'POST /events': route({ body: z.strictObject({ name: codePointString(1, 200) }) }, ({ identity, body }) => ({
+      status: 201,
+      body: { id: randomUUID(), name: body.name, workspace_id: identity.workspaceId },
+    })),
+    'GET /events/:id': echo('GET /events/:id'),
+    'POST /events/:id/tickets': echo('POST /events/:id/tickets'),
+    'GET /events/:id/tickets': echo('GET /events/:id/tickets'),
+    'GET /tickets/:id': echo('GET /tickets/:id'),
+    'POST /tickets/:id/validate': echo('POST /tickets/:id/validate'),
+  };
+  const app = createServiceApp({
+    logger: createLogger('events-stand-in', 'silent'),
+    internalSecret: TEST_INTERNAL_SECRET,
+    routes: contractRouter('events', definitions),
+    ready: async () => undefined,
+  });
+  return http.createServer(app);
+}
+
+let service: Server;
+let gw: TestGateway;
+let client: HttpClient;
+
+beforeAll(async () => {
+  service = eventsLikeService();
+  const url = await listen(service);
+  gw = await startGateway({ upstreams: allUpstreams(url) });
+  client = httpClient();
+});
+afterAll(async () => {
+  await client.close();
+  await gw.close();
+  await closeServer(service);
+});
+
+test('the service accepts the gateway’s signature and sees the key’s identity and scopes', async () => {
+  const key = await createTestKey(gw.store, { scopes: ['tickets:read'] });
+  const ticketId = randomUUID();
+  const res = await client.call(gw.url, 'GET', `/events/v0/tickets/${ticketId}`, { token: key.token, headers: { 'x-request-id': 'stack-1' } });
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({
+    route: 'GET /tickets/:id',
+    identity: { workspaceId: key.workspaceId, keyId: key.keyId, scopes: ['tickets:read'] },
+    params: { id: ticketId },
+    requestId: 'stack-1',
+  });
+  expect(res.headers['x-request-id']).toBe('stack-1');
+  expect(res.headers['x-ratelimit-limit']).toBe('400');
+});
+
+test('signatures cover the query string', async () => {
+  const { token } = await createTestKey(gw.store);
+  const res = await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}/tickets?status=issued&limit=5`, { token });
+  expect(res.status).toBe(200);
+  expect(res.body.route).toBe('GET /events/:id/tickets');
+});
+
+test('a JSON body reaches the service intact; its 201 and its validation 400 pass through', async () => {
+  const key = await createTestKey(gw.store);
+  const created = await client.call(gw.url, 'POST', '/events/v0/events', { token: key.token, body: { name: 'Gala' } });
+  expect(created.status).toBe(201);
+  expect(created.body).toMatchObject({ name: 'Gala', workspace_id: key.workspaceId });
+  const invalid = await client.call(gw.url, 'POST', '/events/v0/events', { token: key.token, body: { name: '', colour: 'red' } });
+  expect(invalid.status).toBe(400);
+  expect(expectErrorBody(invalid.body, 'invalid_request').errors).toHaveLength(2);
+  const empty = await client.call(gw.url, 'POST', `/events/v0/tickets/${randomUUID()}/validate`, { token: key.token });
+  expect(empty.status).toBe(200);
+});
+
+test('a request sent to the service directly, not through the gateway, is refused', async () => {
+  const address = service.address() as { port: number };
+  const res = await client.call(`http://127.0.0.1:${address.port}`, 'GET', `/tickets/${randomUUID()}`, {
+    headers: { 'x-platform-workspace-id': randomUUID(), 'x-platform-key-id': randomUUID(), 'x-platform-scopes': '*' },
+  });
+  expect(res.status).toBe(401);
+});

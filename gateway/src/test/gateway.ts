@@ -1,0 +1,243 @@
+import http, { type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import type { Redis } from 'ioredis';
+import { createLogger, InternalHeaders, verifyInternalSignature } from '@platform/core';
+import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { createApp, type GatewayApp, type GatewayDeps } from '../app';
+import { createDatabase, type Database } from '../database';
+import { keysStore, type KeysStore } from '../keys.store';
+import { createApiKey } from '../keys.service';
+import type { Upstreams } from '../proxy';
+import { closeRedis, createRedis, createSubscriber } from '../redis';
+import { generateToken, hashToken, tokenPrefix } from '../tokens';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+/** Nothing listens here: connections are refused at once. */
+export const DEAD_URL = 'http://127.0.0.1:1';
+export const DEAD_REDIS_URL = 'redis://127.0.0.1:1';
+
+export async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+export interface EchoRecord {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  body_bytes: number;
+  signature_valid: boolean;
+}
+
+export interface EchoUpstream {
+  url: string;
+  received: EchoRecord[];
+  close(): Promise<void>;
+}
+
+/**
+ * A stand-in service: refuses requests without a valid gateway signature (as services do, with
+ * core's verifyInternalSignature) and answers with what it received. `?status=N` picks the status.
+ */
+export async function startEchoUpstream(options: { delayMs?: number } = {}): Promise<EchoUpstream> {
+  const received: EchoRecord[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const header = (name: string): string | undefined => req.headers[name] as string | undefined;
+      const record: EchoRecord = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body_bytes: chunks.reduce((n, c) => n + c.length, 0),
+        body: Buffer.concat(chunks).toString('utf8').slice(0, 10_000),
+        signature_valid: verifyInternalSignature(TEST_INTERNAL_SECRET, header(InternalHeaders.timestamp), header(InternalHeaders.signature), {
+          method: req.method!,
+          pathAndQuery: req.url!,
+          workspaceId: header(InternalHeaders.workspaceId) ?? '',
+          keyId: header(InternalHeaders.keyId) ?? '',
+        }),
+      };
+      received.push(record);
+      const respond = (): void => {
+        if (res.destroyed) return;
+        const status = record.signature_valid ? Number(new URL(req.url!, 'http://x').searchParams.get('status') ?? 200) : 401;
+        const payload = JSON.stringify(record);
+        res.writeHead(status, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(payload),
+          'x-upstream': 'echo',
+          'x-request-id': 'upstream-must-not-win',
+          'keep-alive': 'timeout=65',
+        });
+        res.end(payload);
+      };
+      if (options.delayMs) setTimeout(respond, options.delayMs);
+      else respond();
+    });
+  });
+  const url = await listen(server);
+  return { url, received, close: () => closeServer(server) };
+}
+
+export function allUpstreams(url: string): Upstreams {
+  return { events: url, warehouse: url, pipelines: url };
+}
+
+export interface GatewayOptions extends Partial<Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs'>> {
+  upstreams?: Upstreams;
+  redisUrl?: string;
+  /** Share a prefix to make several instances one deployment; a fresh one otherwise. */
+  redisPrefix?: string;
+}
+
+export interface TestGateway {
+  url: string;
+  app: GatewayApp;
+  db: Database;
+  store: KeysStore;
+  redis: Redis;
+  redisPrefix: string;
+  close(): Promise<void>;
+}
+
+/** A gateway instance on an ephemeral port, on the test database and real (or deliberately dead) Redis. */
+export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
+  const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const db = createDatabase(testDatabaseUrl('gateway'));
+  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const redis = createRedis(redisUrl, logger);
+  const subscriber = createSubscriber(redisUrl, logger);
+  const redisPrefix = options.redisPrefix ?? `test:${uniqueName('gw')}:`;
+  const channel = `${redisPrefix}api-key-revocations`;
+  let subscribersBefore = 0;
+  if (options.redisUrl === undefined) {
+    await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
+    subscribersBefore = Number((await redis.pubsub('NUMSUB', channel))[1]);
+  }
+  const app = createApp({
+    db,
+    redis,
+    subscriber,
+    logger,
+    adminToken: ADMIN_TOKEN,
+    internalSecret: TEST_INTERNAL_SECRET,
+    upstreams: options.upstreams ?? allUpstreams(DEAD_URL),
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? 5_000,
+    redisPrefix,
+    limits: options.limits,
+    keyCache: options.keyCache,
+    lastUsedFlushMs: options.lastUsedFlushMs,
+    rateLimitWindowMs: options.rateLimitWindowMs,
+  });
+  // As main does: the first Prisma query stalls the event loop while the client loads.
+  await db.$queryRaw`SELECT 1`;
+  const server = http.createServer(app);
+  const url = await listen(server);
+  // Revocations reach this instance only once it listens.
+  if (options.redisUrl === undefined) await waitFor(async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore);
+  return {
+    url,
+    app,
+    db,
+    store: keysStore(db),
+    redis,
+    redisPrefix,
+    close: async () => {
+      await closeServer(server);
+      await app.close();
+      await db.$disconnect();
+      await Promise.all([closeRedis(subscriber), closeRedis(redis)]);
+    },
+  };
+}
+
+async function readyOrFail(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', resolve);
+    setTimeout(() => reject(new Error('test redis is not reachable')), 3_000).unref();
+  });
+}
+
+/** Polls until `check` is true (or fails after `timeoutMs`). */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 3_000, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export interface TestKey {
+  token: string;
+  keyId: string;
+  workspaceId: string;
+}
+
+/** A new workspace with one key, made with the domain functions (or, for an already expired key, the store). */
+export async function createTestKey(
+  store: KeysStore,
+  options: { scopes?: string[] | null; expiresAt?: Date | null; workspaceId?: string } = {},
+): Promise<TestKey> {
+  const workspaceId = options.workspaceId ?? (await store.createWorkspace(uniqueName('ws'))).id;
+  if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
+    const token = generateToken();
+    const key = await store.createApiKey(workspaceId, {
+      name: 'expired',
+      scopes: options.scopes ?? null,
+      tokenHash: hashToken(token),
+      tokenPrefix: tokenPrefix(token),
+      expiresAt: options.expiresAt,
+    });
+    return { token, keyId: key.id, workspaceId };
+  }
+  const { key, token } = await createApiKey(store, workspaceId, { name: 'test', scopes: options.scopes ?? null, expiresAt: options.expiresAt ?? null });
+  return { token, keyId: key.id, workspaceId };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+/** An HTTP client with its own connection pool (closed by `close`). */
+export function httpClient() {
+  const agent = new Agent({ connections: 64 });
+  async function call(
+    base: string,
+    method: string,
+    path: string,
+    options: { token?: string; headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<Reply> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | Buffer | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await request(`${base}${path}`, { method: method as 'GET', headers, body, dispatcher: agent });
+    const text = await res.body.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body: parsed, text };
+  }
+  return { call, close: () => agent.close() };
+}
+export type HttpClient = ReturnType<typeof httpClient>;
