@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@platform/core';
+import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
+
+/** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
+export const PipelinesConfig = z.object({
+  PIPELINES_PORT: env.port(4003),
+  PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
+  /** First retry delay of a failed run attempt; later ones double (exponential backoff). */
+  PIPELINES_RUN_BACKOFF_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
+  /** How long a trigger waits for Redis to accept the job before answering 503. */
+  PIPELINES_ENQUEUE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
+  /** Prefix of the run URL in the Location header: the gateway's public base path of this service. */
+  PIPELINES_PUBLIC_BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /pipelines/v3')
+    .default('/pipelines/v3'),
+  PLATFORM_INTERNAL_SECRET: env.secret(),
+  LOG_LEVEL: env.logLevel(),
+});
+export type PipelinesConfig = z.infer<typeof PipelinesConfig>;
+
+export function readConfig(): PipelinesConfig {
+  return loadConfig(PipelinesConfig);
+}

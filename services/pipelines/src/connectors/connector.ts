@@ -1,0 +1,75 @@
+import type pg from 'pg';
+import type { z } from 'zod';
+import type { WorkspaceId } from '@platform/core';
+
+/** One record as a source yields it; the run checks that it is an object with an id. */
+export type SourceRecord = Record<string, unknown>;
+
+/** A record that passed validation: `id` is its key in the destination. */
+export interface ValidRecord {
+  id: string;
+  data: SourceRecord;
+}
+
+export type RunErrorCode = 'source_error' | 'destination_error' | 'invalid_record';
+
+/** A connector failure with the run error it becomes; retryable ones get another attempt. */
+export class ConnectorError extends Error {
+  override name = 'ConnectorError';
+  constructor(
+    readonly code: RunErrorCode,
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** What the worker process lends connectors: settings and the shared pool of the pipelines database. */
+export interface ConnectorRuntime {
+  /** The pipelines database, the postgres destination's default. */
+  defaultPool: pg.Pool;
+  httpTimeoutMs: number;
+  httpMaxBytes: number;
+  allowPrivateNetworks: boolean;
+}
+
+export interface ReadContext {
+  /** Only records updated after this instant; null = all. */
+  since: Date | null;
+  batchSize: number;
+  /** Aborted when the run must stop at once. */
+  signal: AbortSignal;
+  runtime: ConnectorRuntime;
+}
+
+export interface WriteContext {
+  workspaceId: WorkspaceId;
+  runtime: ConnectorRuntime;
+}
+
+export interface DestinationWriter {
+  /** Writes one batch idempotently (a retried run writes no duplicates); returns the records written. */
+  write(records: ValidRecord[]): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface ConnectorBase<C> {
+  name: string;
+  /** Strict: unknown fields are refused. Parsed at creation and again by the worker. */
+  config: z.ZodType<C>;
+  /** The config as the API shows it (secrets masked). */
+  render?(config: C): object;
+}
+
+export interface SourceConnector<C = unknown> extends ConnectorBase<C> {
+  kind: 'source';
+  /** Yields records in batches of at most `batchSize`; a batch is one step of a run. */
+  read(config: C, context: ReadContext): AsyncIterable<SourceRecord[]>;
+}
+
+export interface DestinationConnector<C = unknown> extends ConnectorBase<C> {
+  kind: 'destination';
+  open(config: C, context: WriteContext): Promise<DestinationWriter>;
+}

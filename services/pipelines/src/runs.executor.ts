@@ -1,0 +1,167 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
+import { isTransientBackendError, type Logger } from '@platform/core';
+import {
+  ConnectorError,
+  destinationConnector,
+  sourceConnector,
+  type ConnectorRuntime,
+  type DestinationWriter,
+  type SourceRecord,
+  type ValidRecord,
+} from './connectors';
+import { MAX_RUN_ATTEMPTS, type RunJob } from './runs.queue';
+import type { Run, RunFailure, RunsStore, RunStats } from './runs.store';
+import type { Pipeline } from './pipelines.store';
+
+export interface RunExecutorDeps {
+  runs: RunsStore;
+  runtime: ConnectorRuntime;
+  batchSize: number;
+  /** A pause inside every step (tests: time to cancel, SIGTERM or SIGKILL between steps). */
+  stepDelayMs: number;
+  logger: Logger;
+}
+
+export interface RunControl {
+  /** True once the process shuts down: stop after the current step and hand the run back. */
+  stopping(): boolean;
+  /**
+   * Aborted when the job is cancelled inside this worker (BullMQ's cancelJob): stop at once. A
+   * worker that lost its job's lock is stopped by the attempt fencing instead.
+   */
+  signal: AbortSignal;
+}
+
+/**
+ * How an attempt ended: the run `succeeded` or `failed`; it `stopped` because it is no longer
+ * this attempt's (cancelled, or replaced after this worker lost it); it was `released` at
+ * shutdown for another worker to continue; or it was `skipped` (not active when picked up).
+ */
+export type RunOutcome = 'succeeded' | 'failed' | 'stopped' | 'released' | 'skipped';
+
+/** A failure that another attempt may get past; the queue retries the job with backoff. */
+export class RetryableRunError extends Error {
+  override name = 'RetryableRunError';
+}
+
+const MAX_ID_LENGTH = 512;
+
+/** Every record must be a JSON object with a string or integer `id`; it becomes the destination key. */
+export function validateRecords(batch: SourceRecord[], offset: number): ValidRecord[] {
+  return batch.map((record, index) => {
+    const position = offset + index + 1;
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+      throw new ConnectorError('invalid_record', `record ${position} is not a JSON object`, false);
+    }
+    const id = record.id;
+    if (typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH) return { id, data: record };
+    if (typeof id === 'number' && Number.isSafeInteger(id)) return { id: String(id), data: record };
+    throw new ConnectorError('invalid_record', `record ${position} has no id (a non-empty string or an integer)`, false);
+  });
+}
+
+function failureOf(err: unknown): RunFailure & { retryable: boolean } {
+  if (err instanceof ConnectorError) return { code: err.code, message: err.message, retryable: err.retryable };
+  return {
+    code: 'internal_error',
+    message: isTransientBackendError(err) ? 'A backend of the platform was briefly unreachable.' : 'The run failed on our side.',
+    retryable: true,
+  };
+}
+
+/** The stored config, parsed again (defaults, and a config stored before a schema change fails cleanly). */
+function storedConfig(connector: { name: string; config: z.ZodType }, stored: unknown, code: 'source_error' | 'destination_error'): unknown {
+  const parsed = connector.config.safeParse(stored);
+  if (!parsed.success) throw new ConnectorError(code, `the stored ${connector.name} config is no longer valid; create the pipeline again`, false);
+  return parsed.data;
+}
+
+async function copyRecords(
+  deps: RunExecutorDeps,
+  job: RunJob,
+  run: Run,
+  pipeline: Pipeline,
+  attempt: number,
+  control: RunControl,
+): Promise<'succeeded' | 'stopped' | 'released'> {
+  const workspaceId = job.workspace_id;
+  const source = sourceConnector(pipeline.sourceConnector);
+  const destination = destinationConnector(pipeline.destinationConnector);
+  const sourceConfig = storedConfig(source, pipeline.sourceConfig, 'source_error');
+  const destinationConfig = storedConfig(destination, pipeline.destinationConfig, 'destination_error');
+  // A dry run reads and validates, and never touches the destination.
+  const writer: DestinationWriter | null = run.dryRun ? null : await destination.open(destinationConfig, { workspaceId, runtime: deps.runtime });
+  const stats: RunStats = { recordsRead: 0, recordsWritten: 0 };
+  try {
+    const batches = source.read(sourceConfig, { since: run.since, batchSize: deps.batchSize, signal: control.signal, runtime: deps.runtime });
+    for await (const batch of batches) {
+      // One step: validate a batch, write it, record the progress; cancel and shutdown are seen here.
+      const records = validateRecords(batch, stats.recordsRead);
+      if (deps.stepDelayMs > 0) await sleep(deps.stepDelayMs, undefined, { signal: control.signal });
+      if (writer) stats.recordsWritten += await writer.write(records);
+      stats.recordsRead += records.length;
+      if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats))) return 'stopped';
+      if (control.stopping()) {
+        await deps.runs.release(workspaceId, run.id, attempt, stats);
+        return 'released';
+      }
+    }
+  } finally {
+    await writer?.close();
+  }
+  return (await deps.runs.succeed(workspaceId, run.id, attempt, stats, new Date())) ? 'succeeded' : 'stopped';
+}
+
+/**
+ * One attempt of a run, as the worker's processor calls it: pick the run up, copy its records
+ * step by step, and end it. A retryable failure before the last attempt is thrown as
+ * RetryableRunError for the queue to retry; any other failure ends the run `failed`.
+ */
+export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: RunControl): Promise<RunOutcome> {
+  const { workspace_id: workspaceId, run_id: runId } = job;
+  const started = await deps.runs.startAttempt(workspaceId, runId, MAX_RUN_ATTEMPTS, new Date());
+  if (started.kind === 'inactive') return 'skipped';
+  if (started.kind === 'exhausted') {
+    // The earlier attempts all ended without a word (their workers died or lost the job).
+    await deps.runs.fail(
+      workspaceId,
+      runId,
+      { code: 'attempts_exhausted', message: `The run was interrupted ${MAX_RUN_ATTEMPTS} times (its worker stopped).` },
+      new Date(),
+    );
+    return 'failed';
+  }
+  const { run, pipeline, attempt } = started;
+  const log = deps.logger.child({ run_id: runId, workspace_id: workspaceId, attempt });
+  try {
+    const outcome = await copyRecords(deps, job, run, pipeline, attempt, control);
+    log.info({ outcome }, 'run attempt ended');
+    return outcome;
+  } catch (err) {
+    if (control.signal.aborted) {
+      log.warn({ err }, 'run attempt aborted');
+      return 'stopped';
+    }
+    const failure = failureOf(err);
+    if (failure.retryable && attempt < MAX_RUN_ATTEMPTS) {
+      log.warn({ err }, 'run attempt failed; the queue retries it');
+      throw new RetryableRunError(failure.message, { cause: err });
+    }
+    log.warn({ err }, 'run failed');
+    await deps.runs.fail(workspaceId, runId, { code: failure.code, message: failure.message }, new Date(), attempt);
+    return 'failed';
+  }
+}
+
+/**
+ * The queue gave up on a job without the processor ending its run (a job stalled too often, or
+ * its last attempt threw before it could record the failure): the run must not stay active.
+ */
+export async function failAbandonedRun(deps: Pick<RunExecutorDeps, 'runs'>, job: RunJob, reason: string): Promise<void> {
+  // BullMQ fails a job that stalled more often than maxStalledCount with a message saying so.
+  const failure = /stalled/i.test(reason)
+    ? { code: 'worker_lost', message: 'The run was interrupted too often (its worker stopped).' }
+    : { code: 'internal_error', message: 'The run failed on our side.' };
+  await deps.runs.fail(job.workspace_id, job.run_id, failure, new Date());
+}

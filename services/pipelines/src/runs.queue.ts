@@ -1,0 +1,93 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { Uuid, type Logger, type WorkspaceId } from '@platform/core';
+
+/**
+ * The run queue's contract, shared by the producer (the API) and the worker: queue name, job
+ * name, payload schema and job options. Both sides are typed from here; the worker re-parses
+ * every payload with RunJob and fails a malformed one without retrying.
+ */
+
+export const DEFAULT_RUNS_QUEUE = 'pipeline-runs';
+
+/** BullMQ keys are `<prefix>:<queue>:...`, so a queue name must not contain ':'. */
+export const QueueName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 _ . -');
+
+export const RUN_JOB_NAME = 'run';
+
+/**
+ * Worker pick-ups of one run, whatever ended them (an error, a crash): the contract's "at most 3
+ * attempts". BullMQ's own `attempts` counts only thrown errors, so the worker also enforces this
+ * on the run row (see startRunAttempt).
+ */
+export const MAX_RUN_ATTEMPTS = 3;
+
+export const RunJob = z.strictObject({
+  run_id: Uuid,
+  // The producer took it from the gateway-signed identity, so it is a trusted workspace id.
+  workspace_id: Uuid.transform((id) => id as WorkspaceId),
+  pipeline_id: Uuid,
+});
+/** The payload as the worker sees it after parsing. */
+export type RunJob = z.output<typeof RunJob>;
+/** The payload as stored in Redis. */
+export type RunJobData = z.input<typeof RunJob>;
+
+export type RunsQueue = Queue<RunJobData, void, typeof RUN_JOB_NAME>;
+
+/** One job per run (jobId = run id, so a repeated add is a no-op); retries back off exponentially. */
+export function runJobOptions(runId: string, backoffMs: number): JobsOptions {
+  return {
+    jobId: runId,
+    attempts: MAX_RUN_ATTEMPTS,
+    backoff: { type: 'exponential', delay: backoffMs },
+    removeOnComplete: { age: 24 * 3600, count: 10_000 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
+}
+
+/** Raised when Redis does not accept a job; the API answers 503. */
+export class QueueUnavailableError extends Error {
+  override name = 'QueueUnavailableError';
+}
+
+export interface RunsProducer {
+  enqueue(job: RunJobData): Promise<void>;
+  /** Resolves when Redis answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Fails fast when Redis is down: the caller's client must have `enableOfflineQueue: false`, an
+ * add is refused at once while the client is not connected, and bounded by `timeoutMs` otherwise
+ * (BullMQ waits for a first connection that may never come).
+ */
+export function createRunsProducer(options: { redis: Redis; queueName: string; backoffMs: number; timeoutMs: number; logger: Logger }): RunsProducer {
+  const { redis, logger } = options;
+  const queue: RunsQueue = new Queue<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, { connection: redis });
+  queue.on('error', (err) => logger.warn({ err }, 'runs queue error'));
+  return {
+    async enqueue(job) {
+      const data = RunJob.parse(job);
+      if (redis.status !== 'ready') throw new QueueUnavailableError(`redis is ${redis.status}`);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new QueueUnavailableError(`redis did not accept the job within ${options.timeoutMs} ms`)), options.timeoutMs);
+      });
+      try {
+        await Promise.race([queue.add(RUN_JOB_NAME, { ...data }, runJobOptions(data.run_id, options.backoffMs)), timeout]);
+      } catch (err) {
+        if (err instanceof QueueUnavailableError) throw err;
+        throw new QueueUnavailableError((err as Error).message, { cause: err });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async ping() {
+      await redis.ping();
+    },
+    close: () => queue.close(),
+  };
+}

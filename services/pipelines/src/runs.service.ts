@@ -1,0 +1,87 @@
+import { conflict, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
+import type { PipelinesStore } from './pipelines.store';
+import type { RunsProducer } from './runs.queue';
+import type { Run, RunsStore, RunStatus, RunTrigger } from './runs.store';
+
+export interface RunsContext {
+  runs: RunsStore;
+  pipelines: PipelinesStore;
+  producer: RunsProducer;
+  logger: Logger;
+}
+
+export interface TriggerInput {
+  trigger: RunTrigger;
+  /** undefined: since the last succeeded run; null: everything. */
+  since: Date | null | undefined;
+  dryRun: boolean;
+}
+
+function pipelinePaused() {
+  return invalidRequest(
+    [{ in: 'body', field: '', code: 'pipeline_paused', message: 'the pipeline is paused; resume it to run it' }],
+    'The pipeline is paused.',
+  );
+}
+
+/** Inserts the queued run: 404 unknown pipeline, 400 paused, 409 with active_run_id when a run is active. */
+async function insertRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, input: TriggerInput, now: Date): Promise<Run> {
+  // The insert decides; the reads after a refusal only explain it. A refusal whose reason has
+  // gone by the time of the read (the active run ended, the pipeline was resumed) tries again.
+  for (let tries = 0; tries < 3; tries++) {
+    const result = await ctx.runs.create(workspaceId, pipelineId, input, now);
+    if (result.kind === 'created') return result.run;
+    if (result.kind === 'pipeline_not_active') {
+      const pipeline = await ctx.pipelines.find(workspaceId, pipelineId);
+      if (!pipeline) throw notFound('Pipeline');
+      if (pipeline.status === 'paused') throw pipelinePaused();
+    } else {
+      const activeRunId = await ctx.runs.findActiveId(workspaceId, pipelineId);
+      if (activeRunId) throw conflict('A run of this pipeline is already active.', { active_run_id: activeRunId });
+    }
+  }
+  throw conflict('The pipeline changed while the run was being created; try again.');
+}
+
+/**
+ * Queues a run: the row (with run.queued) is committed first, then the job is added. When Redis
+ * does not take the job, the run is marked failed (`enqueue_failed`, with run.failed) so no
+ * orphan queued run blocks the pipeline, and the caller gets 503.
+ */
+export async function triggerRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, input: TriggerInput, now = new Date()): Promise<Run> {
+  const run = await insertRun(ctx, workspaceId, pipelineId, input, now);
+  try {
+    await ctx.producer.enqueue({ run_id: run.id, workspace_id: workspaceId, pipeline_id: pipelineId });
+  } catch (err) {
+    ctx.logger.warn({ err, run_id: run.id }, 'run could not be queued');
+    await ctx.runs
+      .fail(workspaceId, run.id, { code: 'enqueue_failed', message: 'The run could not be queued; trigger it again.' }, new Date())
+      .catch((failErr: unknown) => ctx.logger.error({ err: failErr, run_id: run.id }, 'queued run left without a job; cancel it to unblock the pipeline'));
+    throw temporarilyUnavailable('The run queue is briefly unreachable; retry.');
+  }
+  return run;
+}
+
+export async function getRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string): Promise<Run> {
+  const run = await ctx.runs.find(workspaceId, pipelineId, runId);
+  if (!run) throw notFound('Run');
+  return run;
+}
+
+export async function listRuns(
+  ctx: RunsContext,
+  workspaceId: WorkspaceId,
+  pipelineId: string,
+  filter: { status?: RunStatus; after?: Cursor; take: number },
+): Promise<Run[]> {
+  if (!(await ctx.pipelines.find(workspaceId, pipelineId))) throw notFound('Pipeline');
+  return ctx.runs.list(workspaceId, pipelineId, filter);
+}
+
+/** queued|running → cancelled; a running run stops at its next step. 409 once the run has ended. */
+export async function cancelRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string, now = new Date()): Promise<Run> {
+  const cancelled = await ctx.runs.cancel(workspaceId, pipelineId, runId, now);
+  if (cancelled) return cancelled;
+  const run = await getRun(ctx, workspaceId, pipelineId, runId);
+  throw conflict(`The run has already ended (${run.status}).`, { run_status: run.status });
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { afterCursor, LIST_ORDER, outboxEvent, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import type { Database } from './database';
+import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
+import { renderRun } from './pipelines.render';
+
+export type { Run, RunStatus, RunTrigger };
+
+type Tx = Prisma.TransactionClient;
+
+const ACTIVE: RunStatus[] = ['queued', 'running'];
+
+export interface RunStats {
+  recordsRead: number;
+  recordsWritten: number;
+}
+
+export interface RunFailure {
+  code: string;
+  message: string;
+}
+
+export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'pipeline_not_active' } | { kind: 'active_run_exists' };
+
+export type StartAttemptResult =
+  | { kind: 'started'; run: Run; pipeline: Pipeline; attempt: number }
+  | { kind: 'exhausted'; run: Run }
+  | { kind: 'inactive' };
+
+const ONE_ACTIVE_RUN_INDEX = 'runs_one_active_per_pipeline';
+
+/**
+ * The unique violation of runs_one_active_per_pipeline. Through the pg adapter a raw query
+ * reports it as P2010 with meta.driverAdapterError.cause `{ kind: 'UniqueConstraintViolation',
+ * constraint: { index } }`; another unique violation (an id collision) is not this conflict.
+ */
+function isActiveRunConflict(err: unknown): boolean {
+  const cause = (err as { meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; constraint?: { index?: unknown }; originalMessage?: unknown } } } })
+    ?.meta?.driverAdapterError?.cause;
+  if (!cause || (cause.kind !== 'UniqueConstraintViolation' && cause.originalCode !== '23505')) return false;
+  return cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX));
+}
+
+async function emit(tx: Tx, type: EventType, run: Run, now: Date): Promise<void> {
+  const event = outboxEvent(type, run.workspaceId, renderRun(run), now);
+  await tx.outboxEvent.create({ data: { ...event, data: event.data as Prisma.InputJsonObject } });
+}
+
+/**
+ * Run queries. Every state change is one conditional UPDATE (the status it leaves from, and for
+ * the worker the attempt it holds) plus its `run.*` outbox event in the same transaction; never a
+ * read-then-write.
+ */
+export function runsStore(db: Database) {
+  /** Applies `data` where `where` still holds; returns the run after the change, with its event. */
+  async function transition(
+    workspaceId: WorkspaceId,
+    id: string,
+    where: Prisma.RunWhereInput,
+    data: Prisma.RunUpdateManyMutationInput,
+    event: EventType | null,
+    now: Date,
+  ): Promise<Run | null> {
+    return db.$transaction(async (tx) => {
+      const { count } = await tx.run.updateMany({ where: { ...where, id, workspaceId }, data });
+      if (count === 0) return null;
+      const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+      if (event) await emit(tx, event, run, now);
+      return run;
+    });
+  }
+
+  return {
+    /**
+     * Inserts a queued run for an active pipeline in one statement; `since` omitted takes the
+     * pipeline's last_successful_run_at. The partial unique index refuses a second active run.
+     */
+    async create(
+      workspaceId: WorkspaceId,
+      pipelineId: string,
+      input: { trigger: RunTrigger; since: Date | null | undefined; dryRun: boolean },
+      now: Date,
+    ): Promise<CreateRunResult> {
+      const id = randomUUID();
+      const sinceGiven = input.since !== undefined;
+      try {
+        return await db.$transaction(async (tx): Promise<CreateRunResult> => {
+          const inserted = await tx.$executeRaw`
+            INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "created_at")
+            SELECT ${id}::uuid, p."workspace_id", p."id", 'queued', ${input.trigger}::"run_trigger",
+                   CASE WHEN ${sinceGiven}::boolean THEN ${input.since ?? null}::timestamptz ELSE p."last_successful_run_at" END,
+                   ${input.dryRun}::boolean, ${now}::timestamptz
+              FROM "pipelines" p
+             WHERE p."id" = ${pipelineId}::uuid AND p."workspace_id" = ${workspaceId}::uuid AND p."status" = 'active'`;
+          if (inserted === 0) return { kind: 'pipeline_not_active' };
+          const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+          await emit(tx, 'run.queued', run, now);
+          return { kind: 'created', run };
+        });
+      } catch (err) {
+        if (isActiveRunConflict(err)) return { kind: 'active_run_exists' };
+        throw err;
+      }
+    },
+
+    find(workspaceId: WorkspaceId, pipelineId: string, id: string): Promise<Run | null> {
+      return db.run.findFirst({ where: { id, pipelineId, workspaceId } });
+    },
+
+    async findActiveId(workspaceId: WorkspaceId, pipelineId: string): Promise<string | null> {
+      const run = await db.run.findFirst({ where: { workspaceId, pipelineId, status: { in: ACTIVE } }, select: { id: true } });
+      return run?.id ?? null;
+    },
+
+    list(workspaceId: WorkspaceId, pipelineId: string, filter: { status?: RunStatus; after?: Cursor; take: number }): Promise<Run[]> {
+      return db.run.findMany({
+        where: { workspaceId, pipelineId, ...(filter.status ? { status: filter.status } : {}), ...afterCursor(filter.after) },
+        orderBy: [...LIST_ORDER],
+        take: filter.take,
+      });
+    },
+
+    /** queued|running → cancelled. Null when the run is unknown or already ended. */
+    cancel(workspaceId: WorkspaceId, pipelineId: string, id: string, now: Date): Promise<Run | null> {
+      return transition(workspaceId, id, { pipelineId, status: { in: ACTIVE } }, { status: 'cancelled', finishedAt: now }, 'run.cancelled', now);
+    },
+
+    /**
+     * queued|running → failed. With `attempt`, only while that attempt still holds the run (a
+     * worker that lost its job cannot fail the attempt that replaced it).
+     */
+    fail(workspaceId: WorkspaceId, id: string, failure: RunFailure, now: Date, attempt?: number): Promise<Run | null> {
+      return transition(
+        workspaceId,
+        id,
+        { status: { in: ACTIVE }, ...(attempt === undefined ? {} : { attempts: attempt }) },
+        { status: 'failed', errorCode: failure.code, errorMessage: failure.message, finishedAt: now },
+        'run.failed',
+        now,
+      );
+    },
+
+    /**
+     * A worker picks the run up: queued → running (the first time, with run.started), or running
+     * → running for a retry, each adding one attempt and resetting the stats (an attempt starts
+     * from the beginning; the destination upserts, so nothing is written twice). The new
+     * attempts value fences the attempt: the worker's later updates name it.
+     */
+    async startAttempt(workspaceId: WorkspaceId, id: string, maxAttempts: number, now: Date): Promise<StartAttemptResult> {
+      return db.$transaction(async (tx): Promise<StartAttemptResult> => {
+        const reset = { attempts: { increment: 1 }, recordsRead: 0, recordsWritten: 0 };
+        const first = await tx.run.updateMany({
+          where: { id, workspaceId, status: 'queued' },
+          data: { ...reset, status: 'running', startedAt: now },
+        });
+        const again =
+          first.count === 1
+            ? first
+            : await tx.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: { lt: maxAttempts } }, data: reset });
+        const run = await tx.run.findFirst({ where: { id, workspaceId }, include: { pipeline: true } });
+        if (!run) return { kind: 'inactive' };
+        const { pipeline, ...row } = run;
+        if (again.count === 0) return row.status === 'running' ? { kind: 'exhausted', run: row } : { kind: 'inactive' };
+        if (first.count === 1) await emit(tx, 'run.started', row, now);
+        return { kind: 'started', run: row, pipeline, attempt: row.attempts };
+      });
+    },
+
+    /** Records the stats after a step; false when the attempt no longer holds a running run (cancelled, replaced). */
+    async recordProgress(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats): Promise<boolean> {
+      const { count } = await db.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: attempt }, data: stats });
+      return count === 1;
+    },
+
+    /** Gives the attempt back at shutdown (the run stays running and another worker continues it). */
+    async release(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats): Promise<boolean> {
+      const { count } = await db.run.updateMany({
+        where: { id, workspaceId, status: 'running', attempts: attempt },
+        data: { ...stats, attempts: { decrement: 1 } },
+      });
+      return count === 1;
+    },
+
+    /**
+     * running → succeeded for the attempt that holds the run. A non-dry run moves the pipeline's
+     * last_successful_run_at forward to its started_at (never back), in the same transaction.
+     */
+    async succeed(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats, now: Date): Promise<Run | null> {
+      return db.$transaction(async (tx) => {
+        const { count } = await tx.run.updateMany({
+          where: { id, workspaceId, status: 'running', attempts: attempt },
+          data: { ...stats, status: 'succeeded', finishedAt: now },
+        });
+        if (count === 0) return null;
+        const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+        if (!run.dryRun && run.startedAt) {
+          await tx.pipeline.updateMany({
+            where: {
+              id: run.pipelineId,
+              workspaceId,
+              OR: [{ lastSuccessfulRunAt: null }, { lastSuccessfulRunAt: { lt: run.startedAt } }],
+            },
+            data: { lastSuccessfulRunAt: run.startedAt },
+          });
+        }
+        await emit(tx, 'run.succeeded', run, now);
+        return run;
+      });
+    },
+  };
+}
+export type RunsStore = ReturnType<typeof runsStore>;

@@ -1,0 +1,91 @@
+import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Logger } from '@platform/core';
+import { executeRun, failAbandonedRun, type RunExecutorDeps } from './runs.executor';
+import { RUN_JOB_NAME, RunJob, type RunJobData } from './runs.queue';
+
+export interface RunsWorkerOptions {
+  /** Worker connections wait for Redis: the client needs `maxRetriesPerRequest: null`. */
+  connection: Redis;
+  queueName: string;
+  concurrency: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  maxStalledCount: number;
+  executor: RunExecutorDeps;
+  logger: Logger;
+}
+
+export interface RunsWorker {
+  worker: Worker<RunJobData, void, typeof RUN_JOB_NAME>;
+  /** Running runs stop after their current step and go back to the queue; then the worker closes. */
+  close(): Promise<void>;
+}
+
+/** Parses a job's payload; malformed data fails the job at once, without retries. */
+export function parseRunJob(data: unknown): RunJob {
+  const parsed = RunJob.safeParse(data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid run job payload: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * The BullMQ worker of the run queue. The processor only parses the payload and calls the domain
+ * (executeRun); what BullMQ needs to hear back is translated here.
+ */
+export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
+  const { logger } = options;
+  let stopping = false;
+
+  const processor = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
+    const runJob = parseRunJob(job.data);
+    const outcome = await executeRun(options.executor, runJob, {
+      stopping: () => stopping,
+      signal: signal ?? new AbortController().signal,
+    });
+    if (outcome === 'released') {
+      // Back to the queue without using up a retry; another worker continues the run.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
+    // The run row already says failed (with its error); the job fails too, without a retry.
+    if (outcome === 'failed') throw new UnrecoverableError('the run failed');
+  };
+
+  const worker = new Worker<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, processor, {
+    connection: options.connection,
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.stalledIntervalMs,
+    maxStalledCount: options.maxStalledCount,
+    // The caller starts it (worker.run()) once the database answers.
+    autorun: false,
+  });
+
+  worker.on('failed', (job, err) => {
+    if (!job) return;
+    const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) return;
+    const parsed = RunJob.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error({ job_id: job.id, reason: err.message }, 'malformed run job failed');
+      return;
+    }
+    failAbandonedRun(options.executor, parsed.data, err.message).catch((failErr: unknown) =>
+      logger.error({ err: failErr, run_id: parsed.data.run_id }, 'could not mark the abandoned run failed'),
+    );
+  });
+  worker.on('stalled', (jobId) => logger.warn({ job_id: jobId }, 'run job stalled; it goes back to the queue'));
+  worker.on('error', (err) => logger.error({ err }, 'runs worker error'));
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      stopping = true;
+      closing ??= worker.close();
+      return closing;
+    },
+  };
+}

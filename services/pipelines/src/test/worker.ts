@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { testDatabaseUrl, testRedisUrl } from '@platform/testing';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves once the worker has connected to its queue. */
+  ready: Promise<void>;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything it wrote (JSON log lines), for assertions and failure messages. */
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const WORKER_ENTRY = join(__dirname, '..', '..', 'dist', 'worker.js');
+const running = new Set<WorkerProcess>();
+
+/**
+ * Spawns the real worker (`node dist/worker.js`) on the test database and the given queue, with
+ * short lock and stall intervals so a killed worker's job is recovered within seconds.
+ */
+export function spawnWorker(queueName: string, env: Record<string, string> = {}): WorkerProcess {
+  const child = spawn(process.execPath, ['--enable-source-maps', WORKER_ENTRY], {
+    env: {
+      ...process.env,
+      PIPELINES_DATABASE_URL: testDatabaseUrl('pipelines'),
+      REDIS_URL: testRedisUrl(),
+      PIPELINES_RUNS_QUEUE: queueName,
+      PIPELINES_WORKER_PORT: '0',
+      LOG_LEVEL: 'info',
+      WORKER_CONCURRENCY: '2',
+      WORKER_BATCH_SIZE: '10',
+      WORKER_STEP_DELAY_MS: '0',
+      WORKER_LOCK_DURATION_MS: '2000',
+      WORKER_STALLED_INTERVAL_MS: '500',
+      WORKER_SHUTDOWN_TIMEOUT_MS: '10000',
+      CONNECTORS_ALLOW_PRIVATE: 'true',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker not ready within 15 s:\n${output}`)), 15_000);
+    const check = () => {
+      if (output.includes('"msg":"worker ready"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`));
+    });
+  });
+  ready.catch(() => undefined);
+  const handle: WorkerProcess = {
+    child,
+    ready,
+    exited,
+    output: () => output,
+    kill: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  running.add(handle);
+  void exited.then(() => running.delete(handle));
+  return handle;
+}
+
+/** SIGKILLs every worker a test left running (afterAll). */
+export async function killAllWorkers(): Promise<void> {
+  await Promise.all([...running].map((w) => w.kill('SIGKILL')));
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@platform/core';
+import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
+
+const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** The run worker (src/worker.ts), deployed on its own. */
+export const WorkerConfig = z.object({
+  PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
+  /** /healthz and /readyz of the worker process. */
+  PIPELINES_WORKER_PORT: env.port(4013),
+  WORKER_CONCURRENCY: int(1, 100, 4),
+  /** Records per step; the worker checks for cancel and shutdown between steps. */
+  WORKER_BATCH_SIZE: int(1, 10_000, 500),
+  /** A pause inside every step; 0 in production, tests use it to have time between steps. */
+  WORKER_STEP_DELAY_MS: int(0, 60_000, 0),
+  /** A job whose lock is not renewed within this time counts as stalled (its worker died). */
+  WORKER_LOCK_DURATION_MS: int(500, 600_000, 30_000),
+  /** How often a worker looks for stalled jobs. */
+  WORKER_STALLED_INTERVAL_MS: int(100, 600_000, 30_000),
+  /**
+   * Stall recoveries BullMQ allows before it fails a job. 2 = three pick-ups, which is also the
+   * worker's own cap (MAX_RUN_ATTEMPTS), so the run's attempts counter decides first.
+   */
+  WORKER_MAX_STALLED_COUNT: int(0, 100, 2),
+  /** SIGTERM: the current step finishes, then the process exits; this bounds the wait. */
+  WORKER_SHUTDOWN_TIMEOUT_MS: int(1_000, 600_000, 30_000),
+  HTTP_JSON_TIMEOUT_MS: int(100, 300_000, 10_000),
+  HTTP_JSON_MAX_BYTES: int(1_024, 1_073_741_824, 50 * 1024 * 1024),
+  /** http-json may fetch loopback and private addresses (local use, tests). */
+  CONNECTORS_ALLOW_PRIVATE: env.boolean(false),
+  LOG_LEVEL: env.logLevel(),
+});
+export type WorkerConfig = z.infer<typeof WorkerConfig>;
+
+export function readWorkerConfig(): WorkerConfig {
+  return loadConfig(WorkerConfig);
+}

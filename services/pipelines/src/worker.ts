@@ -1,0 +1,104 @@
+import { createServer } from 'node:http';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createLogger, gracefulShutdown, onShutdownSignals } from '@platform/core';
+import type { ConnectorRuntime } from './connectors';
+import { createDatabase } from './database';
+import { runsStore } from './runs.store';
+import { createRunsWorker } from './runs.worker';
+import { readWorkerConfig } from './worker.config';
+
+/** The run worker: drains the run queue; deployed apart from the API. */
+const config = readWorkerConfig();
+const logger = createLogger('pipelines-worker', config.LOG_LEVEL);
+const db = createDatabase(config.PIPELINES_DATABASE_URL);
+// The postgres destination's default database (the pipelines database), shared by all runs.
+const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
+destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));
+// A worker waits for Redis rather than failing: commands are retried until it is back.
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+
+const runtime: ConnectorRuntime = {
+  defaultPool: destinationPool,
+  httpTimeoutMs: config.HTTP_JSON_TIMEOUT_MS,
+  httpMaxBytes: config.HTTP_JSON_MAX_BYTES,
+  allowPrivateNetworks: config.CONNECTORS_ALLOW_PRIVATE,
+};
+
+const runs = createRunsWorker({
+  connection: redis,
+  queueName: config.PIPELINES_RUNS_QUEUE,
+  concurrency: config.WORKER_CONCURRENCY,
+  lockDurationMs: config.WORKER_LOCK_DURATION_MS,
+  stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+  maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
+  executor: { runs: runsStore(db), runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
+  logger,
+});
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
+}
+
+// Contract section 12: every process answers /healthz and /readyz on its own port.
+const health = createServer((req, res) => {
+  const answer = (status: number, body: object) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  };
+  if (req.url === '/healthz') return answer(200, { status: 'ok' });
+  if (req.url === '/readyz') {
+    Promise.all([withTimeout(db.$queryRaw`SELECT 1`, 1_000), withTimeout(redis.ping(), 1_000)]).then(
+      () => answer(200, { status: 'ready' }),
+      (err: Error) => {
+        logger.warn({ err: err.message }, 'not ready');
+        answer(503, { status: 'unavailable' });
+      },
+    );
+    return;
+  }
+  answer(404, { status: 'not_found' });
+});
+health.on('error', (err) => {
+  logger.fatal({ err }, `worker health port ${config.PIPELINES_WORKER_PORT} unavailable`);
+  process.exit(1);
+});
+health.listen(config.PIPELINES_WORKER_PORT, () => {
+  const address = health.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : config.PIPELINES_WORKER_PORT }, 'worker health listening');
+});
+
+/**
+ * Takes jobs only once the database answers: the first query also loads Prisma's query
+ * compiler, which must not happen while a job's lock is waiting to be renewed.
+ */
+async function start(): Promise<void> {
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await db.$queryRaw`SELECT 1`;
+      break;
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'database not reachable; waiting');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  void runs.worker.run().catch((err: unknown) => logger.error({ err }, 'runs worker stopped'));
+  await runs.worker.waitUntilReady();
+  logger.info({ queue: config.PIPELINES_RUNS_QUEUE, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
+}
+void start();
+
+onShutdownSignals(
+  gracefulShutdown(
+    [
+      // Running runs finish their current step, are handed back to the queue, then the worker closes.
+      { name: 'runs worker', run: () => runs.close() },
+      { name: 'health server', run: () => new Promise<void>((resolve) => health.close(() => resolve())) },
+      { name: 'destination pool', run: () => destinationPool.end() },
+      { name: 'database', run: () => db.$disconnect() },
+      { name: 'redis', run: () => redis.quit() },
+    ],
+    logger,
+    config.WORKER_SHUTDOWN_TIMEOUT_MS,
+  ),
+);
