@@ -4,6 +4,7 @@ import type { Logger } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import type { Database } from './database';
 import { gatewayHandler } from './gateway.handler';
+import { IDEMPOTENCY_CLAIM_MARGIN_MS, IdempotencyStore } from './idempotency';
 import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
 import { keysStore } from './keys.store';
 import { LastUsedRecorder } from './last-used';
@@ -23,7 +24,7 @@ import { RouteTable } from './route-table';
 
 export interface GatewayDeps {
   db: Database;
-  /** Command connection (rate limits, publishing revocations). */
+  /** Command connection (rate limits, idempotency records, publishing revocations). */
   redis: Redis;
   /** Pub/sub connection (revocations from other instances). */
   subscriber: Redis;
@@ -80,6 +81,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const limiter = new FailoverLimiter(deps.redis, new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs), memoryLimiter, deps.logger);
   const lastUsed = new LastUsedRecorder(store, deps.logger, deps.lastUsedFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
+  const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
   const admin = createAdminApp({
     store,
@@ -97,6 +99,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     limiter,
     limits,
     proxy,
+    idempotency,
     lastUsed,
     internalSecret: deps.internalSecret,
     logger: deps.logger,

@@ -13,11 +13,23 @@ import {
   unauthorized,
   type Logger,
 } from '@platform/core';
+import {
+  bodyHash,
+  idempotencyRecordKey,
+  MAX_STORED_RESPONSE_BYTES,
+  parseIdempotencyKey,
+  replayableHeaders,
+  requestInProgress,
+  reusedWithDifferentBody,
+  takesIdempotencyKey,
+  type ClaimOutcome,
+  type IdempotencyStore,
+} from './idempotency';
 import type { CachedKey, KeyCache } from './key-cache';
 import type { LastUsedRecorder } from './last-used';
-import type { UpstreamProxy } from './proxy';
+import { forwardedResponseHeaders, readBody, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
-import { sendError, sendJson } from './responses';
+import { sendError, sendJson, sendStored } from './responses';
 import type { RouteTable, ServiceMatch } from './route-table';
 import { bearerToken, hashToken, isTokenFormat } from './tokens';
 
@@ -27,6 +39,7 @@ export interface GatewayHandlerDeps {
   limiter: Limiter;
   limits: Limits;
   proxy: UpstreamProxy;
+  idempotency: IdempotencyStore;
   lastUsed: LastUsedRecorder;
   internalSecret: string;
   logger: Logger;
@@ -51,6 +64,11 @@ function unsupportedVersion(): ApiError {
   );
 }
 
+function pathOf(url: string): string {
+  const queryAt = url.indexOf('?');
+  return queryAt === -1 ? url : url.slice(0, queryAt);
+}
+
 /** The client address that failed authentications are counted against. */
 function clientIp(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
@@ -65,12 +83,13 @@ interface RequestLog {
 }
 
 /**
- * The gateway's hot path on bare node:http (contract sections 4-6): service prefixes are
- * authenticated, routed, version- and scope-checked, rate limited and proxied; /admin/v1 goes to
+ * The gateway's hot path on bare node:http (contract sections 4-7): service prefixes are
+ * authenticated, routed, version- and scope-checked, rate limited, deduplicated by
+ * Idempotency-Key when they carry one, and proxied; /admin/v1 goes to
  * Express; /healthz and /readyz are the gateway's own; anything else is 404.
  */
 export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
-  const { routes, keys, limiter, limits, proxy, lastUsed, internalSecret, logger } = deps;
+  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, internalSecret, logger } = deps;
   const logRequests = logger.isLevelEnabled('info');
 
   function logOnFinish(req: IncomingMessage, res: ServerResponse, log: RequestLog): void {
@@ -153,7 +172,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
 
-    const outcome = await proxy.forward(req, res, {
+    const target: ForwardRequest = {
       service: match.service,
       path: match.forwardPath,
       requestHeaders: {
@@ -169,8 +188,24 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       },
       responseHeaders: headers,
       bodyLimitBytes: MAX_BODY_BYTES,
-    });
+    };
+
+    // 8. Idempotency: only requests that carry the key pay for it (a read body, two Redis calls).
+    const idempotencyKey = req.headers['idempotency-key'];
+    if (idempotencyKey !== undefined && takesIdempotencyKey(req.method)) {
+      const parsed = parseIdempotencyKey(idempotencyKey);
+      if (parsed instanceof ApiError) return sendError(res, parsed, requestId, headers);
+      return idempotentRequest(req, res, target, idempotencyRecordKey(key.workspaceId, req.method!, pathOf(req.url!), parsed));
+    }
+
+    sendFailure(req, res, target, await proxy.forward(req, res, target));
+  }
+
+  /** The answer when the proxy could not deliver the service's own. */
+  function sendFailure(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, outcome: ForwardOutcome): void {
     if (outcome.ok) return;
+    const requestId = target.requestHeaders['x-request-id']!;
+    const headers = target.responseHeaders;
     if (outcome.reason === 'payload_too_large') {
       req.resume();
       return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
@@ -180,8 +215,56 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       return;
     }
     const error = outcome.error as { code?: string; name?: string; message?: string };
-    logger.warn({ service: match.service, err: { name: error.name, code: error.code, message: error.message }, request_id: requestId }, 'upstream unavailable');
-    sendError(res, temporarilyUnavailable(`The ${match.service} service is briefly unavailable; retry idempotently.`), requestId, headers);
+    logger.warn({ service: target.service, err: { name: error.name, code: error.code, message: error.message }, request_id: requestId }, 'upstream unavailable');
+    sendError(res, temporarilyUnavailable(`The ${target.service} service is briefly unavailable; retry idempotently.`), requestId, headers);
+  }
+
+  /**
+   * Contract section 7: the first request with a key claims it and runs; its answer (unless 5xx)
+   * is stored before the client sees it, so a retry that follows the answer always finds it.
+   * Later requests get the stored answer, or 409 while it runs or when their body differs.
+   */
+  async function idempotentRequest(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, recordKey: string): Promise<void> {
+    const requestId = target.requestHeaders['x-request-id']!;
+    const headers = target.responseHeaders;
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too_large') return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
+    // The client left before sending its body: nothing was claimed.
+    if (body === null) return void res.destroy();
+
+    let claimed: ClaimOutcome;
+    try {
+      claimed = await idempotency.claim(recordKey, bodyHash(body));
+    } catch (err) {
+      // Without Redis a duplicate cannot be recognised, and running the request unprotected could
+      // run it twice; a quick 503 lets the client retry the same key once Redis is back. Requests
+      // without a key are unaffected (the rate limiter falls back to memory).
+      logger.warn({ err: err instanceof Error ? err.message : err, request_id: requestId }, 'idempotency unavailable: Redis unreachable');
+      return sendError(res, temporarilyUnavailable('Idempotency-Key cannot be checked right now; retry with the same key.'), requestId, headers);
+    }
+    if (claimed.state === 'mismatch') return sendError(res, reusedWithDifferentBody(), requestId, headers);
+    if (claimed.state === 'running') return sendError(res, requestInProgress(), requestId, headers);
+    if (claimed.state === 'done') return sendStored(res, claimed.response, headers, true);
+
+    const { claim } = claimed;
+    const outcome = await proxy.forward(req, res, { ...target, body, holdResponseBytes: MAX_STORED_RESPONSE_BYTES });
+    const held = outcome.ok ? outcome.held : undefined;
+    // 5xx answers, failures and answers too long to hold are not stored: the key is free again.
+    // A client that left meanwhile does not matter: the service's answer is stored all the same,
+    // and its retry gets it (the ticket scanner that lost the first answer).
+    const response = held && held.status < 500 ? { status: held.status, headers: replayableHeaders(held.headers), body: held.body } : undefined;
+    try {
+      if (response) await idempotency.complete(claim, response);
+      else await idempotency.release(claim);
+    } catch (err) {
+      // The claim then ends with its short TTL; until then a retry gets 409 with Retry-After.
+      logger.warn({ err: err instanceof Error ? err.message : err, request_id: requestId }, 'idempotency record not written: Redis unreachable');
+    }
+    if (held) {
+      if (!res.destroyed) sendStored(res, { status: held.status, headers: forwardedResponseHeaders(held.headers, {}), body: held.body }, headers, false);
+      return;
+    }
+    sendFailure(req, res, target, outcome);
   }
 
   async function ownRequest(req: IncomingMessage, res: ServerResponse, pathname: string, log: RequestLog): Promise<void> {
@@ -206,8 +289,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
 
   return (req, res) => {
     const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+    const pathname = pathOf(url);
     if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
       deps.admin(req, res);
       return;

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { Pool } from 'undici';
 import type { ServiceName } from '@platform/core';
 
@@ -83,6 +83,91 @@ function limitedBody(req: IncomingMessage, limitBytes: number): Transform {
   return counter;
 }
 
+/**
+ * The whole request body: 'too_large' past `limitBytes` (the rest is drained, so the client can
+ * still get its 413), null when the client leaves before it has sent everything.
+ */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer | 'too_large' | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (result: Buffer | 'too_large' | null): void => {
+      req.off('data', onData).off('end', onEnd).off('close', onGone).off('error', onGone);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limitBytes) chunks.push(chunk);
+      else {
+        settle('too_large');
+        req.resume();
+      }
+    };
+    const onEnd = (): void => settle(Buffer.concat(chunks, size));
+    const onGone = (): void => settle(null);
+    req.on('data', onData).on('end', onEnd).on('close', onGone).on('error', onGone);
+  });
+}
+
+/** An answer the proxy held back instead of streaming it, so the caller can keep it before the client sees it. */
+export interface HeldResponse {
+  status: number;
+  /** The service's headers as received. */
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * Holds a service's answer up to `limitBytes`, reading it to the end even when the client has
+ * left. Past the limit it gives up holding: it writes the head and what it has, then streams.
+ */
+class ResponseHolder extends Writable {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  streaming = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly writeHead: () => void,
+    private readonly limitBytes: number,
+  ) {
+    super();
+  }
+
+  body(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (!this.streaming) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+      if (this.size <= this.limitBytes) return callback();
+      this.streaming = true;
+      this.writeHead();
+      chunk = this.body();
+      this.chunks = [];
+    }
+    const { res } = this;
+    if (res.destroyed) return callback(new Error('client gone'));
+    if (res.write(chunk)) return callback();
+    const onDrain = (): void => {
+      res.off('close', onClose);
+      callback();
+    };
+    const onClose = (): void => {
+      res.off('drain', onDrain);
+      callback(new Error('client gone'));
+    };
+    res.once('drain', onDrain).once('close', onClose);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (this.streaming) this.res.end();
+    callback();
+  }
+}
+
 export interface ForwardRequest {
   service: ServiceName;
   /** Path and query on the service. */
@@ -92,10 +177,17 @@ export interface ForwardRequest {
   /** The gateway's own headers on the response. */
   responseHeaders: Record<string, string>;
   bodyLimitBytes: number;
+  /** The request body, already read (`readBody`); absent: the request itself is streamed. */
+  body?: Buffer;
+  /**
+   * Hold answers up to this many bytes instead of streaming them (the outcome carries them and
+   * the caller sends them); longer answers are streamed as usual.
+   */
+  holdResponseBytes?: number;
 }
 
 export type ForwardOutcome =
-  | { ok: true; status: number }
+  | { ok: true; status: number; held?: HeldResponse }
   | { ok: false; reason: 'unavailable' | 'payload_too_large' | 'client_gone'; error: unknown };
 
 export interface ProxyOptions {
@@ -125,8 +217,9 @@ export class UpstreamProxy {
 
   async forward(req: IncomingMessage, res: ServerResponse, target: ForwardRequest): Promise<ForwardOutcome> {
     const declaredLength = req.headers['content-length'];
-    let body: IncomingMessage | Transform | null = null;
-    if (req.headers['transfer-encoding'] !== undefined) body = limitedBody(req, target.bodyLimitBytes);
+    let body: IncomingMessage | Transform | Buffer | null = null;
+    if (target.body !== undefined) body = target.body.length > 0 ? target.body : null;
+    else if (req.headers['transfer-encoding'] !== undefined) body = limitedBody(req, target.bodyLimitBytes);
     // With a Content-Length, Node's parser delivers exactly that many bytes (checked by the caller).
     else if (declaredLength !== undefined && declaredLength !== '0') body = req;
 
@@ -134,6 +227,8 @@ export class UpstreamProxy {
     // response closes; before that, a departed client's request ends at the latest by the timeout.
     try {
       let status = 0;
+      let holder: ResponseHolder | undefined;
+      let upstreamHeaders: IncomingHttpHeaders = {};
       await this.pools[target.service].stream(
         {
           method: req.method as 'GET',
@@ -145,10 +240,16 @@ export class UpstreamProxy {
         },
         ({ statusCode, headers }) => {
           status = statusCode;
-          res.writeHead(statusCode, forwardedResponseHeaders(headers, target.responseHeaders));
-          return res;
+          if (target.holdResponseBytes === undefined) {
+            res.writeHead(statusCode, forwardedResponseHeaders(headers, target.responseHeaders));
+            return res;
+          }
+          upstreamHeaders = headers;
+          const writeHead = (): void => void res.writeHead(statusCode, forwardedResponseHeaders(headers, target.responseHeaders));
+          return (holder = new ResponseHolder(res, writeHead, target.holdResponseBytes));
         },
       );
+      if (holder && !holder.streaming) return { ok: true, status, held: { status, headers: upstreamHeaders, body: holder.body() } };
       return { ok: true, status };
     } catch (error) {
       if (error instanceof PayloadTooLargeError || (error as { cause?: unknown }).cause instanceof PayloadTooLargeError) {

@@ -21,3 +21,22 @@ export function sendError(res: ServerResponse, error: ApiError, requestId: strin
   for (const [name, value] of Object.entries(error.options.headers ?? {})) headers[name] = value;
   sendJson(res, error.status, errorBody(error, requestId), headers);
 }
+
+/**
+ * A service's answer that the gateway held or stored, sent whole: its headers with the gateway's
+ * own on top, an exact content-length, and `idempotent-replayed: true` on a replay.
+ */
+export function sendStored(
+  res: ServerResponse,
+  response: { status: number; headers: OutgoingHttpHeaders; body: Buffer },
+  own: Record<string, string>,
+  replayed: boolean,
+): void {
+  const headers: OutgoingHttpHeaders = { ...response.headers, ...own };
+  if (replayed) headers['idempotent-replayed'] = 'true';
+  // RFC 9110 8.6: no Content-Length on 204 or 304.
+  if (response.status === 204 || response.status === 304) delete headers['content-length'];
+  else headers['content-length'] = response.body.length;
+  res.writeHead(response.status, headers);
+  res.end(response.body);
+}

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { z } from 'zod';
-import { codePointString, contractRouter, createLogger, createServiceApp, route, Uuid, type RouteDefinition, type RoutesOf } from '@platform/core';
+import { codePointString, conflict, contractRouter, createLogger, createServiceApp, route, Uuid, type RouteDefinition, type RoutesOf } from '@platform/core';
 import { expectErrorBody, TEST_INTERNAL_SECRET } from '@platform/testing';
 import { allUpstreams, closeServer, createTestKey, httpClient, listen, startGateway, type HttpClient, type TestGateway } from './test/gateway';
 
 /**
  * The events service's real request stack (core's createServiceApp: gateway signature check,
  * JSON bodies, contract router with scope checks, error middleware) with stand-in handlers,
- * since the gateway may not depend on the events package.
+ * since the gateway may not depend on the events package. Its ticket validation succeeds once
+ * per ticket and is 409 with the original validation after, as the contract's (section 8).
  */
 function eventsLikeService(): Server {
+  const validations = new Map<string, { ticket_id: string; validated_at: string; gate: string | null; validator_id: string | null }>();
   const echo = (name: string): RouteDefinition =>
     route({ params: z.object({ id: Uuid }).partial() }, ({ identity, params, requestId }) => ({ status: 200, body: { route: name, identity, params, requestId } }));
   const definitions: Record<RoutesOf<'events'>, RouteDefinition> = {
@@ -22,7 +24,16 @@ function eventsLikeService(): Server {
     'POST /events/:id/tickets': echo('POST /events/:id/tickets'),
     'GET /events/:id/tickets': echo('GET /events/:id/tickets'),
     'GET /tickets/:id': echo('GET /tickets/:id'),
-    'POST /tickets/:id/validate': echo('POST /tickets/:id/validate'),
+    'POST /tickets/:id/validate': route(
+      { params: z.object({ id: Uuid }), body: z.strictObject({ gate: z.string().optional(), validator_id: Uuid.optional() }) },
+      ({ params, body }) => {
+        const original = validations.get(params.id);
+        if (original) throw conflict('Ticket already validated.', original);
+        const validation = { ticket_id: params.id, validated_at: new Date().toISOString(), gate: body.gate ?? null, validator_id: body.validator_id ?? null };
+        validations.set(params.id, validation);
+        return { status: 200, body: { ...validation, status: 'validated' } };
+      },
+    ),
   };
   const app = createServiceApp({
     logger: createLogger('events-stand-in', 'silent'),
@@ -89,4 +100,24 @@ test('a request sent to the service directly, not through the gateway, is refuse
     headers: { 'x-platform-workspace-id': randomUUID(), 'x-platform-key-id': randomUUID(), 'x-platform-scopes': '*' },
   });
   expect(res.status).toBe(401);
+});
+
+test('a ticket scan retried with its Idempotency-Key gets its original 200, not the 409 a new scan gets (contract section 7)', async () => {
+  const { token } = await createTestKey(gw.store, { scopes: ['tickets:write'] });
+  const path = `/events/v0/tickets/${randomUUID()}/validate`;
+  const scan = { gate: 'north-1', validator_id: randomUUID() };
+  const first = await client.call(gw.url, 'POST', path, { token, body: scan, headers: { 'idempotency-key': 'scan-1' } });
+  expect(first.status).toBe(200);
+  expect(first.body).toMatchObject({ status: 'validated', gate: 'north-1' });
+
+  // The scanner lost the first answer and retries with the same key.
+  const retried = await client.call(gw.url, 'POST', path, { token, body: scan, headers: { 'idempotency-key': 'scan-1' } });
+  expect(retried.status).toBe(200);
+  expect(retried.headers['idempotent-replayed']).toBe('true');
+  expect(retried.body).toEqual(first.body);
+
+  // A new scan of the same ticket (another key) reaches the service and is refused.
+  const second = await client.call(gw.url, 'POST', path, { token, body: scan, headers: { 'idempotency-key': 'scan-2' } });
+  expect(second.status).toBe(409);
+  expect(expectErrorBody(second.body, 'conflict')).toMatchObject({ validated_at: first.body.validated_at, gate: 'north-1' });
 });

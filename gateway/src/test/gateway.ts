@@ -44,7 +44,8 @@ export interface EchoUpstream {
 
 /**
  * A stand-in service: refuses requests without a valid gateway signature (as services do, with
- * core's verifyInternalSignature) and answers with what it received. `?status=N` picks the status.
+ * core's verifyInternalSignature) and answers with what it received. `?status=N` picks the status,
+ * `?delay_ms=N` delays the answer, `?location=L` adds a Location header.
  */
 export async function startEchoUpstream(options: { delayMs?: number } = {}): Promise<EchoUpstream> {
   const received: EchoRecord[] = [];
@@ -67,9 +68,10 @@ export async function startEchoUpstream(options: { delayMs?: number } = {}): Pro
         }),
       };
       received.push(record);
+      const query = new URL(req.url!, 'http://x').searchParams;
       const respond = (): void => {
         if (res.destroyed) return;
-        const status = record.signature_valid ? Number(new URL(req.url!, 'http://x').searchParams.get('status') ?? 200) : 401;
+        const status = record.signature_valid ? Number(query.get('status') ?? 200) : 401;
         const payload = JSON.stringify(record);
         res.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',
@@ -77,10 +79,12 @@ export async function startEchoUpstream(options: { delayMs?: number } = {}): Pro
           'x-upstream': 'echo',
           'x-request-id': 'upstream-must-not-win',
           'keep-alive': 'timeout=65',
+          ...(query.has('location') ? { location: query.get('location')! } : {}),
         });
         res.end(payload);
       };
-      if (options.delayMs) setTimeout(respond, options.delayMs);
+      const delayMs = Number(query.get('delay_ms') ?? options.delayMs ?? 0);
+      if (delayMs > 0) setTimeout(respond, delayMs);
       else respond();
     });
   });

@@ -1,0 +1,498 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { Redis } from 'ioredis';
+import { expectErrorBody, testRedisUrl, uniqueName } from '@platform/testing';
+import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey, MAX_STORED_RESPONSE_BYTES } from './idempotency';
+import { startTcpProxy } from './test/tcp-proxy';
+import {
+  allUpstreams,
+  closeServer,
+  createTestKey,
+  DEAD_REDIS_URL,
+  DEAD_URL,
+  httpClient,
+  listen,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type EchoUpstream,
+  type HttpClient,
+  type Reply,
+  type TestGateway,
+} from './test/gateway';
+
+const UPSTREAM_TIMEOUT_MS = 2_000;
+
+let upstream: EchoUpstream;
+let gw: TestGateway;
+let client: HttpClient;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  gw = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS });
+  client = httpClient();
+});
+afterAll(async () => {
+  await client.close();
+  await gw.close();
+  await upstream.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How often the service ran a request carrying this Idempotency-Key. */
+const runs = (key: string, echo: EchoUpstream = upstream) => echo.received.filter((r) => r.headers['idempotency-key'] === key).length;
+
+interface Send {
+  token: string;
+  key?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  base?: string;
+}
+const send = (method: string, path: string, { token, key, body, headers, base }: Send): Promise<Reply> =>
+  client.call(base ?? gw.url, method, path, { token, body, headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers } });
+const post = (path: string, options: Send) => send('POST', path, options);
+
+const newKey = () => `key-${randomUUID()}`;
+
+describe('replay (contract section 7)', () => {
+  test('a retried POST gets the stored status, body and headers with idempotent-replayed, its own request id, and the service runs once', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = '/warehouse/v1/items?status=201&location=/warehouse/v1/items/abc';
+    const first = await post(path, { token, key, body: { sku: 'a-1' }, headers: { 'x-request-id': 'first-try' } });
+    const replay = await post(path, { token, key, body: { sku: 'a-1' }, headers: { 'x-request-id': 'second-try' } });
+
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(first.headers.location).toBe('/warehouse/v1/items/abc');
+    expect(first.headers['x-request-id']).toBe('first-try');
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.text).toBe(first.text);
+    expect(replay.body.headers['x-request-id']).toBe('first-try');
+    // The service's headers are replayed; the gateway's are the replay's own.
+    expect(replay.headers.location).toBe('/warehouse/v1/items/abc');
+    expect(replay.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(replay.headers['x-upstream']).toBe('echo');
+    expect(replay.headers['keep-alive']).not.toBe('timeout=65');
+    expect(replay.headers['x-request-id']).toBe('second-try');
+    expect(replay.headers['platform-version']).toBe('2024-12-01');
+    expect(replay.headers['x-ratelimit-limit']).toBe('600');
+    expect(Number(replay.headers['x-ratelimit-remaining'])).toBe(Number(first.headers['x-ratelimit-remaining']) - 1);
+    expect(replay.headers['content-length']).toBe(String(Buffer.byteLength(first.text)));
+    expect(runs(key)).toBe(1);
+  });
+
+  test('a 4xx answer of the service is stored and replayed too', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const first = await post('/warehouse/v1/items?status=409', { token, key, body: { sku: 'taken' } });
+    const replay = await post('/warehouse/v1/items?status=409', { token, key, body: { sku: 'taken' } });
+    expect([first.status, replay.status]).toEqual([409, 409]);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(runs(key)).toBe(1);
+  });
+
+  test('an empty body and a chunked body are keyed by their bytes and reach the service intact', async () => {
+    const { token } = await createTestKey(gw.store);
+    const empty = newKey();
+    const emptyFirst = await post(`/events/v0/tickets/${randomUUID()}/validate`, { token, key: empty });
+    expect(emptyFirst.status).toBe(200);
+    expect(emptyFirst.body.body_bytes).toBe(0);
+
+    const chunked = newKey();
+    const path = '/events/v0/events';
+    const chunkedFirst = await chunkedPost(`${gw.url}${path}`, token, chunked, [Buffer.from('{"name":'), Buffer.from('"x"}')]);
+    expect(chunkedFirst.status).toBe(200);
+    expect(JSON.parse(chunkedFirst.body).body).toBe('{"name":"x"}');
+    // The same bytes sent with a Content-Length are the same request.
+    const replay = await post(path, { token, key: chunked, body: '{"name":"x"}' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(runs(chunked)).toBe(1);
+  });
+
+  test('a body of exactly 1 MiB is keyed; a chunked one past 1 MiB is 413 and claims nothing', async () => {
+    const { token, workspaceId } = await createTestKey(gw.store);
+    const key = newKey();
+    const big = Buffer.alloc(1024 * 1024, 0x61);
+    const first = await post('/events/v0/events', { token, key, body: big, headers: { 'content-type': 'application/json' } });
+    expect(first.status).toBe(200);
+    expect(first.body.body_bytes).toBe(1024 * 1024);
+
+    const tooLarge = newKey();
+    const res = await chunkedPost(`${gw.url}/events/v0/events`, token, tooLarge, Array.from({ length: 5 }, () => Buffer.alloc(256 * 1024, 0x61)));
+    expect(res.status).toBe(413);
+    expect(runs(tooLarge)).toBe(0);
+    expect(await gw.redis.exists(recordKey(workspaceId, 'POST', '/events/v0/events', tooLarge))).toBe(0);
+  });
+});
+
+describe('conflicts', () => {
+  test('the same key with a different body: 409 reused_with_different_body, nothing runs', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    expect((await post('/events/v0/events', { token, key, body: { name: 'a' } })).status).toBe(200);
+    const res = await post('/events/v0/events', { token, key, body: { name: 'b' } });
+    expect(res.status).toBe(409);
+    const error = expectErrorBody(res.body, 'conflict');
+    expect(error.errors).toEqual([{ in: 'header', field: 'Idempotency-Key', code: 'reused_with_different_body', message: expect.any(String) }]);
+    expect(res.headers['x-ratelimit-limit']).toBe('400');
+    expect(runs(key)).toBe(1);
+  });
+
+  test('the same key while the first request runs: 409 with Retry-After: 1; once it is done, the replay', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = '/pipelines/v3/pipelines/p1/runs?status=202&delay_ms=600';
+    const first = post(path, { token, key, body: { trigger: 'manual' } });
+    await waitFor(() => runs(key) === 1);
+    const during = await post(path, { token, key, body: { trigger: 'manual' } });
+    expect(during.status).toBe(409);
+    expect(during.headers['retry-after']).toBe('1');
+    expect(expectErrorBody(during.body, 'conflict').errors?.[0]).toMatchObject({ in: 'header', field: 'Idempotency-Key', code: 'in_progress' });
+    expect((await first).status).toBe(202);
+    const after = await post(path, { token, key, body: { trigger: 'manual' } });
+    expect(after.status).toBe(202);
+    expect(after.headers['idempotent-replayed']).toBe('true');
+    expect(runs(key)).toBe(1);
+  });
+
+  test('20 concurrent requests with one key run the service exactly once', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = '/warehouse/v1/items?status=201&delay_ms=150';
+    const replies = await Promise.all(Array.from({ length: 20 }, () => post(path, { token, key, body: { sku: 'same' } })));
+    expect(runs(key)).toBe(1);
+    const original = replies.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
+    const replayed = replies.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === 'true');
+    const inFlight = replies.filter((r) => r.status === 409 && r.headers['retry-after'] === '1');
+    expect(original).toHaveLength(1);
+    expect(replayed.length + inFlight.length).toBe(19);
+    for (const r of replayed) expect(r.text).toBe(original[0]!.text);
+  });
+});
+
+describe('answers that are not stored', () => {
+  test('a 5xx of the service is passed on but not stored: the retry runs again', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const failed = await post('/events/v0/events?status=500', { token, key, body: { name: 'x' } });
+    expect(failed.status).toBe(500);
+    expect(failed.body.method).toBe('POST');
+    // The key's scope is the path without the query: the retry is the same request.
+    const retried = await post('/events/v0/events?status=201', { token, key, body: { name: 'x' } });
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(runs(key)).toBe(2);
+    expect((await post('/events/v0/events', { token, key, body: { name: 'x' } })).status).toBe(201);
+    expect(runs(key)).toBe(2);
+  });
+
+  test('the gateway’s 503 for a service that is down is not stored, nor is the claim left behind', async () => {
+    const down = await startGateway({ upstreams: allUpstreams(DEAD_URL) });
+    try {
+      const { token, workspaceId } = await createTestKey(down.store);
+      const key = newKey();
+      for (let i = 0; i < 2; i++) {
+        const res = await post('/events/v0/events', { base: down.url, token, key, body: { name: 'x' } });
+        expect(res.status).toBe(503);
+        expectErrorBody(res.body, 'temporarily_unavailable');
+      }
+      expect(await down.redis.exists(`${down.redisPrefix}idem:${idempotencyRecordKey(workspaceId, 'POST', '/events/v0/events', key)}`)).toBe(0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  test('the gateway’s 503 for a service slower than the timeout is not stored: the retry runs again', async () => {
+    const impatient = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamTimeoutMs: 300 });
+    try {
+      const { token } = await createTestKey(impatient.store);
+      const key = newKey();
+      const slow = await post('/events/v0/events?delay_ms=1000', { base: impatient.url, token, key, body: { name: 'x' } });
+      expect(slow.status).toBe(503);
+      const retried = await post('/events/v0/events', { base: impatient.url, token, key, body: { name: 'x' } });
+      expect(retried.status).toBe(200);
+      expect(retried.headers['idempotent-replayed']).toBeUndefined();
+      expect(runs(key)).toBe(2);
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  test('a client that leaves mid-request leaves no stuck claim: the service’s answer is stored and its retry gets it', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = '/events/v0/events?status=201&delay_ms=300';
+    await abandonedPost(`${gw.url}${path}`, token, key, '{"name":"lost"}', 50);
+    await waitFor(() => runs(key) === 1);
+    await sleep(400);
+    const retried = await post(path, { token, key, body: '{"name":"lost"}' });
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    expect(runs(key)).toBe(1);
+  });
+
+  test('an answer too long to hold is streamed whole and not stored: the retry runs again', async () => {
+    let calls = 0;
+    const big = Buffer.alloc(MAX_STORED_RESPONSE_BYTES + 1, 0x61);
+    const service = http.createServer((req, res) => {
+      calls++;
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(201, { 'content-type': 'application/octet-stream', 'content-length': big.length });
+        res.end(big);
+      });
+    });
+    const large = await startGateway({ upstreams: allUpstreams(await listen(service)) });
+    try {
+      const { token } = await createTestKey(large.store);
+      const key = newKey();
+      for (let i = 0; i < 2; i++) {
+        const res = await post('/warehouse/v1/items', { base: large.url, token, key, body: {} });
+        expect(res.status).toBe(201);
+        expect(res.headers['content-length']).toBe(String(big.length));
+        expect(res.text.length).toBe(big.length);
+        expect(res.headers['idempotent-replayed']).toBeUndefined();
+      }
+      expect(calls).toBe(2);
+    } finally {
+      await large.close();
+      await closeServer(service);
+    }
+  });
+});
+
+describe('scope: workspace + method + path + key', () => {
+  test('another workspace with the same key runs separately; so does another path', async () => {
+    const a = await createTestKey(gw.store);
+    const b = await createTestKey(gw.store);
+    const key = newKey();
+    const body = { name: 'x' };
+    expect((await post('/events/v0/events', { token: a.token, key, body })).headers['idempotent-replayed']).toBeUndefined();
+    expect((await post('/events/v0/events', { token: b.token, key, body })).headers['idempotent-replayed']).toBeUndefined();
+    expect((await post(`/events/v0/events/${randomUUID()}/tickets`, { token: a.token, key, body })).headers['idempotent-replayed']).toBeUndefined();
+    expect(runs(key)).toBe(3);
+    expect((await post('/events/v0/events', { token: b.token, key, body })).headers['idempotent-replayed']).toBe('true');
+    expect(runs(key)).toBe(3);
+  });
+
+  test('another method on the same path runs separately (PATCH then POST on /items/{id} share nothing)', async () => {
+    const { token, workspaceId } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = `/warehouse/v1/items/${randomUUID()}`;
+    expect((await send('PATCH', path, { token, key, body: { name: 'x' } })).status).toBe(200);
+    // No contract route takes both methods on one path, so the record key shows the separation.
+    expect(await gw.redis.exists(recordKey(workspaceId, 'PATCH', path, key))).toBe(1);
+    expect(await gw.redis.exists(recordKey(workspaceId, 'POST', path, key))).toBe(0);
+  });
+
+  test('two API keys of one workspace share the key', async () => {
+    const first = await createTestKey(gw.store);
+    const second = await createTestKey(gw.store, { workspaceId: first.workspaceId });
+    const key = newKey();
+    const original = await post('/warehouse/v1/locations?status=201', { token: first.token, key, body: { name: 'Main', code: 'm' } });
+    const replay = await post('/warehouse/v1/locations?status=201', { token: second.token, key, body: { name: 'Main', code: 'm' } });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.text).toBe(original.text);
+    expect(runs(key)).toBe(1);
+  });
+
+  test('a running claim lives for the upstream timeout plus a margin; the finished record for 24 h', async () => {
+    const { token, workspaceId } = await createTestKey(gw.store);
+    const key = newKey();
+    const record = recordKey(workspaceId, 'POST', '/events/v0/events', key);
+    const pending = post('/events/v0/events?delay_ms=300', { token, key, body: {} });
+    await waitFor(() => runs(key) === 1);
+    const claimTtl = await gw.redis.pttl(record);
+    expect(claimTtl).toBeGreaterThan(UPSTREAM_TIMEOUT_MS);
+    expect(claimTtl).toBeLessThanOrEqual(UPSTREAM_TIMEOUT_MS + IDEMPOTENCY_CLAIM_MARGIN_MS);
+    await pending;
+    expect(await gw.redis.pttl(record)).toBeGreaterThan(IDEMPOTENCY_RECORD_TTL_MS - 60_000);
+  });
+});
+
+describe('the header itself', () => {
+  test('empty, longer than 255 or not visible ASCII: 400 naming the header; nothing runs', async () => {
+    const { token } = await createTestKey(gw.store);
+    const before = upstream.received.length;
+    const cases: [string, string][] = [
+      ['', 'invalid_format'],
+      ['k'.repeat(256), 'too_long'],
+      ['with space', 'invalid_format'],
+      ['tab\there', 'invalid_format'],
+    ];
+    for (const [value, code] of cases) {
+      const res = await post('/events/v0/events', { token, key: value, body: {} });
+      expect(res.status).toBe(400);
+      expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([{ in: 'header', field: 'Idempotency-Key', code, message: expect.any(String) }]);
+    }
+    const nonAscii = await rawPost(`${gw.url}/events/v0/events`, { authorization: `Bearer ${token}`, 'idempotency-key': Buffer.from('clé', 'utf8').toString('latin1') });
+    expect(nonAscii.status).toBe(400);
+    expect(nonAscii.body.error.errors[0]).toMatchObject({ in: 'header', field: 'Idempotency-Key', code: 'invalid_format' });
+    expect(upstream.received.length).toBe(before);
+    expect((await post('/events/v0/events', { token, key: '~'.repeat(255), body: {} })).status).toBe(200);
+  });
+
+  test('a GET ignores the header, even an invalid one', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const path = `/events/v0/events/${randomUUID()}`;
+    for (let i = 0; i < 2; i++) {
+      const res = await send('GET', path, { token, key });
+      expect(res.status).toBe(200);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+    }
+    expect(runs(key)).toBe(2);
+    expect((await send('GET', path, { token, key: '' })).status).toBe(200);
+  });
+
+  test('replays and 409s count in the rate limit like any request', async () => {
+    const limited = await startGateway({ upstreams: allUpstreams(upstream.url), limits: { events: 3 } });
+    try {
+      const { token } = await createTestKey(limited.store);
+      const key = newKey();
+      const call = (body: unknown) => post('/events/v0/events', { base: limited.url, token, key, body });
+      const replies = [await call({ name: 'a' }), await call({ name: 'a' }), await call({ name: 'b' }), await call({ name: 'a' })];
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 409, 429]);
+      expect(replies.map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('Redis unreachable', () => {
+  test('a request with a key gets a quick 503 and does not run; one without a key is served', async () => {
+    const noRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: DEAD_REDIS_URL });
+    try {
+      const { token } = await createTestKey(noRedis.store);
+      const key = newKey();
+      const started = Date.now();
+      const keyed = await post('/events/v0/events', { base: noRedis.url, token, key, body: { name: 'x' } });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(keyed.status).toBe(503);
+      expect(keyed.headers['retry-after']).toBe('1');
+      expectErrorBody(keyed.body, 'temporarily_unavailable');
+      expect(runs(key)).toBe(0);
+      const plain = await post('/events/v0/events', { base: noRedis.url, token, body: { name: 'x' } });
+      expect(plain.status).toBe(200);
+      expect(plain.headers['x-ratelimit-limit']).toBe('400');
+    } finally {
+      await noRedis.close();
+    }
+  });
+
+  test('a Redis that does not answer: the key’s request gets 503 within the command timeout, never a hang', async () => {
+    const redisUrl = new URL(testRedisUrl());
+    const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const slowRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
+    try {
+      const { token } = await createTestKey(slowRedis.store);
+      await waitFor(() => slowRedis.redis.status === 'ready');
+      relay.blackhole(true);
+      const key = newKey();
+      const started = Date.now();
+      const keyed = await post('/events/v0/events', { base: slowRedis.url, token, key, body: { name: 'x' } });
+      expect(keyed.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(runs(key)).toBe(0);
+      expect((await post('/events/v0/events', { base: slowRedis.url, token, body: { name: 'x' } })).status).toBe(200);
+    } finally {
+      relay.blackhole(false);
+      await slowRedis.close();
+      await relay.close();
+    }
+  });
+});
+
+describe('the Lua record on Redis', () => {
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = new Redis(testRedisUrl());
+    await redis.ping();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  test('a claim whose holder died expires, and the late holder cannot overwrite the new claim', async () => {
+    const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 100 });
+    const first = await store.claim('k', 'hash');
+    expect(first.state).toBe('claimed');
+    expect((await store.claim('k', 'hash')).state).toBe('running');
+    await sleep(150);
+    const second = await store.claim('k', 'hash');
+    expect(second.state).toBe('claimed');
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('unreachable');
+    const response = { status: 201, headers: { location: '/x' }, body: Buffer.from([0xff, 0x00, 0x7b]) };
+    expect(await store.complete(first.claim, response)).toBe(false);
+    await store.release(first.claim);
+    expect((await store.claim('k', 'hash')).state).toBe('running');
+    expect(await store.complete(second.claim, response)).toBe(true);
+    // Raw bytes survive the round trip.
+    expect(await store.claim('k', 'hash')).toEqual({ state: 'done', response });
+    expect((await store.claim('k', 'other')).state).toBe('mismatch');
+  });
+
+  test('releasing frees the key for the next request', async () => {
+    const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 10_000 });
+    const first = await store.claim('k', 'hash');
+    if (first.state !== 'claimed') throw new Error('not claimed');
+    await store.release(first.claim);
+    expect((await store.claim('k', 'hash')).state).toBe('claimed');
+  });
+});
+
+function recordKey(workspaceId: string, method: string, path: string, key: string): string {
+  return `${gw.redisPrefix}idem:${idempotencyRecordKey(workspaceId, method, path, key)}`;
+}
+
+/** POST with Transfer-Encoding: chunked (undici always sends a Content-Length for buffers). */
+function chunkedPost(url: string, token: string, key: string, chunks: Buffer[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(parts).toString('utf8') }));
+    });
+    req.on('error', reject);
+    let i = 0;
+    const next = (): void => {
+      if (i === chunks.length) return void req.end();
+      req.write(chunks[i++], () => setImmediate(next));
+    };
+    next();
+  });
+}
+
+/** node:http, which sends header bytes as given (latin1), where undici refuses non-ASCII. */
+function rawPost(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(parts).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Sends a whole request, then hangs up after `afterMs` without reading the answer (the scanner that lost it). */
+function abandonedPost(url: string, token: string, key: string, body: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${token}`, 'idempotency-key': key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.end(body);
+    setTimeout(() => req.destroy(), afterMs);
+  });
+}
