@@ -51,6 +51,18 @@ export interface RouteSpec {
 
 type RouteKey = `${'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'} /${string}`;
 
+/** The webhook endpoint routes every service has (contract section 11). */
+export const WEBHOOK_ENDPOINT_ROUTES = {
+  'POST /webhook-endpoints': { scope: 'webhooks:write' },
+  'GET /webhook-endpoints': { scope: 'webhooks:read' },
+  'GET /webhook-endpoints/:id': { scope: 'webhooks:read' },
+  'PATCH /webhook-endpoints/:id': { scope: 'webhooks:write' },
+  'DELETE /webhook-endpoints/:id': { scope: 'webhooks:write' },
+  'GET /webhook-endpoints/:id/deliveries': { scope: 'webhooks:read' },
+  'POST /webhook-endpoints/:id/rotate-secret': { scope: 'webhooks:write' },
+} as const satisfies Record<RouteKey, RouteSpec>;
+export type WebhookRouteKey = keyof typeof WEBHOOK_ENDPOINT_ROUTES;
+
 export const ROUTES = {
   events: {
     'POST /events': { scope: 'events:write' },
@@ -59,6 +71,7 @@ export const ROUTES = {
     'GET /events/:id/tickets': { scope: 'events:read' },
     'GET /tickets/:id': { scope: 'tickets:read' },
     'POST /tickets/:id/validate': { scope: 'tickets:write' },
+    ...WEBHOOK_ENDPOINT_ROUTES,
   },
   warehouse: {
     'POST /locations': { scope: 'items:write' },
@@ -70,6 +83,7 @@ export const ROUTES = {
     'PATCH /items/:id': { scope: 'items:write' },
     'GET /items/:id/movements': { scope: 'items:read' },
     'POST /items/:id/stock-adjustments': { scope: 'stock:write' },
+    ...WEBHOOK_ENDPOINT_ROUTES,
   },
   pipelines: {
     'POST /pipelines': { scope: 'pipelines:write' },
@@ -80,6 +94,7 @@ export const ROUTES = {
     'GET /pipelines/:id/runs': { scope: 'runs:read' },
     'GET /pipelines/:id/runs/:run_id': { scope: 'runs:read' },
     'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
+    ...WEBHOOK_ENDPOINT_ROUTES,
   },
 } as const satisfies Record<ServiceName, Record<RouteKey, RouteSpec>>;
 

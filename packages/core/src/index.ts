@@ -12,3 +12,4 @@ export * from './service-app';
 export * from './shutdown';
 export * from './validation';
 export * from './outbox';
+export * from './server';

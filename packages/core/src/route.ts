@@ -73,20 +73,23 @@ function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
   };
 }
 
+/** Mounts route definitions on a router, each checking the scope its spec names. */
+export function mountRoutes(router: Router, specs: Readonly<Record<string, { scope: Scope }>>, definitions: Record<string, RouteDefinition>): Router {
+  for (const [key, definition] of Object.entries(definitions)) {
+    const spec = specs[key];
+    if (!spec) throw new Error(`${key} is not in the route table`);
+    const { method, path } = parseRouteKey(key);
+    router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec.scope, definition));
+  }
+  return router;
+}
+
 /**
  * A router with exactly the contract's routes of one service; the type demands a definition
  * for every route, and each route checks the scope the contract names.
  */
 export function contractRouter<S extends ServiceName>(service: S, definitions: Record<RoutesOf<S>, RouteDefinition>): Router {
-  const router = Router();
-  const specs = ROUTES[service] as Record<string, { scope: Scope }>;
-  for (const [key, definition] of Object.entries(definitions) as [string, RouteDefinition][]) {
-    const spec = specs[key];
-    if (!spec) throw new Error(`${service}: ${key} is not in the contract`);
-    const { method, path } = parseRouteKey(key);
-    router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec.scope, definition));
-  }
-  return router;
+  return mountRoutes(Router(), ROUTES[service], definitions);
 }
 
 /** Services answer only requests the gateway signed within the last 60 s (contract section 4). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
 import { migrate, signedIdentityHeaders } from '@platform/core';
@@ -146,4 +147,13 @@ export function expectErrorBody(body: unknown, code: string): { code: string; me
     throw new Error(`expected an error body with code ${code}, got ${JSON.stringify(body)}`);
   }
   return error as ReturnType<typeof expectErrorBody>;
+}
+export * from './receiver';
+
+/** Listens on a free loopback port (real HTTP for integration tests). */
+export function listenOnFreePort(app: import('node:http').RequestListener): Promise<import('node:http').Server> {
+  return new Promise((resolve) => {
+    const server = createServer(app);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
 }

@@ -1,4 +1,5 @@
 import { createServiceApp, type Logger } from '@platform/core';
+import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { Database } from './database';
 import { eventsRoutes } from './events.routes';
@@ -8,15 +9,20 @@ export interface EventsDeps {
   db: Database;
   logger: Logger;
   internalSecret: string;
+  /** Accept private and loopback webhook targets (tests, local use). */
+  allowPrivateWebhooks: boolean;
+  /** Resolves when Redis (the webhook queue) answers. */
+  redisReady: () => Promise<void>;
 }
 
 export function createApp(deps: EventsDeps): Express {
   return createServiceApp({
     logger: deps.logger,
     internalSecret: deps.internalSecret,
-    routes: eventsRoutes(eventsStore(deps.db)),
+    routes: eventsRoutes(eventsStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks })),
     ready: async () => {
       await deps.db.$queryRaw`SELECT 1`;
+      await deps.redisReady();
     },
   });
 }

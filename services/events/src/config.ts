@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { env, loadConfig } from '@platform/core';
+import { WebhooksConfig } from '@platform/webhooks';
 
 export const EventsConfig = z.object({
   EVENTS_PORT: env.port(4001),
   EVENTS_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_events'),
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
+  ...WebhooksConfig.shape,
 });
 export type EventsConfig = z.infer<typeof EventsConfig>;
 

@@ -123,7 +123,7 @@ describe('POST /tickets/{id}/validate', () => {
     const ticket = await c.get(`/tickets/${ticketId}`).expect(200);
     const events = await app.db.outboxEvent.findMany({ where: { workspaceId: c.identity.workspaceId } });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'ticket.validated', publishedAt: null, data: ticket.body });
+    expect(events[0]).toMatchObject({ type: 'ticket.validated', data: ticket.body });
     expect(events[0]!.id).toMatch(/^evt_[0-9A-Z]{26}$/);
   });
 

@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import { codePointString, contractRouter, decodeCursor, listPage, ListQuery, route, Slug, Timestamp, Uuid } from '@platform/core';
+import {
+  codePointString,
+  contractRouter,
+  decodeCursor,
+  listPage,
+  ListQuery,
+  route,
+  Slug,
+  Timestamp,
+  Uuid,
+  type RouteDefinition,
+  type WebhookRouteKey,
+} from '@platform/core';
 import type { Router } from 'express';
 import type { EventsStore } from './events.store';
 import {
@@ -38,8 +50,9 @@ export const ValidateTicketBody = z.strictObject({
   event_id: Uuid.nullable().optional(),
 });
 
-export function eventsRoutes(store: EventsStore): Router {
+export function eventsRoutes(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Router {
   return contractRouter('events', {
+    ...webhooks,
     'POST /events': route({ body: CreateEventBody }, async ({ identity, body }) => {
       const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
       return { status: 201, body: renderEvent(event) };

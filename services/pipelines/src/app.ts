@@ -1,4 +1,5 @@
 import { createServiceApp, type Logger } from '@platform/core';
+import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { Database } from './database';
 import { pipelinesRoutes } from './pipelines.routes';
@@ -13,6 +14,8 @@ export interface PipelinesDeps {
   internalSecret: string;
   /** Prefix of the Location header's path, e.g. `/pipelines/v3` (the gateway does not rewrite headers). */
   publicBasePath: string;
+  /** Accept private and loopback webhook targets (tests, local use). */
+  allowPrivateWebhooks: boolean;
 }
 
 export function createApp(deps: PipelinesDeps): Express {
@@ -24,6 +27,7 @@ export function createApp(deps: PipelinesDeps): Express {
       pipelines,
       runs: { runs: runsStore(deps.db), pipelines, producer: deps.producer, logger: deps.logger },
       publicBasePath: deps.publicBasePath,
+      webhooks: webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }),
     }),
     ready: async () => {
       await deps.db.$queryRaw`SELECT 1`;

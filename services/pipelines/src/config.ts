@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { env, loadConfig } from '@platform/core';
+import { WebhooksConfig } from '@platform/webhooks';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
 /** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
@@ -19,6 +20,7 @@ export const PipelinesConfig = z.object({
     .default('/pipelines/v3'),
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
+  ...WebhooksConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;
 

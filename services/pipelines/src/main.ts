@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { createLogger, gracefulShutdown, onShutdownSignals } from '@platform/core';
+import { closeServer, createLogger, gracefulShutdown, listen, onShutdownSignals } from '@platform/core';
+import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
@@ -19,18 +20,23 @@ const producer = createRunsProducer({
   timeoutMs: config.PIPELINES_ENQUEUE_TIMEOUT_MS,
   logger,
 });
-const app = createApp({ db, producer, logger, internalSecret: config.PLATFORM_INTERNAL_SECRET, publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH });
-const server = app.listen(config.PIPELINES_PORT, () => {
-  logger.info({ port: config.PIPELINES_PORT }, 'pipelines service listening');
+const webhooks = startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: config.REDIS_URL, config, logger });
+const app = createApp({
+  db,
+  producer,
+  logger,
+  internalSecret: config.PLATFORM_INTERNAL_SECRET,
+  publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
+  allowPrivateWebhooks: config.WEBHOOKS_ALLOW_PRIVATE,
 });
-// Longer than the gateway's keep-alive so the gateway, not this side, closes idle pooled sockets.
-server.keepAliveTimeout = 65_000;
+const server = listen(app, config.PIPELINES_PORT, logger, 'pipelines service');
 
 onShutdownSignals(
   gracefulShutdown(
     [
-      { name: 'http server', run: () => new Promise<void>((resolve) => server.close(() => resolve())) },
+      { name: 'http server', run: () => closeServer(server) },
       { name: 'runs queue', run: () => producer.close() },
+      { name: 'webhooks', run: () => webhooks.close() },
       { name: 'database', run: () => db.$disconnect() },
       { name: 'redis', run: () => redis.quit() },
     ],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePointString, contractRouter, decodeCursor, listPage, ListQuery, route, Timestamp, Uuid } from '@platform/core';
+import { codePointString, contractRouter, decodeCursor, listPage, ListQuery, route, Timestamp, Uuid, type RouteDefinition, type WebhookRouteKey } from '@platform/core';
 import type { Router } from 'express';
 import { DestinationSpec, SourceSpec } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
@@ -34,10 +34,12 @@ export interface PipelinesRoutesDeps {
   runs: RunsContext;
   /** The gateway's public base path of this service, put in front of the Location header's path. */
   publicBasePath: string;
+  webhooks: Record<WebhookRouteKey, RouteDefinition>;
 }
 
-export function pipelinesRoutes({ pipelines, runs, publicBasePath }: PipelinesRoutesDeps): Router {
+export function pipelinesRoutes({ pipelines, runs, publicBasePath, webhooks }: PipelinesRoutesDeps): Router {
   return contractRouter('pipelines', {
+    ...webhooks,
     'POST /pipelines': route({ body: CreatePipelineBody }, async ({ identity, body }) => {
       const pipeline = await createPipeline(pipelines, identity.workspaceId, {
         name: body.name,

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { env, loadConfig } from '@platform/core';
+import { WebhooksConfig } from '@platform/webhooks';
 
 export const WarehouseConfig = z.object({
   WAREHOUSE_PORT: env.port(4002),
   WAREHOUSE_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_warehouse'),
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
+  ...WebhooksConfig.shape,
 });
 export type WarehouseConfig = z.infer<typeof WarehouseConfig>;
 

@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { codePointString, contractRouter, decodeCursor, listPage, ListQuery, route, Slug, Uuid } from '@platform/core';
+import {
+  codePointString,
+  contractRouter,
+  decodeCursor,
+  listPage,
+  ListQuery,
+  route,
+  Slug,
+  Uuid,
+  type RouteDefinition,
+  type WebhookRouteKey,
+} from '@platform/core';
 import type { Router } from 'express';
 import { INT4_MAX, itemEtag, parseIfMatch, Sku, type IfMatch } from './item-input';
 import { createItem, getItem, listMovements, renderItem, renderMovement, updateItem, updateItems } from './items.service';
@@ -60,8 +71,9 @@ function itemReply(status: number, item: Item) {
   return { status, body: renderItem(item), headers: { etag: itemEtag(item.version) } };
 }
 
-export function warehouseRoutes(store: WarehouseStore): Router {
+export function warehouseRoutes(store: WarehouseStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Router {
   return contractRouter('warehouse', {
+    ...webhooks,
     'POST /locations': route({ body: CreateLocationBody }, async ({ identity, body }) => ({
       status: 201,
       body: renderLocation(await createLocation(store, identity.workspaceId, body)),

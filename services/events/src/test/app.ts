@@ -1,21 +1,42 @@
 import type { Server } from 'node:http';
 import { createLogger } from '@platform/core';
-import { TEST_INTERNAL_SECRET, testDatabaseUrl } from '@platform/testing';
+import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG, type ServiceWebhooks } from '@platform/webhooks';
 import { createApp } from '../app';
 import { createDatabase, type Database } from '../database';
 
-/** The events app on a real database and a real port, for integration tests. */
-export async function startTestApp(): Promise<{ server: Server; db: Database; close: () => Promise<void> }> {
+/**
+ * The events app on a real database and a real port, for integration tests; with `webhooks`,
+ * also its outbox relay and delivery worker on a queue of their own with a short retry schedule.
+ */
+export async function startTestApp(options: { webhooks?: boolean } = {}): Promise<{ server: Server; db: Database; close: () => Promise<void> }> {
   const db = createDatabase(testDatabaseUrl('events'));
-  const app = createApp({ db, logger: createLogger('events-test', 'silent'), internalSecret: TEST_INTERNAL_SECRET });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  const logger = createLogger('events-test', 'silent');
+  let webhooks: ServiceWebhooks | undefined;
+  if (options.webhooks) {
+    webhooks = startServiceWebhooks({
+      service: 'events',
+      queueName: uniqueName('webhooks-events-test'),
+      sql: db,
+      redisUrl: testRedisUrl(),
+      config: TEST_WEBHOOKS_CONFIG,
+      logger,
+    });
+  }
+  const app = createApp({
+    db,
+    logger,
+    internalSecret: TEST_INTERNAL_SECRET,
+    allowPrivateWebhooks: true,
+    redisReady: async () => webhooks?.ping(),
   });
+  const server = await listenOnFreePort(app);
   return {
     server,
     db,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await webhooks?.close();
       await db.$disconnect();
     },
   };

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { createLogger } from '@platform/core';
-import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
 import { createDatabase, type Database } from '../database';
 import { createRunsProducer } from '../runs.queue';
@@ -22,17 +23,20 @@ function bounded(promise: Promise<unknown>, ms = 2_000): Promise<void> {
  * The pipelines API on a real database, a real Redis and a real port, producing to its own queue
  * (`queueName`, unique unless given). `redisUrl` may point nowhere to play a Redis outage.
  */
-export async function startTestApp(options: { queueName?: string; redisUrl?: string; enqueueTimeoutMs?: number; backoffMs?: number } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { queueName?: string; redisUrl?: string; enqueueTimeoutMs?: number; backoffMs?: number; webhooks?: boolean } = {},
+): Promise<TestApp> {
   const queueName = options.queueName ?? uniqueName('runs-test');
   const logger = createLogger('pipelines-test', 'silent');
   const db = createDatabase(testDatabaseUrl('pipelines'));
   const redis = new Redis(options.redisUrl ?? testRedisUrl(), { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000 });
   redis.on('error', () => undefined);
   const producer = createRunsProducer({ redis, queueName, backoffMs: options.backoffMs ?? 100, timeoutMs: options.enqueueTimeoutMs ?? 1_000, logger });
-  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3' });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const webhooks = options.webhooks
+    ? startServiceWebhooks({ service: 'pipelines', queueName: uniqueName('webhooks-pipelines-test'), sql: db, redisUrl: testRedisUrl(), config: TEST_WEBHOOKS_CONFIG, logger })
+    : undefined;
+  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true });
+  const server = await listenOnFreePort(app);
   return {
     server,
     db,
@@ -40,6 +44,7 @@ export async function startTestApp(options: { queueName?: string; redisUrl?: str
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await bounded(producer.close());
+      await webhooks?.close();
       redis.disconnect();
       await db.$disconnect();
     },

@@ -1,0 +1,60 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The exact bytes received, as a receiver must verify them. */
+  body: string;
+}
+
+/** What the receiver answers: a status, `hang` (never answer), or a redirect. */
+export type Answer = number | 'hang' | { redirect: string };
+
+/** A real HTTP receiver on 127.0.0.1 for integration tests; answers per path follow a script. */
+export async function startReceiver() {
+  const received: Received[] = [];
+  const scripts = new Map<string, Answer[]>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const script = scripts.get(path) ?? [];
+      // Answers are used in order; the last one repeats.
+      const answer = (script.length > 1 ? script.shift() : script[0]) ?? 204;
+      if (answer === 'hang') return;
+      if (typeof answer === 'object') res.writeHead(302, { location: answer.redirect }).end();
+      else res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    url: (path: string) => `${base}${path}`,
+    answer(path: string, ...answers: Answer[]) {
+      scripts.set(path, answers);
+    },
+    at: (path: string) => received.filter((r) => r.path === path),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

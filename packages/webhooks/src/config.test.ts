@@ -1,0 +1,20 @@
+import { parseConfig } from '@platform/core';
+import { WebhooksConfig } from './config';
+
+describe('WebhooksConfig', () => {
+  test('defaults: private targets refused, the contract schedule, 10 s timeout', () => {
+    expect(parseConfig(WebhooksConfig, {})).toEqual({ WEBHOOKS_ALLOW_PRIVATE: false, WEBHOOKS_TIMEOUT_MS: 10_000, WEBHOOKS_RELAY_POLL_MS: 1000 });
+  });
+
+  test('reads WEBHOOKS_ALLOW_PRIVATE and a retry schedule in milliseconds', () => {
+    expect(parseConfig(WebhooksConfig, { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SCHEDULE_MS: '50,100,200' })).toMatchObject({
+      WEBHOOKS_ALLOW_PRIVATE: true,
+      WEBHOOKS_RETRY_SCHEDULE_MS: [50, 100, 200],
+    });
+  });
+
+  test('a bad variable is named', () => {
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(/WEBHOOKS_ALLOW_PRIVATE/);
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_RETRY_SCHEDULE_MS: '5s,5m' })).toThrow(/WEBHOOKS_RETRY_SCHEDULE_MS: must be comma-separated milliseconds/);
+  });
+});

@@ -1,0 +1,444 @@
+import { randomUUID } from 'node:crypto';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { outboxEvent, type EventType } from '@platform/core';
+import { serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
+import { createDeliveryQueue, deliveryJobId, type DeliveryQueue } from './deliveries.queue';
+import { startDeliveryWorker, type DeliveryWorker } from './deliveries.worker';
+import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
+import { testApp, testSql } from './test/app';
+import { sleep, startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
+import { verifyWebhook, WebhookVerificationError } from './webhook-signature';
+
+const { pool, sql } = testSql();
+const app = testApp(sql, { allowPrivate: true });
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+  await pool.end();
+});
+
+/** One test's queue, worker and relays; everything is closed after the test. */
+interface Harness {
+  queue: DeliveryQueue;
+  worker: DeliveryWorker;
+  startRelay(batchSize?: number): OutboxRelay;
+}
+let cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  const errors: unknown[] = [];
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => errors.push(err));
+  cleanups = [];
+  if (errors.length > 0) throw errors[0];
+});
+
+function harness(options: { schedule?: number[]; timeoutMs?: number; allowPrivate?: boolean; relay?: boolean } = {}): Harness {
+  const queueName = uniqueName('webhooks-test');
+  const queue = createDeliveryQueue(queueName, testRedisUrl());
+  const worker = startDeliveryWorker({
+    sql,
+    connection: { url: testRedisUrl() },
+    queueName,
+    schedule: options.schedule ?? [30, 30, 30],
+    timeoutMs: options.timeoutMs ?? 2000,
+    allowPrivate: options.allowPrivate ?? true,
+  });
+  cleanups.push(async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+  cleanups.push(() => worker.close());
+  const startRelay = (batchSize = 50) => {
+    const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20, batchSize });
+    cleanups.push(() => relay.close());
+    return relay;
+  };
+  if (options.relay ?? true) startRelay();
+  return { queue, worker, startRelay };
+}
+
+/** A path of its own on the receiver, answering as scripted (default 204). */
+function hookPath(...answers: Answer[]): { path: string; url: string } {
+  const path = `/hooks/${randomUUID()}`;
+  if (answers.length > 0) receiver.answer(path, ...answers);
+  return { path, url: receiver.url(path) };
+}
+
+async function createEndpoint(c: ServiceClient, url: string, events: string[] = ['*']): Promise<{ id: string; secret: string }> {
+  return (await c.post('/webhook-endpoints', { url, events }).expect(201)).body;
+}
+
+/** What a service does in its transaction: write the outbox row (core outboxEvent). */
+async function writeEvent(workspaceId: string, type: EventType = 'ticket.validated', data: object = ticket()) {
+  const event = outboxEvent(type, workspaceId, data);
+  await sql.$executeRawUnsafe(
+    `INSERT INTO "outbox_events" ("id", "workspace_id", "type", "data", "created_at") VALUES ($1::text, $2::uuid, $3::text, $4::jsonb, $5::timestamptz)`,
+    event.id,
+    workspaceId,
+    type,
+    JSON.stringify(data),
+    event.createdAt,
+  );
+  return event;
+}
+
+function ticket() {
+  return { id: randomUUID(), event_id: randomUUID(), status: 'validated', holder_name: 'Ada', metadata: {}, validated_at: '2024-12-01T09:30:00.000Z', validator_id: null, gate: 'north', created_at: '2024-12-01T09:00:00.000Z' };
+}
+
+async function deliveries(c: ServiceClient, endpointId: string) {
+  return (await c.get(`/webhook-endpoints/${endpointId}/deliveries?limit=100`).expect(200)).body.data as {
+    attempt: number;
+    status: string;
+    response_status: number | null;
+    error: string | null;
+    event_id: string;
+    event_type: string;
+  }[];
+}
+
+async function isPublished(eventId: string): Promise<boolean> {
+  const rows = await sql.$queryRawUnsafe<{ published: boolean }[]>(`SELECT "published_at" IS NOT NULL AS "published" FROM "outbox_events" WHERE "id" = $1::text`, eventId);
+  return rows[0]?.published === true;
+}
+
+/** True when another transaction can lock the outbox row right now (NOWAIT). */
+async function lockable(eventId: string): Promise<boolean> {
+  return sql
+    .$transaction(async (tx) => {
+      await tx.$queryRawUnsafe(`SELECT 1 FROM "outbox_events" WHERE "id" = $1::text FOR UPDATE NOWAIT`, eventId);
+      return true;
+    })
+    .catch(() => false);
+}
+
+describe('delivery', () => {
+  test('an event written to the outbox arrives at the receiver, signed, verifiable with verifyWebhook, and is recorded', async () => {
+    harness();
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    const endpoint = await createEndpoint(c, hook.url, ['ticket.validated']);
+    const data = ticket();
+    const event = await writeEvent(c.identity.workspaceId, 'ticket.validated', data);
+
+    const [got] = await waitFor('the delivery', () => receiver.at(hook.path).length === 1 && receiver.at(hook.path));
+    expect(got!.headers['content-type']).toBe('application/json');
+    expect(got!.headers['webhook-id']).toBe(event.id);
+    expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
+    expect(got!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    const verified = verifyWebhook(endpoint.secret, got!.headers, got!.body);
+    expect(verified).toEqual({ id: event.id, type: 'ticket.validated', created_at: event.createdAt.toISOString(), workspace_id: c.identity.workspaceId, data });
+    expect(event.id).toMatch(/^evt_[0-9A-Z]{26}$/);
+
+    const records = await waitFor('the delivery record', async () => {
+      const list = await deliveries(c, endpoint.id);
+      return list.length === 1 && list;
+    });
+    expect(records).toEqual([
+      { id: expect.any(String), event_id: event.id, event_type: 'ticket.validated', attempt: 1, status: 'succeeded', response_status: 200, error: null, created_at: expect.any(String) },
+    ]);
+    expect(await isPublished(event.id)).toBe(true);
+  });
+
+  test('only enabled endpoints of the same workspace subscribed to the type (or "*") get the event', async () => {
+    harness();
+    const c = serviceClient(app, testIdentity());
+    const stranger = serviceClient(app, testIdentity());
+    const wildcard = hookPath();
+    const subscribed = hookPath();
+    const otherTypes = hookPath();
+    const disabled = hookPath();
+    const otherWorkspace = hookPath();
+    await createEndpoint(c, wildcard.url, ['*']);
+    await createEndpoint(c, subscribed.url, ['item.created', 'ticket.validated']);
+    const other = await createEndpoint(c, otherTypes.url, ['item.created', 'run.failed']);
+    const off = await createEndpoint(c, disabled.url, ['*']);
+    await c.patch(`/webhook-endpoints/${off.id}`, { enabled: false }).expect(200);
+    await createEndpoint(stranger, otherWorkspace.url, ['*']);
+
+    const event = await writeEvent(c.identity.workspaceId, 'ticket.validated');
+    await waitFor('both subscribed endpoints', () => receiver.at(wildcard.path).length === 1 && receiver.at(subscribed.path).length === 1);
+    await sleep(150);
+    expect(receiver.at(otherTypes.path)).toHaveLength(0);
+    expect(receiver.at(disabled.path)).toHaveLength(0);
+    expect(receiver.at(otherWorkspace.path)).toHaveLength(0);
+    expect(await deliveries(c, other.id)).toEqual([]);
+    expect(receiver.at(wildcard.path)[0]!.headers['webhook-id']).toBe(event.id);
+  });
+
+  test('a receiver that fails twice then succeeds gets the event on the third attempt, with the same webhook-id and 3 records', async () => {
+    harness({ schedule: [100, 100, 100] });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(500, 503, 200);
+    const endpoint = await createEndpoint(c, hook.url);
+    const event = await writeEvent(c.identity.workspaceId);
+
+    const seen = await waitFor('three attempts', () => receiver.at(hook.path).length === 3 && receiver.at(hook.path));
+    expect(seen.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
+    for (const attempt of seen) expect(verifyWebhook(endpoint.secret, attempt.headers, attempt.body).id).toBe(event.id);
+    const records = await waitFor('three records', async () => {
+      const list = await deliveries(c, endpoint.id);
+      return list.length === 3 && list;
+    });
+    expect(records.map((r) => [r.attempt, r.status, r.response_status, r.error])).toEqual([
+      [1, 'failed', 500, 'receiver answered 500'],
+      [2, 'failed', 503, 'receiver answered 503'],
+      [3, 'succeeded', 200, null],
+    ]);
+    await sleep(250);
+    expect(receiver.at(hook.path)).toHaveLength(3);
+  });
+
+  test('retries follow the schedule and stop after its last step', async () => {
+    const { queue } = harness({ schedule: [40, 250] });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(500);
+    const endpoint = await createEndpoint(c, hook.url);
+    const event = await writeEvent(c.identity.workspaceId);
+    const times: number[] = [];
+    await waitFor('three attempts', () => {
+      while (times.length < receiver.at(hook.path).length) times.push(Date.now());
+      return receiver.at(hook.path).length === 3;
+    });
+    // The third attempt waited for the second step (250 ms), longer than the first (40 ms).
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(200);
+    await waitFor('the job to fail for good', async () => (await queue.getJobState(deliveryJobId(event.id, endpoint.id))) === 'failed');
+    await sleep(300);
+    expect(receiver.at(hook.path)).toHaveLength(3);
+    expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status])).toEqual([
+      [1, 'failed'],
+      [2, 'failed'],
+      [3, 'failed'],
+    ]);
+  });
+
+  test('410 Gone disables the endpoint: no retry, no later events', async () => {
+    harness({ schedule: [20, 20, 20] });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(410);
+    const endpoint = await createEndpoint(c, hook.url);
+    await writeEvent(c.identity.workspaceId);
+    await waitFor('the endpoint to be disabled', async () => (await c.get(`/webhook-endpoints/${endpoint.id}`)).body.enabled === false);
+    expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status, r.response_status])).toEqual([[1, 'failed', 410]]);
+
+    const later = await writeEvent(c.identity.workspaceId);
+    await waitFor('the later event to be published', () => isPublished(later.id));
+    await sleep(200);
+    expect(receiver.at(hook.path)).toHaveLength(1);
+    // Enabling it again is the way back.
+    receiver.answer(hook.path, 200);
+    await c.patch(`/webhook-endpoints/${endpoint.id}`, { enabled: true }).expect(200);
+    await writeEvent(c.identity.workspaceId);
+    await waitFor('delivery after re-enabling', () => receiver.at(hook.path).length === 2);
+  });
+
+  test('a receiver slower than the timeout is a failed attempt without a response status', async () => {
+    harness({ schedule: [], timeoutMs: 200 });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath('hang');
+    const endpoint = await createEndpoint(c, hook.url);
+    await writeEvent(c.identity.workspaceId);
+    const records = await waitFor('the record', async () => {
+      const list = await deliveries(c, endpoint.id);
+      return list.length === 1 && list;
+    });
+    expect(records[0]).toMatchObject({ attempt: 1, status: 'failed', response_status: null, error: 'timed out after 200 ms' });
+  });
+
+  test('redirects are not followed: a 3xx is a failed attempt', async () => {
+    harness({ schedule: [] });
+    const c = serviceClient(app, testIdentity());
+    const target = hookPath(200);
+    const hook = hookPath({ redirect: target.url });
+    const endpoint = await createEndpoint(c, hook.url);
+    await writeEvent(c.identity.workspaceId);
+    const records = await waitFor('the record', async () => {
+      const list = await deliveries(c, endpoint.id);
+      return list.length === 1 && list;
+    });
+    expect(records[0]).toMatchObject({ status: 'failed', response_status: 302 });
+    expect(receiver.at(target.path)).toHaveLength(0);
+  });
+
+  test('the SSRF guard runs again at delivery time: a private target saved earlier is not contacted', async () => {
+    // The endpoint was accepted (say, DNS said public then); the worker refuses private targets.
+    harness({ schedule: [], allowPrivate: false });
+    const c = serviceClient(app, testIdentity());
+    const literal = hookPath(200);
+    const named = hookPath(200);
+    const byIp = await createEndpoint(c, literal.url);
+    const byName = await createEndpoint(c, named.url.replace('127.0.0.1', 'localhost'));
+    await writeEvent(c.identity.workspaceId);
+    for (const endpoint of [byIp, byName]) {
+      const records = await waitFor('the refused attempt', async () => {
+        const list = await deliveries(c, endpoint.id);
+        return list.length === 1 && list;
+      });
+      expect(records[0]).toMatchObject({ status: 'failed', response_status: null, error: expect.stringMatching(/private, loopback or link-local address|loopback host name/) });
+    }
+    expect(receiver.at(literal.path)).toHaveLength(0);
+    expect(receiver.at(named.path)).toHaveLength(0);
+  });
+
+  test('during a secret rotation both signatures are sent and each secret verifies; after 24 h only the new one', async () => {
+    harness();
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    const endpoint = await createEndpoint(c, hook.url);
+    const rotated = (await c.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`).expect(200)).body as { secret: string };
+    await writeEvent(c.identity.workspaceId);
+    const [during] = await waitFor('the delivery', () => receiver.at(hook.path).length === 1 && receiver.at(hook.path));
+    const signatures = String(during!.headers['webhook-signature']).split(' ');
+    expect(signatures).toHaveLength(2);
+    expect(verifyWebhook(rotated.secret, during!.headers, during!.body).type).toBe('ticket.validated');
+    expect(verifyWebhook(endpoint.secret, during!.headers, during!.body).type).toBe('ticket.validated');
+    // Each signature belongs to one secret: the new one first.
+    expect(() => verifyWebhook(endpoint.secret, { ...during!.headers, 'webhook-signature': signatures[0] }, during!.body)).toThrow(WebhookVerificationError);
+    expect(verifyWebhook(endpoint.secret, { ...during!.headers, 'webhook-signature': signatures[1] }, during!.body)).toBeTruthy();
+
+    await sql.$executeRawUnsafe(`UPDATE "webhook_endpoints" SET "previous_secret_expires_at" = now() - interval '1 second' WHERE "id" = $1::uuid`, endpoint.id);
+    await writeEvent(c.identity.workspaceId);
+    const after = (await waitFor('the second delivery', () => receiver.at(hook.path).length === 2 && receiver.at(hook.path)))[1]!;
+    expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(verifyWebhook(rotated.secret, after.headers, after.body).type).toBe('ticket.validated');
+    expect(() => verifyWebhook(endpoint.secret, after.headers, after.body)).toThrow(WebhookVerificationError);
+  });
+});
+
+describe('outbox relay', () => {
+  test('events committed while no relay runs are delivered once a relay starts', async () => {
+    const { startRelay } = harness({ relay: false });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    await createEndpoint(c, hook.url);
+    const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }), await writeEvent(c.identity.workspaceId)];
+    await sleep(200);
+    expect(receiver.at(hook.path)).toHaveLength(0);
+    expect(await isPublished(events[0]!.id)).toBe(false);
+
+    startRelay();
+    await waitFor('all three events', () => receiver.at(hook.path).length === 3);
+    expect(receiver.at(hook.path).map((r) => r.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
+    for (const event of events) expect(await isPublished(event.id)).toBe(true);
+  });
+
+  test('a relay that crashed after enqueueing but before committing loses nothing and duplicates nothing', async () => {
+    const { queue, startRelay } = harness({ relay: false });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    await createEndpoint(c, hook.url);
+    const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId)];
+
+    // Claim and enqueue, then die before the commit that marks the rows published.
+    await expect(
+      sql.$transaction(async (tx) => {
+        await publishOutboxBatch(tx, queue, 100);
+        throw new Error('crash before commit');
+      }),
+    ).rejects.toThrow('crash before commit');
+    for (const event of events) expect(await isPublished(event.id)).toBe(false);
+    await waitFor('the enqueued deliveries', () => receiver.at(hook.path).length === 2);
+
+    // The next relay publishes the same rows again: the deterministic job ids make that a no-op.
+    startRelay();
+    await waitFor('the rows to be published', async () => (await isPublished(events[0]!.id)) && (await isPublished(events[1]!.id)));
+    await sleep(300);
+    expect(receiver.at(hook.path).map((r) => r.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  test('while Redis is unreachable the relay publishes nothing, locks no rows and closes promptly; the rows go out later', async () => {
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    await createEndpoint(c, hook.url);
+    const event = await writeEvent(c.identity.workspaceId);
+    const unreachable = createDeliveryQueue(uniqueName('webhooks-down'), 'redis://127.0.0.1:1');
+    unreachable.on('error', () => undefined);
+    const stuck = startOutboxRelay({ sql, queue: unreachable, pollIntervalMs: 20 });
+    await sleep(300);
+    expect(await isPublished(event.id)).toBe(false);
+    // Another relay could claim the row right now: the stuck one holds no lock on it.
+    expect(await lockable(event.id)).toBe(true);
+    const closing = Date.now();
+    await stuck.close();
+    await unreachable.close();
+    expect(Date.now() - closing).toBeLessThan(1000);
+
+    harness();
+    await waitFor('the delivery once Redis answers', () => receiver.at(hook.path).length === 1);
+    expect(await isPublished(event.id)).toBe(true);
+  });
+
+  test('when Redis drops mid-run the relay fails fast: rows stay unpublished and unlocked, and go out when Redis is back', async () => {
+    // A TCP proxy in front of Redis that the test can cut and restore.
+    const sockets = new Set<Socket>();
+    const redis = new URL(testRedisUrl());
+    const proxy = createNetServer((client) => {
+      const upstream = connect(Number(redis.port || 6379), redis.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    const cut = async () => {
+      await new Promise<void>((resolve) => {
+        proxy.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    };
+    cleanups.push(() => (proxy.listening ? cut() : Promise.resolve()));
+
+    const { queue: viaRedis } = harness({ relay: false });
+    const queue = createDeliveryQueue(viaRedis.name, `redis://127.0.0.1:${port}`);
+    queue.on('error', () => undefined);
+    cleanups.push(() => queue.close());
+    const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20 });
+    cleanups.push(() => relay.close());
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    await createEndpoint(c, hook.url);
+    await writeEvent(c.identity.workspaceId);
+    await waitFor('the first delivery', () => receiver.at(hook.path).length === 1);
+
+    await cut();
+    const event = await writeEvent(c.identity.workspaceId);
+    await sleep(300);
+    expect(await isPublished(event.id)).toBe(false);
+    // Each failed batch rolls back at once: the row is not held while Redis is away.
+    await waitFor('the row to be lockable', () => lockable(event.id), 1000);
+
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    await waitFor('the delivery after Redis is back', () => receiver.at(hook.path).length === 2, 15_000);
+    expect(receiver.at(hook.path)[1]!.headers['webhook-id']).toBe(event.id);
+  });
+
+  test('two relays running concurrently deliver each event exactly once per endpoint', async () => {
+    const { queue, startRelay } = harness({ relay: false });
+    const c = serviceClient(app, testIdentity());
+    const first = hookPath(200);
+    const second = hookPath(200);
+    const endpoints = [(await createEndpoint(c, first.url)).id, (await createEndpoint(c, second.url, ['item.updated'])).id];
+    const events = [];
+    for (let i = 0; i < 30; i++) events.push(await writeEvent(c.identity.workspaceId, 'item.updated', { id: randomUUID(), n: i }));
+
+    startRelay(4);
+    startRelay(4);
+    await waitFor('every event at both endpoints', () => receiver.at(first.path).length >= 30 && receiver.at(second.path).length >= 30);
+    await sleep(300);
+    for (const hook of [first, second]) {
+      const ids = receiver.at(hook.path).map((r) => r.headers['webhook-id']);
+      expect(ids).toHaveLength(30);
+      expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
+    }
+    // One job per (event, endpoint), each completed: nothing enqueued twice, nothing left over.
+    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((job) => endpoints.includes(job.data.endpoint_id));
+    expect(jobs).toHaveLength(60);
+    expect(await Promise.all(jobs.map((job) => job.getState()))).toEqual(new Array(60).fill('completed'));
+  });
+});

@@ -1,0 +1,90 @@
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import { EVENT_TYPES, Uuid, type Logger } from '@platform/core';
+
+/**
+ * The delivery queue contract shared by the producer (the outbox relay) and the delivery worker:
+ * queue name, job name, payload schema and job options live here and nowhere else.
+ */
+
+/** Each service has its own delivery queue, e.g. `webhooks-events`. */
+export function deliveryQueueName(service: string): string {
+  return `webhooks-${service}`;
+}
+
+export const DELIVERY_JOB_NAME = 'deliver';
+
+/** The event as it is POSTed (contract section 11). */
+export const WebhookEventPayload = z.strictObject({
+  id: z.string().regex(/^evt_[0-9A-Z]{26}$/, 'must be an event id'),
+  type: z.enum(EVENT_TYPES),
+  created_at: z.string(),
+  workspace_id: Uuid,
+  data: z.record(z.string(), z.unknown()),
+});
+export type WebhookEventPayload = z.infer<typeof WebhookEventPayload>;
+
+/** One job per (event, endpoint); the event travels whole so every retry sends the same body. */
+export const DeliveryJob = z.strictObject({
+  endpoint_id: Uuid,
+  event: WebhookEventPayload,
+});
+export type DeliveryJob = z.infer<typeof DeliveryJob>;
+
+export type DeliveryQueue = Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;
+
+/**
+ * Deterministic, so a relay that re-enqueues after a crash (enqueued, not yet marked published)
+ * adds nothing: BullMQ ignores an add whose job id exists. `:` is reserved in BullMQ job ids.
+ */
+export function deliveryJobId(eventId: string, endpointId: string): string {
+  return `${eventId}.${endpointId}`;
+}
+
+/** The worker's custom backoff strategy, which applies the retry schedule (deliveries.worker.ts). */
+export const DELIVERY_BACKOFF = 'webhook-schedule';
+
+/**
+ * An upper bound only: the worker's schedule decides when to stop (its backoff strategy returns -1
+ * after the last step), so producer and worker never disagree about the schedule.
+ */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * Finished jobs are kept so their ids keep deduplicating re-enqueues; a relay re-enqueues only
+ * rows it claimed and failed to mark, within seconds, so a day is ample.
+ */
+const KEEP_COMPLETED_SECONDS = 24 * 60 * 60;
+const KEEP_FAILED_SECONDS = 7 * 24 * 60 * 60;
+
+export function deliveryJobOptions(eventId: string, endpointId: string): JobsOptions {
+  return {
+    jobId: deliveryJobId(eventId, endpointId),
+    attempts: MAX_ATTEMPTS,
+    backoff: { type: DELIVERY_BACKOFF },
+    removeOnComplete: { age: KEEP_COMPLETED_SECONDS },
+    removeOnFail: { age: KEEP_FAILED_SECONDS },
+  };
+}
+
+/**
+ * The producer side of the delivery queue. With connection options (or a URL), its Redis client
+ * fails fast while Redis is down (`enableOfflineQueue: false`): an add rejects at once instead of
+ * waiting, so the relay's transaction rolls back and the rows wait for the next poll. A passed
+ * client is used as it is. Connection errors go to `logger` (else BullMQ prints them).
+ */
+export function createDeliveryQueue(name: string, connection: ConnectionOptions | string, logger?: Logger): DeliveryQueue {
+  const options: ConnectionOptions =
+    typeof connection === 'string'
+      ? { url: connection, enableOfflineQueue: false }
+      : isClient(connection)
+        ? connection
+        : { ...connection, enableOfflineQueue: false };
+  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: options });
+  if (logger) queue.on('error', (err) => logger.warn({ err, queue: name }, 'delivery queue: Redis error'));
+  return queue;
+}
+
+function isClient(connection: ConnectionOptions): boolean {
+  return typeof (connection as { duplicate?: unknown }).duplicate === 'function';
+}

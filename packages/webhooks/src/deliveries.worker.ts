@@ -1,0 +1,170 @@
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Logger, WorkspaceId } from '@platform/core';
+import { assertPublicUrl, publicOnlyLookup } from './address-guard';
+import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
+import type { Sql } from './sql';
+import { webhookSignatureHeader } from './webhook-signature';
+import { webhooksStore, type EndpointRow } from './webhooks.store';
+
+/** Delays before the 2nd, 3rd, ... attempt (contract section 11): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+/** A receiver slower than this is a failed attempt (contract section 11). */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
+
+const MAX_ERROR_LENGTH = 1000;
+// Only the status matters; the rest of a response is read up to this size, then dropped.
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export type AttemptOutcome =
+  | { status: 'succeeded'; responseStatus: number }
+  | { status: 'failed'; responseStatus: number | null; error: string; gone: boolean }
+  /** The endpoint was deleted or disabled since the event was enqueued: nothing sent, nothing recorded. */
+  | { status: 'skipped' };
+
+export interface AttemptOptions {
+  sql: Sql;
+  /** HTTP client; with allowPrivate false it must connect through publicOnlyLookup. */
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  now?: () => Date;
+}
+
+function describe(err: unknown, timeoutMs: number): string {
+  const error = err as { name?: string; message?: string; code?: string; cause?: unknown };
+  if (error?.name === 'TimeoutError' || error?.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+  const cause = error?.cause as { message?: string } | undefined;
+  const message = [error?.code, error?.message ?? String(err), cause?.message].filter(Boolean).join(': ');
+  return message.slice(0, MAX_ERROR_LENGTH);
+}
+
+/** The secrets a delivery is signed with: the current one, and during a rotation the previous one. */
+function signingSecrets(endpoint: EndpointRow, now: Date): string[] {
+  const previousValid = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now;
+  return previousValid ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+}
+
+async function post(endpoint: EndpointRow, job: DeliveryJob, options: AttemptOptions): Promise<{ responseStatus: number | null; error: string | null }> {
+  try {
+    // DNS may have changed since the endpoint was saved: check again (connect-time lookup covers host names too).
+    if (!options.allowPrivate) await assertPublicUrl(endpoint.url);
+    const now = options.now?.() ?? new Date();
+    const body = JSON.stringify(job.event);
+    const sentAt = Math.floor(now.getTime() / 1000);
+    const response = await request(endpoint.url, {
+      method: 'POST',
+      dispatcher: options.dispatcher,
+      signal: AbortSignal.timeout(options.timeoutMs),
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'platform-webhooks/1',
+        'webhook-id': job.event.id,
+        'webhook-timestamp': String(sentAt),
+        'webhook-signature': webhookSignatureHeader(signingSecrets(endpoint, now), job.event.id, sentAt, body),
+      },
+      body,
+    });
+    await response.body.dump({ limit: MAX_RESPONSE_BYTES }).catch(() => undefined);
+    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    return { responseStatus: response.statusCode, error: ok ? null : `receiver answered ${response.statusCode}` };
+  } catch (err) {
+    return { responseStatus: null, error: describe(err, options.timeoutMs) };
+  }
+}
+
+/**
+ * One delivery attempt of one event to one endpoint, recorded in `webhook_deliveries`. Any 2xx
+ * succeeds; 410 Gone also disables the endpoint. Redirects are not followed (they fail the attempt).
+ */
+export async function attemptDelivery(job: DeliveryJob, attempt: number, options: AttemptOptions): Promise<AttemptOutcome> {
+  const store = webhooksStore(options.sql);
+  // The workspace comes from the outbox row the relay read, not from a request.
+  const workspaceId = job.event.workspace_id as WorkspaceId;
+  const endpoint = await store.findEndpoint(workspaceId, job.endpoint_id);
+  if (!endpoint || !endpoint.enabled) return { status: 'skipped' };
+
+  const { responseStatus, error } = await post(endpoint, job, options);
+  const succeeded = error === null;
+  await store.insertDelivery(workspaceId, {
+    endpointId: endpoint.id,
+    eventId: job.event.id,
+    eventType: job.event.type,
+    attempt,
+    status: succeeded ? 'succeeded' : 'failed',
+    responseStatus,
+    error,
+  });
+  if (succeeded) return { status: 'succeeded', responseStatus: responseStatus! };
+  const gone = responseStatus === 410;
+  if (gone) await store.disableEndpoint(workspaceId, endpoint.id, 'receiver answered 410 Gone');
+  return { status: 'failed', responseStatus, error: error!, gone };
+}
+
+export interface DeliveryWorkerOptions {
+  sql: Sql;
+  /** Redis for BullMQ: ioredis options, or an ioredis client made with `maxRetriesPerRequest: null`. */
+  connection: ConnectionOptions;
+  /** The service's delivery queue (deliveryQueueName). */
+  queueName: string;
+  /** Delays before each retry, in ms (default DEFAULT_RETRY_SCHEDULE_MS); its length is the number of retries. */
+  schedule?: readonly number[];
+  /** Per attempt (default 10 s). */
+  timeoutMs?: number;
+  /** WEBHOOKS_ALLOW_PRIVATE. */
+  allowPrivate?: boolean;
+  /** Deliveries in flight per worker (default 10). */
+  concurrency?: number;
+  logger?: Logger;
+}
+
+export interface DeliveryWorker {
+  worker: Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;
+  /** Lets the attempts in flight finish, then closes Redis and the HTTP client; safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** Delivers the service's webhook jobs; retries follow `schedule` through BullMQ's custom backoff. */
+export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const allowPrivate = options.allowPrivate ?? false;
+  const dispatcher = new Agent(allowPrivate ? {} : { connect: { lookup: publicOnlyLookup } });
+  const attemptOptions: AttemptOptions = { sql: options.sql, dispatcher, timeoutMs: options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, allowPrivate };
+
+  const worker = new Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(
+    options.queueName,
+    async (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>) => {
+      const parsed = DeliveryJob.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError(`invalid delivery job: ${parsed.error.message}`);
+      const attempt = job.attemptsMade + 1;
+      const outcome = await attemptDelivery(parsed.data, attempt, attemptOptions);
+      options.logger?.info(
+        { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt, ...outcome },
+        'webhook delivery attempt',
+      );
+      if (outcome.status !== 'failed') return;
+      if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
+      // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.
+      throw new Error(outcome.error);
+    },
+    {
+      connection: options.connection,
+      concurrency: options.concurrency ?? 10,
+      settings: { backoffStrategy: (attemptsMade: number) => schedule[attemptsMade - 1] ?? -1 },
+    },
+  );
+  worker.on('error', (err) => options.logger?.error({ err }, 'delivery worker error'));
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= (async () => {
+        await worker.close();
+        await dispatcher.close();
+      })();
+      return closing;
+    },
+  };
+}

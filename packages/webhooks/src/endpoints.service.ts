@@ -1,0 +1,110 @@
+import { invalidRequest, notFound, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
+import { assertPublicUrl, resolveHost, UnsafeWebhookUrlError, type ResolveHost } from './address-guard';
+import type { Sql } from './sql';
+import { generateWebhookSecret } from './webhook-signature';
+import { webhooksStore, type DeliveryRow, type EndpointRow } from './webhooks.store';
+
+/** How long a rotated-out secret keeps signing deliveries (contract section 11). */
+export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
+
+export interface EndpointsOptions {
+  sql: Sql;
+  /** WEBHOOKS_ALLOW_PRIVATE: accept private and loopback targets (tests, local use). */
+  allowPrivate: boolean;
+  /** Host name resolution for the SSRF guard (default: the OS resolver). */
+  resolve?: ResolveHost;
+}
+
+/** The endpoint as the API renders it; the secret is never part of it. */
+export function renderEndpoint(endpoint: EndpointRow) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    enabled: endpoint.enabled,
+    created_at: timestamp(endpoint.createdAt),
+  };
+}
+
+/** A delivery record: one per attempt. */
+export function renderDelivery(delivery: DeliveryRow) {
+  return {
+    id: delivery.id,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    attempt: delivery.attempt,
+    status: delivery.status,
+    response_status: delivery.responseStatus,
+    error: delivery.error,
+    created_at: timestamp(delivery.createdAt),
+  };
+}
+
+/** `["*"]` alone, or the listed types once each in the order given. */
+function normalizeEvents(events: string[]): string[] {
+  return events.includes('*') ? ['*'] : [...new Set(events)];
+}
+
+/** Endpoint management, free of HTTP: the routes call these. */
+export function endpointsService(options: EndpointsOptions) {
+  const store = webhooksStore(options.sql);
+  const resolve = options.resolve ?? resolveHost;
+
+  async function checkUrl(url: string): Promise<void> {
+    if (options.allowPrivate) return;
+    try {
+      await assertPublicUrl(url, resolve);
+    } catch (err) {
+      if (!(err instanceof UnsafeWebhookUrlError)) throw err;
+      throw invalidRequest([{ in: 'body', field: 'url', code: 'private_address', message: `must not target a private address: ${err.message}` }]);
+    }
+  }
+
+  async function mustFind(workspaceId: WorkspaceId, id: string): Promise<EndpointRow> {
+    const endpoint = await store.findEndpoint(workspaceId, id);
+    if (!endpoint) throw notFound('Webhook endpoint');
+    return endpoint;
+  }
+
+  return {
+    /** Creates an endpoint; its secret is returned here and on rotation only. */
+    async create(workspaceId: WorkspaceId, input: { url: string; events: string[]; enabled?: boolean }): Promise<{ endpoint: EndpointRow; secret: string }> {
+      await checkUrl(input.url);
+      const secret = generateWebhookSecret();
+      const endpoint = await store.insertEndpoint(workspaceId, { url: input.url, events: normalizeEvents(input.events), enabled: input.enabled ?? true, secret });
+      return { endpoint, secret };
+    },
+
+    get: mustFind,
+
+    list(workspaceId: WorkspaceId, page: { after?: Cursor; take: number }): Promise<EndpointRow[]> {
+      return store.listEndpoints(workspaceId, page);
+    },
+
+    async update(workspaceId: WorkspaceId, id: string, input: { url?: string; events?: string[]; enabled?: boolean }): Promise<EndpointRow> {
+      await mustFind(workspaceId, id);
+      if (input.url !== undefined) await checkUrl(input.url);
+      const endpoint = await store.updateEndpoint(workspaceId, id, { ...input, events: input.events && normalizeEvents(input.events) });
+      if (!endpoint) throw notFound('Webhook endpoint');
+      return endpoint;
+    },
+
+    async remove(workspaceId: WorkspaceId, id: string): Promise<void> {
+      if (!(await store.deleteEndpoint(workspaceId, id))) throw notFound('Webhook endpoint');
+    },
+
+    /** A new secret; the previous one keeps signing (beside the new one) for 24 h. */
+    async rotateSecret(workspaceId: WorkspaceId, id: string, now = new Date()): Promise<{ endpoint: EndpointRow; secret: string }> {
+      const secret = generateWebhookSecret();
+      const endpoint = await store.rotateSecret(workspaceId, id, secret, new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS));
+      if (!endpoint) throw notFound('Webhook endpoint');
+      return { endpoint, secret };
+    },
+
+    async deliveries(workspaceId: WorkspaceId, endpointId: string, page: { after?: Cursor; take: number }): Promise<DeliveryRow[]> {
+      await mustFind(workspaceId, endpointId);
+      return store.listDeliveries(workspaceId, endpointId, page);
+    },
+  };
+}
+export type EndpointsService = ReturnType<typeof endpointsService>;

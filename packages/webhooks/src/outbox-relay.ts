@@ -1,0 +1,125 @@
+import { timestamp, type Logger } from '@platform/core';
+import { DELIVERY_JOB_NAME, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
+import type { Sql, SqlClient } from './sql';
+import { outboxStore } from './webhooks.store';
+
+export interface PublishResult {
+  /** Outbox rows marked published. */
+  events: number;
+  /** Delivery jobs handed to the queue (one per event and subscribed endpoint). */
+  jobs: number;
+}
+
+/** The producer side of the queue that the relay needs. */
+export type DeliveryProducer = Pick<DeliveryQueue, 'addBulk'>;
+/** What startOutboxRelay needs of the queue: adding jobs, and knowing when Redis is first reachable. */
+export type RelayQueue = Pick<DeliveryQueue, 'addBulk' | 'waitUntilReady'>;
+
+/**
+ * Publishes up to `batchSize` unpublished outbox rows inside the caller's transaction `tx`: claims
+ * them (FOR UPDATE SKIP LOCKED), enqueues one delivery job per subscribed enabled endpoint, then
+ * marks them published. The jobs are enqueued before the commit, so a crash in between leaves the
+ * rows unpublished and a later run enqueues them again, which the deterministic job ids turn into
+ * no-ops: at least once, never lost.
+ */
+export async function publishOutboxBatch(tx: SqlClient, queue: DeliveryProducer, batchSize: number): Promise<PublishResult> {
+  const outbox = outboxStore(tx);
+  const events = await outbox.claimUnpublished(batchSize);
+  if (events.length === 0) return { events: 0, jobs: 0 };
+  const endpoints = await outbox.enabledEndpoints([...new Set(events.map((e) => e.workspaceId))]);
+  const jobs: { name: typeof DELIVERY_JOB_NAME; data: DeliveryJob; opts: ReturnType<typeof deliveryJobOptions> }[] = [];
+  for (const event of events) {
+    for (const endpoint of endpoints) {
+      if (endpoint.workspaceId !== event.workspaceId) continue;
+      if (!endpoint.events.includes('*') && !endpoint.events.includes(event.type)) continue;
+      jobs.push({
+        name: DELIVERY_JOB_NAME,
+        data: {
+          endpoint_id: endpoint.id,
+          event: {
+            id: event.id,
+            type: event.type as DeliveryJob['event']['type'],
+            created_at: timestamp(event.createdAt),
+            workspace_id: event.workspaceId,
+            data: event.data,
+          },
+        },
+        opts: deliveryJobOptions(event.id, endpoint.id),
+      });
+    }
+  }
+  if (jobs.length > 0) await queue.addBulk(jobs);
+  await outbox.markPublished(events.map((e) => e.id));
+  return { events: events.length, jobs: jobs.length };
+}
+
+export interface OutboxRelayOptions {
+  sql: Sql;
+  /** The service's delivery queue, from createDeliveryQueue. */
+  queue: RelayQueue;
+  /** Pause between polls once the outbox is drained (default 1000 ms). */
+  pollIntervalMs?: number;
+  /** Rows claimed per transaction (default 100). */
+  batchSize?: number;
+  logger?: Logger;
+}
+
+export interface OutboxRelay {
+  /** Stops polling and waits for the batch in flight; safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/**
+ * Polls the service's `outbox_events` and publishes them to the delivery queue. Any number of
+ * relays may run (one per service instance): SKIP LOCKED gives each its own rows.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const batchSize = options.batchSize ?? 100;
+  let stopped = false;
+  let stop!: () => void;
+  const stopping = new Promise<false>((resolve) => (stop = () => resolve(false)));
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let closing: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    // Until Redis first answers there is nothing to publish to; wait here, holding no row locks.
+    // (Afterwards the queue fails fast, and a batch whose enqueue fails rolls back.)
+    const ready = await Promise.race([options.queue.waitUntilReady().then(() => true), stopping]);
+    if (!ready) return;
+    while (!stopped) {
+      // The transaction holds the row locks while Redis is written; the timeout bounds that.
+      const result = await options.sql.$transaction((tx) => publishOutboxBatch(tx, options.queue, batchSize), { timeout: 30_000 });
+      if (result.events > 0) options.logger?.debug(result, 'outbox published');
+      if (result.events < batchSize) return;
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = drain().then(
+        () => schedule(pollIntervalMs),
+        (err: unknown) => {
+          // Redis or the database is down: the rows stay unpublished; try again next poll.
+          options.logger?.warn({ err }, 'outbox relay failed; retrying');
+          schedule(pollIntervalMs);
+        },
+      );
+    }, delayMs);
+  }
+
+  schedule(0);
+  return {
+    close() {
+      closing ??= (async () => {
+        stopped = true;
+        stop();
+        clearTimeout(timer);
+        await running;
+      })();
+      return closing;
+    },
+  };
+}

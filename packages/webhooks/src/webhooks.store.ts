@@ -1,0 +1,230 @@
+import type { Cursor, WorkspaceId } from '@platform/core';
+import type { SqlClient } from './sql';
+
+/** A row of `webhook_endpoints`. */
+export interface EndpointRow {
+  id: string;
+  workspaceId: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A row of `webhook_deliveries`: one delivery attempt. */
+export interface DeliveryRow {
+  id: string;
+  workspaceId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** A row of `outbox_events` (core outbox.ts). */
+export interface OutboxRow {
+  id: string;
+  workspaceId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+const ENDPOINT = `"id", "workspace_id" AS "workspaceId", "url", "events", "enabled", "secret", "previous_secret" AS "previousSecret",
+  "previous_secret_expires_at" AS "previousSecretExpiresAt", "disabled_at" AS "disabledAt", "disabled_reason" AS "disabledReason",
+  "created_at" AS "createdAt", "updated_at" AS "updatedAt"`;
+
+const DELIVERY = `"id", "workspace_id" AS "workspaceId", "endpoint_id" AS "endpointId", "event_id" AS "eventId", "event_type" AS "eventType",
+  "attempt", "status", "response_status" AS "responseStatus", "error", "created_at" AS "createdAt"`;
+
+/** Keyset condition after a cursor, in ("created_at", "id") order; `$n` is the next free placeholder. */
+function after(cursor: Cursor | undefined, n: number): { where: string; values: unknown[] } {
+  if (!cursor) return { where: '', values: [] };
+  return { where: ` AND ("created_at", "id") > ($${n}::timestamptz, $${n + 1}::uuid)`, values: [cursor.createdAt, cursor.id] };
+}
+
+/** Every webhook query; each takes the workspace, so none can reach another workspace's rows. */
+export function webhooksStore(sql: SqlClient) {
+  return {
+    async insertEndpoint(workspaceId: WorkspaceId, data: { url: string; events: string[]; enabled: boolean; secret: string }): Promise<EndpointRow> {
+      const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
+        `INSERT INTO "webhook_endpoints" ("workspace_id", "url", "events", "enabled", "secret", "disabled_at", "disabled_reason")
+         VALUES ($1::uuid, $2::text, $3::text[], $4::boolean, $5::text,
+                 CASE WHEN $4::boolean THEN NULL ELSE CURRENT_TIMESTAMP END, CASE WHEN $4::boolean THEN NULL ELSE 'disabled via API' END)
+         RETURNING ${ENDPOINT}`,
+        workspaceId,
+        data.url,
+        data.events,
+        data.enabled,
+        data.secret,
+      );
+      return rows[0]!;
+    },
+
+    async findEndpoint(workspaceId: WorkspaceId, id: string): Promise<EndpointRow | null> {
+      const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
+        `SELECT ${ENDPOINT} FROM "webhook_endpoints" WHERE "id" = $1::uuid AND "workspace_id" = $2::uuid`,
+        id,
+        workspaceId,
+      );
+      return rows[0] ?? null;
+    },
+
+    listEndpoints(workspaceId: WorkspaceId, page: { after?: Cursor; take: number }): Promise<EndpointRow[]> {
+      const keyset = after(page.after, 3);
+      return Promise.resolve(
+        sql.$queryRawUnsafe<EndpointRow[]>(
+          `SELECT ${ENDPOINT} FROM "webhook_endpoints" WHERE "workspace_id" = $1::uuid${keyset.where}
+           ORDER BY "created_at", "id" LIMIT $2::int`,
+          workspaceId,
+          page.take,
+          ...keyset.values,
+        ),
+      );
+    },
+
+    /**
+     * Changes the given fields in one statement. Enabling clears an automatic disable (410 Gone);
+     * disabling records when.
+     */
+    async updateEndpoint(
+      workspaceId: WorkspaceId,
+      id: string,
+      data: { url?: string; events?: string[]; enabled?: boolean },
+    ): Promise<EndpointRow | null> {
+      const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
+        `UPDATE "webhook_endpoints"
+            SET "url" = COALESCE($3::text, "url"),
+                "events" = COALESCE($4::text[], "events"),
+                "enabled" = COALESCE($5::boolean, "enabled"),
+                "disabled_at" = CASE WHEN $5::boolean IS NULL THEN "disabled_at"
+                                     WHEN $5::boolean THEN NULL
+                                     ELSE COALESCE("disabled_at", CURRENT_TIMESTAMP) END,
+                "disabled_reason" = CASE WHEN $5::boolean IS NULL THEN "disabled_reason"
+                                         WHEN $5::boolean THEN NULL
+                                         ELSE COALESCE("disabled_reason", 'disabled via API') END,
+                "updated_at" = CURRENT_TIMESTAMP
+          WHERE "id" = $1::uuid AND "workspace_id" = $2::uuid
+          RETURNING ${ENDPOINT}`,
+        id,
+        workspaceId,
+        data.url ?? null,
+        data.events ?? null,
+        data.enabled ?? null,
+      );
+      return rows[0] ?? null;
+    },
+
+    async deleteEndpoint(workspaceId: WorkspaceId, id: string): Promise<boolean> {
+      const count = await sql.$executeRawUnsafe(`DELETE FROM "webhook_endpoints" WHERE "id" = $1::uuid AND "workspace_id" = $2::uuid`, id, workspaceId);
+      return count > 0;
+    },
+
+    /** The current secret becomes the previous one, valid until `previousValidUntil` (one statement: no lost rotation). */
+    async rotateSecret(workspaceId: WorkspaceId, id: string, secret: string, previousValidUntil: Date): Promise<EndpointRow | null> {
+      const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
+        `UPDATE "webhook_endpoints"
+            SET "previous_secret" = "secret", "previous_secret_expires_at" = $4::timestamptz, "secret" = $3::text, "updated_at" = CURRENT_TIMESTAMP
+          WHERE "id" = $1::uuid AND "workspace_id" = $2::uuid
+          RETURNING ${ENDPOINT}`,
+        id,
+        workspaceId,
+        secret,
+        previousValidUntil,
+      );
+      return rows[0] ?? null;
+    },
+
+    /** Disables an endpoint that is still enabled; false when it was already disabled or is gone. */
+    async disableEndpoint(workspaceId: WorkspaceId, id: string, reason: string): Promise<boolean> {
+      const count = await sql.$executeRawUnsafe(
+        `UPDATE "webhook_endpoints" SET "enabled" = false, "disabled_at" = CURRENT_TIMESTAMP, "disabled_reason" = $3::text, "updated_at" = CURRENT_TIMESTAMP
+          WHERE "id" = $1::uuid AND "workspace_id" = $2::uuid AND "enabled"`,
+        id,
+        workspaceId,
+        reason,
+      );
+      return count > 0;
+    },
+
+    listDeliveries(workspaceId: WorkspaceId, endpointId: string, page: { after?: Cursor; take: number }): Promise<DeliveryRow[]> {
+      const keyset = after(page.after, 4);
+      return Promise.resolve(
+        sql.$queryRawUnsafe<DeliveryRow[]>(
+          `SELECT ${DELIVERY} FROM "webhook_deliveries" WHERE "endpoint_id" = $1::uuid AND "workspace_id" = $2::uuid${keyset.where}
+           ORDER BY "created_at", "id" LIMIT $3::int`,
+          endpointId,
+          workspaceId,
+          page.take,
+          ...keyset.values,
+        ),
+      );
+    },
+
+    async insertDelivery(
+      workspaceId: WorkspaceId,
+      data: Omit<DeliveryRow, 'id' | 'workspaceId' | 'createdAt'>,
+    ): Promise<DeliveryRow> {
+      const rows = await sql.$queryRawUnsafe<DeliveryRow[]>(
+        `INSERT INTO "webhook_deliveries" ("workspace_id", "endpoint_id", "event_id", "event_type", "attempt", "status", "response_status", "error")
+         VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::int, $6::text, $7::int, $8::text)
+         RETURNING ${DELIVERY}`,
+        workspaceId,
+        data.endpointId,
+        data.eventId,
+        data.eventType,
+        data.attempt,
+        data.status,
+        data.responseStatus,
+        data.error,
+      );
+      return rows[0]!;
+    },
+  };
+}
+export type WebhooksStore = ReturnType<typeof webhooksStore>;
+
+/**
+ * Relay queries, across workspaces: the relay publishes every service row. Claimed rows stay
+ * locked until the caller's transaction ends; SKIP LOCKED lets other relays take the next ones.
+ */
+export function outboxStore(tx: SqlClient) {
+  return {
+    claimUnpublished(limit: number): Promise<OutboxRow[]> {
+      return Promise.resolve(
+        tx.$queryRawUnsafe<OutboxRow[]>(
+          `SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt"
+             FROM "outbox_events" WHERE "published_at" IS NULL
+            ORDER BY "created_at", "id" LIMIT $1::int
+            FOR UPDATE SKIP LOCKED`,
+          limit,
+        ),
+      );
+    },
+
+    /** Enabled endpoints of these workspaces with their subscriptions. */
+    enabledEndpoints(workspaceIds: string[]): Promise<{ id: string; workspaceId: string; events: string[] }[]> {
+      return Promise.resolve(
+        tx.$queryRawUnsafe<{ id: string; workspaceId: string; events: string[] }[]>(
+          `SELECT "id", "workspace_id" AS "workspaceId", "events" FROM "webhook_endpoints"
+            WHERE "enabled" AND "workspace_id" = ANY($1::uuid[])`,
+          workspaceIds,
+        ),
+      );
+    },
+
+    markPublished(ids: string[]): Promise<number> {
+      return Promise.resolve(tx.$executeRawUnsafe(`UPDATE "outbox_events" SET "published_at" = CURRENT_TIMESTAMP WHERE "id" = ANY($1::text[])`, ids));
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { serviceClient, startReceiver, testIdentity, waitFor, type Receiver } from '@platform/testing';
+import { verifyWebhook } from '@platform/webhooks';
+import { startTestApp } from './test/app';
+
+let app: Awaited<ReturnType<typeof startTestApp>>;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  app = await startTestApp({ webhooks: true });
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await app.close();
+  await receiver.close();
+});
+
+test('every item event type arrives signed, with the resource as the API returns it', async () => {
+  const c = serviceClient(app.server, testIdentity());
+  const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/warehouse-hook'), events: ['*'] }).expect(201);
+  const [a, b] = await Promise.all([
+    c.post('/locations', { name: 'Aisle A', code: 'A' }).expect(201),
+    c.post('/locations', { name: 'Aisle B', code: 'B' }).expect(201),
+  ]);
+  const created = await c.post('/items', { sku: `HOOK-${Date.now()}`, name: 'Bolt', min_stock: 5, location_id: a.body.id }).expect(201);
+  const id = created.body.id;
+  const received = await c.post(`/items/${id}/stock-adjustments`, { delta: 10, reason: 'receipt' }).expect(201);
+  const moved = await c.patch(`/items/${id}`, { location_id: b.body.id }).expect(200);
+  const sold = await c.post(`/items/${id}/stock-adjustments`, { delta: -6, reason: 'sale' }).expect(201);
+
+  const expected = ['item.created', 'item.stock_adjusted', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed'];
+  const deliveries = await waitFor('every event', () => receiver.at('/warehouse-hook').length >= expected.length && receiver.at('/warehouse-hook'));
+  const events = deliveries.map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
+  expect(events.map((e) => e.type).sort()).toEqual([...expected].sort());
+
+  const byType = (type: string) => events.filter((e) => e.type === type).map((e) => e.data);
+  expect(byType('item.created')).toEqual([created.body]);
+  expect(byType('item.updated')).toEqual([moved.body]);
+  expect(byType('item.stock_adjusted')).toEqual(expect.arrayContaining([received.body.adjustment, sold.body.adjustment]));
+  expect(byType('item.reorder_needed')).toEqual([sold.body.item]);
+  const movements = await c.get(`/items/${id}/movements`).expect(200);
+  expect(byType('item.location_changed')).toEqual(movements.body.data);
+});
