@@ -1,0 +1,63 @@
+import { DEPLOYABLES, IMAGES, requiredVariables } from './deployables';
+import { type ComposeFile, composeProblems, durationSeconds, environmentOf, interpolate, readCompose } from './compose';
+
+/** A deep copy without the YAML anchors' shared objects, so a mutation touches one service. */
+const copy = (compose: ComposeFile): ComposeFile => JSON.parse(JSON.stringify(compose)) as ComposeFile;
+
+describe('docker-compose.yml', () => {
+  const compose = readCompose();
+
+  it('holds every rule: builds, commands, env against each config schema, ports, healthchecks, migrations first', () => {
+    expect(composeProblems(compose)).toEqual([]);
+  });
+
+  it('runs every deployable and one migration per database', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['postgres', 'redis', ...DEPLOYABLES.map((d) => d.name), ...IMAGES.map((m) => `migrate-${m.name}`)].sort(),
+    );
+  });
+
+  it('gives each deployable every variable its schema requires, secrets from the shell with a local default', () => {
+    for (const d of DEPLOYABLES) {
+      const env = environmentOf(compose.services[d.name] ?? {});
+      for (const name of requiredVariables(d.schema)) expect([d.name, name, env[name] !== undefined]).toEqual([d.name, name, true]);
+    }
+    expect(compose.services.gateway?.environment).toMatchObject({
+      PLATFORM_ADMIN_TOKEN: expect.stringMatching(/^\$\{PLATFORM_ADMIN_TOKEN:-.{16,}\}$/),
+      PLATFORM_INTERNAL_SECRET: expect.stringMatching(/^\$\{PLATFORM_INTERNAL_SECRET:-.{16,}\}$/),
+    });
+  });
+
+  it('interpolates like compose with an empty environment', () => {
+    expect(interpolate('${A:-x}/${B-y}/${C}/$$D')).toBe('x/y//$D');
+    expect(durationSeconds('1m30s')).toBe(90);
+  });
+});
+
+describe('the compose rules catch', () => {
+  const compose = readCompose();
+  const cases: Array<[string, (c: ComposeFile) => void, string]> = [
+    ['a variable the schema does not know', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORTT: '4001' }), 'events: EVENTS_PORTT is not a variable of its config schema'],
+    ['a worker given the API secret it does not read', (c) => Object.assign(c.services['pipelines-worker']?.environment as object, { PLATFORM_INTERNAL_SECRET: 'x'.repeat(32) }), 'pipelines-worker: PLATFORM_INTERNAL_SECRET is not a variable'],
+    ['a required variable missing', (c) => delete (c.services.events?.environment as Record<string, string>).PLATFORM_INTERNAL_SECRET, 'events: required variable PLATFORM_INTERNAL_SECRET is not set'],
+    ['a default the schema rejects', (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN:-short}' }), 'gateway: PLATFORM_ADMIN_TOKEN is invalid'],
+    ['a secret without default', (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN}' }), 'has no default'],
+    ['a laptop default left in a container', (c) => delete (c.services.pipelines?.environment as Record<string, string>).REDIS_URL, 'pipelines: REDIS_URL is not set, and its default redis://127.0.0.1:6379 is loopback'],
+    ['an upstream on the wrong port', (c) => Object.assign(c.services.gateway?.environment as object, { EVENTS_URL: 'http://events:4999' }), 'gateway: EVENTS_URL uses port 4999, but events listens on 4001'],
+    ['loopback inside a container', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/platform_events' }), 'which is not a compose service'],
+    ['a port that is not the configured one', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORT: '5000' }), 'events: exposes 4001, but it listens on 5000'],
+    ['an unknown depends_on', (c) => Object.assign(c.services.gateway?.depends_on as object, { nope: { condition: 'service_started' } }), 'gateway: depends on nope, which is not a service'],
+    ['a service started before its migration', (c) => delete (c.services.events?.depends_on as Record<string, unknown>)['migrate-events'], 'events: does not depend on migrate-events'],
+    ['a migration with another command', (c) => Object.assign(c.services['migrate-events'] ?? {}, { command: ['node', 'dist/main.js'] }), 'migrate-events: command'],
+    ['a worker running the API', (c) => delete c.services['pipelines-worker']?.command, 'pipelines-worker: command'],
+    ['a worker killed before its shutdown deadline', (c) => Object.assign(c.services['pipelines-worker'] ?? {}, { stop_grace_period: '20s' }), 'does not exceed its 30s shutdown deadline'],
+    ['a missing Dockerfile', (c) => Object.assign(c.services.events ?? {}, { build: { context: '.', dockerfile: 'services/events/Dockerfile.nope' } }), 'does not exist'],
+    ['a gateway not published', (c) => delete c.services.gateway?.ports, 'gateway: not published on 8080'],
+    ['postgres behind another service', (c) => Object.assign(c.services.postgres ?? {}, { depends_on: ['redis'] }), 'postgres: depends on other services'],
+  ];
+  it.each(cases)('%s', (_, mutate, problem) => {
+    const mutated = copy(compose);
+    mutate(mutated);
+    expect(composeProblems(mutated).join('\n')).toContain(problem);
+  });
+});

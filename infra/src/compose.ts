@@ -1,0 +1,215 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import {
+  DEPLOYABLES,
+  IMAGES,
+  ROOT,
+  databaseVariables,
+  effectivePort,
+  entryProblems,
+  environmentProblems,
+  shutdownSeconds,
+} from './deployables';
+
+export interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+  ports?: Array<string | number | { target?: number | string; published?: number | string }>;
+  expose?: Array<string | number>;
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string | string[] };
+  stop_grace_period?: string;
+}
+
+export interface ComposeFile {
+  services: Record<string, ComposeService>;
+}
+
+export function readCompose(): ComposeFile {
+  return parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as ComposeFile;
+}
+
+/** Compose interpolation with an empty shell environment: `${X:-default}` and `${X-default}` give the default. */
+export function interpolate(value: string): string {
+  return value
+    .replace(/\$\$/g, '\u0000')
+    .replace(/\$\{(\w+)(?::?-([^}]*))?\}/g, (_, _name: string, fallback?: string) => fallback ?? '')
+    .replace(/\$(\w+)/g, '')
+    .replace(/\u0000/g, '$');
+}
+
+/** `${X}` without a default: `docker compose up` would need the variable set. */
+function interpolationsWithoutDefault(value: unknown, path: string): string[] {
+  if (typeof value === 'string') {
+    return [...value.replace(/\$\$/g, '').matchAll(/\$\{(\w+)(:?[-?+][^}]*)?\}|\$(\w+)/g)]
+      .filter((m) => !m[2]?.replace(/^:/, '').startsWith('-'))
+      .map((m) => `${path}: ${m[0]} has no default (write \${${m[1] ?? m[3]}:-value})`);
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => interpolationsWithoutDefault(v, `${path}[${i}]`));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => interpolationsWithoutDefault(v, `${path}.${k}`));
+  return [];
+}
+
+export function environmentOf(service: ComposeService): Record<string, string> {
+  const env: Record<string, string> = {};
+  const entries = Array.isArray(service.environment)
+    ? service.environment.map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string?])
+    : Object.entries(service.environment ?? {});
+  for (const [name, value] of entries) {
+    if (value !== undefined && value !== null) env[name] = interpolate(String(value));
+  }
+  return env;
+}
+
+function dependsOn(service: ComposeService): Record<string, string> {
+  if (Array.isArray(service.depends_on)) return Object.fromEntries(service.depends_on.map((name) => [name, 'service_started']));
+  return Object.fromEntries(Object.entries(service.depends_on ?? {}).map(([name, value]) => [name, value?.condition ?? 'service_started']));
+}
+
+function commandOf(service: ComposeService): string[] | undefined {
+  if (service.command === undefined) return undefined;
+  return Array.isArray(service.command) ? service.command : service.command.split(/\s+/);
+}
+
+/** Container ports a service publishes, as {published, target}. */
+function publishedPorts(service: ComposeService): Array<{ published?: number; target: number }> {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port === 'object') return { published: port.published === undefined ? undefined : Number(port.published), target: Number(port.target) };
+    const parts = interpolate(String(port)).replace(/\/(tcp|udp)$/, '').split(':');
+    const target = Number(parts.at(-1));
+    return parts.length > 1 ? { published: Number(parts.at(-2)), target } : { target };
+  });
+}
+
+export function durationSeconds(value: string): number {
+  let seconds = 0;
+  for (const [, amount, unit] of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    seconds += Number(amount) * ({ ms: 0.001, s: 1, m: 60, h: 3600 } as Record<string, number>)[unit as string]!;
+  }
+  return seconds;
+}
+
+const BACKING: Record<string, number> = { postgres: 5432, redis: 6379 };
+
+/** Everything docker-compose.yml must hold for the deployables, as a list of problems (empty: none). */
+export function composeProblems(compose: ComposeFile): string[] {
+  const problems: string[] = [];
+  const services = compose.services ?? {};
+  const portOf = (name: string): number | undefined => {
+    const d = DEPLOYABLES.find((x) => x.name === name);
+    const service = services[name];
+    return d && service ? effectivePort(d, environmentOf(service)) : BACKING[name];
+  };
+
+  problems.push(...interpolationsWithoutDefault(services, 'services'));
+
+  // `docker compose up -d postgres redis` for `npm start`: both published on their usual ports, with healthchecks.
+  for (const [name, port] of Object.entries(BACKING)) {
+    const service = services[name];
+    if (!service) {
+      problems.push(`${name}: missing`);
+      continue;
+    }
+    if (!service.healthcheck?.test) problems.push(`${name}: no healthcheck (the others wait on service_healthy)`);
+    if (!publishedPorts(service).some((p) => p.published === port && p.target === port)) problems.push(`${name}: does not publish ${port} for \`npm start\``);
+    if (Object.keys(dependsOn(service)).length > 0) problems.push(`${name}: depends on other services, so \`docker compose up -d postgres redis\` would start them`);
+  }
+
+  const sameImage = (name: string, service: ComposeService, dir: string, image: string) => {
+    const build = typeof service.build === 'string' ? { context: service.build } : service.build;
+    if (!build) return [`${name}: no build`];
+    const out: string[] = [];
+    const context = build.context ?? '.';
+    const dockerfile = build.dockerfile ?? 'Dockerfile';
+    if (context !== '.' && context !== './') out.push(`${name}: build context ${context}: the Dockerfiles build from the repository root`);
+    if (dockerfile !== `${dir}/Dockerfile`) out.push(`${name}: builds ${dockerfile}, expected ${dir}/Dockerfile`);
+    if (!existsSync(join(ROOT, context, dockerfile))) out.push(`${name}: ${join(context, dockerfile)} does not exist`);
+    if (service.image?.split(':')[0] !== image) out.push(`${name}: image ${service.image ?? '(none)'}, expected ${image}:<tag>`);
+    return out;
+  };
+
+  for (const d of DEPLOYABLES) {
+    const service = services[d.name];
+    if (!service) {
+      problems.push(`${d.name}: missing`);
+      continue;
+    }
+    const env = environmentOf(service);
+    const port = effectivePort(d, env);
+    problems.push(...sameImage(d.name, service, d.dir, d.image));
+    problems.push(...environmentProblems(d.name, env, d.schema, { complete: true }));
+
+    const command = commandOf(service);
+    if (command ? command.join(' ') !== `node --enable-source-maps ${d.entry}` : d.entry !== 'dist/main.js') {
+      problems.push(`${d.name}: command ${JSON.stringify(command ?? 'the image CMD (dist/main.js)')}, expected node --enable-source-maps ${d.entry}`);
+    }
+    if (command?.[2]) problems.push(...entryProblems(d.name, d.dir, command[2]));
+
+    for (const p of publishedPorts(service)) {
+      if (p.target !== port) problems.push(`${d.name}: publishes container port ${p.target}, but it listens on ${port} (${d.portVariable})`);
+    }
+    for (const exposed of service.expose ?? []) {
+      if (Number(exposed) !== port) problems.push(`${d.name}: exposes ${exposed}, but it listens on ${port} (${d.portVariable})`);
+    }
+    if (service.healthcheck?.test) {
+      const test = [service.healthcheck.test].flat().join(' ');
+      if (!test.includes(`:${port}/healthz`) && !test.includes(d.portVariable)) problems.push(`${d.name}: healthcheck does not GET /healthz on ${port}`);
+    } else if (d.entry !== 'dist/main.js') {
+      problems.push(`${d.name}: no healthcheck, and the image's HEALTHCHECK checks the API port, not ${d.portVariable} ${port}`);
+    }
+    const grace = durationSeconds(service.stop_grace_period ?? '10s');
+    if (grace <= shutdownSeconds(d, env)) problems.push(`${d.name}: stop_grace_period ${grace}s does not exceed its ${shutdownSeconds(d, env)}s shutdown deadline`);
+
+    const deps = dependsOn(service);
+    const migration = `migrate-${IMAGES.find((i) => i.dir === d.dir)?.name}`;
+    if (databaseVariables(d.schema).length > 0 && deps[migration] !== 'service_completed_successfully') {
+      problems.push(`${d.name}: does not depend on ${migration} with condition service_completed_successfully`);
+    }
+    if ('REDIS_URL' in d.schema.shape && deps.redis !== 'service_healthy') problems.push(`${d.name}: uses Redis but does not wait for redis (service_healthy)`);
+  }
+
+  for (const m of IMAGES) {
+    const name = `migrate-${m.name}`;
+    const service = services[name];
+    if (!service) {
+      problems.push(`${name}: missing (one-shot migration of ${m.dir})`);
+      continue;
+    }
+    problems.push(...sameImage(name, service, m.dir, m.image));
+    const command = commandOf(service);
+    if (command?.join(' ') !== 'node dist/migrate.js') problems.push(`${name}: command ${JSON.stringify(command)}, expected ["node", "dist/migrate.js"]`);
+    else problems.push(...entryProblems(name, m.dir, 'dist/migrate.js'));
+    const env = environmentOf(service);
+    problems.push(...environmentProblems(name, env, m.schema, { complete: false }));
+    for (const variable of databaseVariables(m.schema)) {
+      if (!env[variable]) problems.push(`${name}: ${variable} is not set`);
+    }
+    if (dependsOn(service).postgres !== 'service_healthy') problems.push(`${name}: does not wait for postgres (service_healthy)`);
+  }
+
+  for (const [name, service] of Object.entries(services)) {
+    for (const target of Object.keys(dependsOn(service))) {
+      if (!services[target]) problems.push(`${name}: depends on ${target}, which is not a service`);
+    }
+    // Inside a container 127.0.0.1 is the container itself: addresses are service names, on their ports.
+    for (const [variable, value] of Object.entries(environmentOf(service))) {
+      if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) continue;
+      const url = new URL(value);
+      const defaultPort = { 'http:': 80, 'https:': 443, 'postgresql:': 5432, 'postgres:': 5432, 'redis:': 6379 }[url.protocol];
+      const port = Number(url.port || defaultPort);
+      if (!services[url.hostname]) {
+        problems.push(`${name}: ${variable} points at ${url.hostname}, which is not a compose service`);
+      } else if (portOf(url.hostname) !== port) {
+        problems.push(`${name}: ${variable} uses port ${port}, but ${url.hostname} listens on ${portOf(url.hostname)}`);
+      }
+    }
+  }
+
+  const gateway = services.gateway;
+  if (gateway && !publishedPorts(gateway).some((p) => p.published === 8080)) problems.push('gateway: not published on 8080 (the platform address, contract section 1)');
+  return problems;
+}
+

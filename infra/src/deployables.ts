@@ -1,0 +1,158 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventsConfig } from '@platform/events/dist/config.js';
+import { GatewayConfig } from '@platform/gateway/dist/config.js';
+import { PipelinesConfig } from '@platform/pipelines/dist/config.js';
+import { WorkerConfig } from '@platform/pipelines/dist/worker.config.js';
+import { WarehouseConfig } from '@platform/warehouse/dist/config.js';
+
+/** The repository root (infra/src/..). */
+export const ROOT = join(__dirname, '..', '..');
+
+interface Parsed {
+  success: boolean;
+  data?: unknown;
+  error?: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> };
+}
+
+/** What the tests need of a deployable's zod config schema (src/config.ts), without depending on zod. */
+export interface ConfigSchema {
+  shape: Record<string, { safeParse(value: unknown): Parsed }>;
+  safeParse(value: unknown): Parsed;
+}
+
+/** One process that is deployed on its own: a compose service and a Kubernetes Deployment of that name. */
+export interface Deployable {
+  name: string;
+  /** The workspace package, relative to the repository root. */
+  dir: string;
+  packageName: string;
+  /** The image it runs: the package's Dockerfile builds it (the worker shares the pipelines image). */
+  image: string;
+  /** The zod schema of the process's environment, imported from the package's build. */
+  schema: ConfigSchema;
+  /** The variable of the port that answers /healthz and /readyz. */
+  portVariable: string;
+  /** The script the process runs; the image's CMD when `command` is not set. */
+  entry: string;
+}
+
+const schema = (value: unknown): ConfigSchema => value as ConfigSchema;
+
+export const DEPLOYABLES: readonly Deployable[] = [
+  { name: 'gateway', dir: 'gateway', packageName: '@platform/gateway', image: 'platform/gateway', schema: schema(GatewayConfig), portVariable: 'GATEWAY_PORT', entry: 'dist/main.js' },
+  { name: 'events', dir: 'services/events', packageName: '@platform/events', image: 'platform/events', schema: schema(EventsConfig), portVariable: 'EVENTS_PORT', entry: 'dist/main.js' },
+  { name: 'warehouse', dir: 'services/warehouse', packageName: '@platform/warehouse', image: 'platform/warehouse', schema: schema(WarehouseConfig), portVariable: 'WAREHOUSE_PORT', entry: 'dist/main.js' },
+  { name: 'pipelines', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(PipelinesConfig), portVariable: 'PIPELINES_PORT', entry: 'dist/main.js' },
+  // The run worker has its own schema (services/pipelines/src/worker.config.ts) and health port.
+  { name: 'pipelines-worker', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(WorkerConfig), portVariable: 'PIPELINES_WORKER_PORT', entry: 'dist/worker.js' },
+];
+
+/** A package with its own database: one image, one Dockerfile, one migration (`node dist/migrate.js`). */
+export interface Migratable {
+  /** Compose service `migrate-<name>`, Kubernetes Job `<name>-migrate`. */
+  name: string;
+  dir: string;
+  image: string;
+  /** The schema src/migrate.ts reads its database URL from. */
+  schema: ConfigSchema;
+}
+
+/** The packages that ship an image: the deployables' packages, once each. */
+export const IMAGES: readonly Migratable[] = DEPLOYABLES.filter((d) => d.entry === 'dist/main.js').map((d) => ({ name: d.name, dir: d.dir, image: d.image, schema: d.schema }));
+
+export function deployable(name: string): Deployable {
+  const found = DEPLOYABLES.find((d) => d.name === name);
+  if (!found) throw new Error(`no deployable ${name}`);
+  return found;
+}
+
+/** The variables a schema accepts. */
+export function variables(schema: ConfigSchema): string[] {
+  return Object.keys(schema.shape);
+}
+
+/** The variables without a default: a process without one of them refuses to start. */
+export function requiredVariables(schema: ConfigSchema): string[] {
+  return Object.entries(schema.shape)
+    .filter(([, field]) => !field.safeParse(undefined).success)
+    .map(([name]) => name);
+}
+
+/** The variable's value when unset (its schema default). */
+export function defaultOf(schema: ConfigSchema, name: string): unknown {
+  const field = schema.shape[name];
+  if (!field) throw new Error(`${name} is not a variable of this schema`);
+  return field.safeParse(undefined).data;
+}
+
+/** The port a process listens on with this environment (the variable, else its default). */
+export function effectivePort(d: Deployable, env: Record<string, string | undefined> = {}): number {
+  const parsed = d.schema.shape[d.portVariable]?.safeParse(env[d.portVariable]);
+  if (!parsed?.success || typeof parsed.data !== 'number') throw new Error(`${d.name}: ${d.portVariable} is not a port`);
+  return parsed.data;
+}
+
+/** The database URL variables of a schema (`*_DATABASE_URL`). */
+export function databaseVariables(schema: ConfigSchema): string[] {
+  return variables(schema).filter((name) => name.endsWith('_DATABASE_URL'));
+}
+
+/**
+ * Problems of an environment for a schema: names the schema does not know (a typo is silently ignored
+ * by zod, and the default wins), required names missing, values the schema rejects.
+ */
+export function environmentProblems(where: string, env: Record<string, string | undefined>, schema: ConfigSchema, options: { complete: boolean }): string[] {
+  const known = new Set(variables(schema));
+  const problems = Object.keys(env)
+    .filter((name) => !known.has(name))
+    .map((name) => `${where}: ${name} is not a variable of its config schema`);
+  if (!options.complete) return problems;
+  for (const name of requiredVariables(schema)) {
+    if (env[name] === undefined) problems.push(`${where}: required variable ${name} is not set`);
+  }
+  // The defaults are for a laptop: inside a container 127.0.0.1 is the container itself.
+  for (const name of variables(schema)) {
+    const fallback = defaultOf(schema, name);
+    if (env[name] === undefined && typeof fallback === 'string' && /^[a-z][a-z0-9+.-]*:\/\/([^@/]*@)?(127\.0\.0\.1|localhost|\[::1\])[:/]/i.test(fallback)) {
+      problems.push(`${where}: ${name} is not set, and its default ${fallback} is loopback`);
+    }
+  }
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error?.issues ?? []) {
+      const name = issue.path.map(String).join('.');
+      if (env[name] !== undefined) problems.push(`${where}: ${name} is invalid: ${issue.message}`);
+    }
+  }
+  return problems;
+}
+
+/** `dist/x.js` is compiled from `src/x.ts`: the source a command runs must exist in its package. */
+export function entryProblems(where: string, dir: string, entry: string): string[] {
+  const match = /^dist\/(.+)\.js$/.exec(entry);
+  if (!match) return [`${where}: ${entry} is not a dist/*.js script`];
+  const source = join(dir, 'src', `${match[1]}.ts`);
+  return existsSync(join(ROOT, source)) ? [] : [`${where}: runs ${entry} but ${source} does not exist`];
+}
+
+/** The shutdown deadline of every process using gracefulShutdown's default (packages/core/src/shutdown.ts), in seconds. */
+export function defaultShutdownDeadlineSeconds(): number {
+  const source = readFileSync(join(ROOT, 'packages/core/src/shutdown.ts'), 'utf8');
+  const match = /deadlineMs = ([\d_]+)/.exec(source);
+  if (!match?.[1]) throw new Error('gracefulShutdown has no default deadlineMs in packages/core/src/shutdown.ts');
+  return Number(match[1].replace(/_/g, '')) / 1000;
+}
+
+/** How long a deployable may take to stop after SIGTERM with this environment, in seconds. */
+export function shutdownSeconds(d: Deployable, env: Record<string, string | undefined>): number {
+  if ('WORKER_SHUTDOWN_TIMEOUT_MS' in d.schema.shape) {
+    const parsed = d.schema.shape.WORKER_SHUTDOWN_TIMEOUT_MS?.safeParse(env.WORKER_SHUTDOWN_TIMEOUT_MS);
+    return Number(parsed?.data) / 1000;
+  }
+  return defaultShutdownDeadlineSeconds();
+}
+
+export function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as T;
+}
