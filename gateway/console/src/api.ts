@@ -1,0 +1,199 @@
+// Calls to the gateway from the console: the admin API with the admin token, the services'
+// public API with the console's session key. Same origin, so no CORS and no cookie.
+
+export interface Problem {
+  in?: string;
+  field: string;
+  code: string;
+  message: string;
+}
+
+/** A non-2xx answer, with the contract's error body (section 2) taken apart. */
+export class ApiCallError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly problems: Problem[] = [],
+    readonly requestId?: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ApiCallError';
+  }
+}
+
+export interface ServiceMeta {
+  name: string;
+  prefix: string;
+  /** Whether the gateway routes this service's /webhook-endpoints yet. */
+  webhooks: boolean;
+  event_types: string[];
+}
+
+/** Served by the gateway from @platform/core (never copied into the page). */
+export interface Meta {
+  version: string;
+  scopes: string[];
+  services: ServiceMeta[];
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[] | null;
+  token?: string;
+  token_prefix: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface Connector {
+  connector: string;
+  config: Record<string, unknown>;
+}
+
+export interface Pipeline {
+  id: string;
+  name: string;
+  status: 'active' | 'paused';
+  source: Connector;
+  destination: Connector;
+  last_successful_run_at: string | null;
+  created_at: string;
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface Run {
+  id: string;
+  pipeline_id: string;
+  status: RunStatus;
+  trigger: string;
+  since: string | null;
+  dry_run: boolean;
+  attempts: number;
+  stats: { records_read: number; records_written: number };
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  created_at: string;
+  secret?: string;
+}
+
+export interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  response_status: number | null;
+  error: string | null;
+  created_at: string;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Lets the request finish after the tab closes (revoking the session key on pagehide). */
+  keepalive?: boolean;
+}
+
+/** One JSON call; resolves with the parsed body (undefined for 204), rejects with ApiCallError. */
+export async function call<T>(method: string, path: string, token: string, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...options.headers };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      keepalive: options.keepalive,
+      cache: 'no-store',
+      credentials: 'omit',
+      redirect: 'error',
+    });
+  } catch {
+    throw new ApiCallError(0, 'network_error', 'The gateway could not be reached. Check your connection and retry.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (res.ok) return parsed as T;
+  const error = (parsed as { error?: Record<string, unknown> } | undefined)?.error;
+  if (!error) throw new ApiCallError(res.status, 'http_error', `The gateway answered ${res.status} ${res.statusText}.`, [], res.headers.get('x-request-id') ?? undefined);
+  const { code, message, errors, request_id: requestId, ...details } = error;
+  throw new ApiCallError(
+    res.status,
+    String(code ?? 'http_error'),
+    String(message ?? `The gateway answered ${res.status}.`),
+    Array.isArray(errors) ? (errors as Problem[]) : [],
+    typeof requestId === 'string' ? requestId : undefined,
+    details,
+  );
+}
+
+export async function loadMeta(): Promise<Meta> {
+  const res = await fetch('/console/meta.json', { cache: 'no-cache', credentials: 'omit' });
+  if (!res.ok) throw new Error(`The console could not load its settings (${res.status}).`);
+  return (await res.json()) as Meta;
+}
+
+const cursorQuery = (cursor: string | null | undefined): string => (cursor ? `&cursor=${encodeURIComponent(cursor)}` : '');
+
+/** The admin API (contract section 3) with the admin token. */
+export const admin = {
+  listWorkspaces: (token: string, cursor?: string | null) => call<Page<Workspace>>('GET', `/admin/v1/workspaces?limit=100${cursorQuery(cursor)}`, token),
+  createWorkspace: (token: string, name: string) => call<Workspace>('POST', '/admin/v1/workspaces', token, { body: { name } }),
+  listKeys: (token: string, workspaceId: string, cursor?: string | null) =>
+    call<Page<ApiKey>>('GET', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys?limit=100${cursorQuery(cursor)}`, token),
+  createKey: (token: string, workspaceId: string, body: { name: string; scopes: string[] | null; expires_at: string | null }) =>
+    call<ApiKey & { token: string }>('POST', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys`, token, { body }),
+  revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) =>
+    call<void>('DELETE', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys/${encodeURIComponent(keyId)}`, token, { keepalive }),
+};
+
+/**
+ * Every item of a list whose pages run oldest first (contract section 2), up to `maxPages`
+ * pages of 100; `complete` is false when more were left.
+ */
+export async function allPages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>, maxPages = 5): Promise<{ items: T[]; complete: boolean }> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < maxPages; page++) {
+    const result: Page<T> = await fetchPage(cursor);
+    items.push(...result.data);
+    cursor = result.next_cursor;
+    if (cursor === null) return { items, complete: true };
+  }
+  return { items, complete: false };
+}
+
+export const withCursor = (path: string, cursor: string | null): string => `${path}${path.includes('?') ? '&' : '?'}limit=100${cursorQuery(cursor)}`;

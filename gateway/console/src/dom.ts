@@ -1,0 +1,70 @@
+// DOM helpers. Text always goes through textContent or attributes: the page's CSP requires
+// Trusted Types, so an accidental innerHTML would throw instead of becoming markup.
+
+type Child = Node | string | null | undefined | false;
+type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+/** An element with attributes, listeners (`on<event>` keys) and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, '');
+    else element.setAttribute(name, String(value));
+  }
+  append(element, ...children);
+  return element;
+}
+
+export function append(parent: Node, ...children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+}
+
+/** The element with this id; a missing one is a bug in index.html, so it throws. */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`#${id} is missing from the page`);
+  return element as T;
+}
+
+export function clear(element: Element): void {
+  element.replaceChildren();
+}
+
+/** A `<time>` showing a timestamp in the reader's locale, or a dash. */
+export function time(iso: string | null | undefined, empty = '—'): Node {
+  if (!iso) return document.createTextNode(empty);
+  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+}
+
+export function badge(text: string, kind = text): HTMLElement {
+  return h('span', { class: `badge ${kind}` }, text);
+}
+
+/**
+ * A table cell that names its column on phones (see `table.responsive` in console.css); its
+ * content is one element so it stays in one grid column there.
+ */
+export function cell(label: string, ...children: Child[]): HTMLTableCellElement {
+  return h('td', { 'data-label': label }, h('span', {}, ...children));
+}
+
+/** Disables the buttons while `work` runs, so a double click cannot send the request twice. */
+export async function busy<T>(controls: (HTMLButtonElement | HTMLFieldSetElement | null)[], work: () => Promise<T>): Promise<T> {
+  const touched = controls.filter((c): c is HTMLButtonElement | HTMLFieldSetElement => c !== null && !c.disabled);
+  for (const control of touched) control.disabled = true;
+  try {
+    return await work();
+  } finally {
+    for (const control of touched) control.disabled = false;
+  }
+}
+
+/** A short form of an id for headings and messages. */
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}

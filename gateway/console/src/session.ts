@@ -1,0 +1,145 @@
+// The tab's session. The admin token and the session key live only in this module's variables:
+// never in localStorage, sessionStorage, a cookie or a URL. Reloading the tab forgets them.
+import { admin, ApiCallError, call, type CallOptions, type Meta, type Page, type Workspace } from './api.js';
+
+export const SESSION_KEY_NAME = 'console session';
+/** Short-lived: if the tab dies without revoking it, the key stops working on its own. */
+export const SESSION_KEY_TTL_MS = 60 * 60 * 1000;
+/** A key this close to its expiry is replaced before the next call. */
+const RENEW_BEFORE_MS = 5 * 60 * 1000;
+/** The resources the console manages through the services' public API. */
+const SESSION_RESOURCES = ['pipelines', 'runs', 'webhooks'];
+
+interface SessionKey {
+  id: string;
+  token: string;
+  expiresAt: number;
+}
+
+let meta: Meta | null = null;
+let adminToken: string | null = null;
+let workspace: Workspace | null = null;
+let sessionKey: SessionKey | null = null;
+let renewing: Promise<SessionKey> | null = null;
+
+export function setMeta(value: Meta): void {
+  meta = value;
+}
+
+export function getMeta(): Meta {
+  if (!meta) throw new Error('console settings not loaded');
+  return meta;
+}
+
+/** pipelines:*, runs:*, webhooks:* as listed by the contract's scopes. */
+export function sessionScopes(): string[] {
+  return getMeta().scopes.filter((scope) => SESSION_RESOURCES.includes(scope.split(':')[0]!));
+}
+
+export function requireAdminToken(): string {
+  if (adminToken === null) throw new Error('Signed out: sign in again.');
+  return adminToken;
+}
+
+export function currentWorkspace(): Workspace {
+  if (!workspace) throw new Error('No workspace chosen.');
+  return workspace;
+}
+
+export function sessionKeyId(): string | null {
+  return sessionKey?.id ?? null;
+}
+
+/** Checks the token with a real admin call and keeps it; resolves with the first workspaces. */
+export async function signIn(token: string): Promise<Page<Workspace>> {
+  const page = await admin.listWorkspaces(token);
+  adminToken = token;
+  return page;
+}
+
+async function createSessionKey(): Promise<SessionKey> {
+  const token = requireAdminToken();
+  const { id } = currentWorkspace();
+  const expiresAt = Date.now() + SESSION_KEY_TTL_MS;
+  const created = await admin.createKey(token, id, { name: SESSION_KEY_NAME, scopes: sessionScopes(), expires_at: new Date(expiresAt).toISOString() });
+  sessionKey = { id: created.id, token: created.token, expiresAt };
+  return sessionKey;
+}
+
+/**
+ * Replaces `stale` (expiring, or revoked from the key list); one renewal at a time, and a call
+ * that failed with a key already replaced just takes the new one.
+ */
+function renewSessionKey(stale: SessionKey | null): Promise<SessionKey> {
+  if (renewing) return renewing;
+  if (sessionKey && sessionKey !== stale) return Promise.resolve(sessionKey);
+  renewing = (async () => {
+    sessionKey = null;
+    try {
+      if (stale) await revokeQuietly(stale.id);
+      return await createSessionKey();
+    } finally {
+      renewing = null;
+    }
+  })();
+  return renewing;
+}
+
+async function revokeQuietly(keyId: string, keepalive = false): Promise<void> {
+  if (adminToken === null || workspace === null) return;
+  try {
+    await admin.revokeKey(adminToken, workspace.id, keyId, keepalive);
+  } catch {
+    // Already revoked or gone; it expires within the hour anyway.
+  }
+}
+
+/** Chooses a workspace: a fresh session key for the service calls, the previous one revoked. */
+export async function openWorkspace(next: Workspace): Promise<void> {
+  await closeWorkspace();
+  workspace = next;
+  try {
+    await createSessionKey();
+  } catch (err) {
+    workspace = null;
+    throw err;
+  }
+}
+
+/** Revokes the session key and forgets the workspace. */
+export async function closeWorkspace(): Promise<void> {
+  const key = sessionKey;
+  sessionKey = null;
+  if (key) await revokeQuietly(key.id);
+  workspace = null;
+}
+
+/** Revokes the session key and forgets the admin token. */
+export async function signOut(): Promise<void> {
+  await closeWorkspace();
+  adminToken = null;
+}
+
+/**
+ * The tab is going away: ask the gateway to revoke the session key with a request that outlives
+ * the page (fetch keepalive can carry the Authorization header; sendBeacon cannot).
+ */
+export function revokeOnPageHide(): void {
+  if (sessionKey) void revokeQuietly(sessionKey.id, true);
+}
+
+/**
+ * A call to a service through the gateway's public API with the session key; a key near its
+ * expiry is replaced first, and a 401 (expired or revoked meanwhile) is retried once with a new key.
+ */
+export async function gateway<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  let key = renewing ? await renewing : sessionKey;
+  if (!key || key.expiresAt - Date.now() < RENEW_BEFORE_MS) key = await renewSessionKey(key);
+  const send = (token: string) => call<T>(method, path, token, { ...options, headers: { 'platform-version': getMeta().version, ...options.headers } });
+  try {
+    return await send(key.token);
+  } catch (err) {
+    if (!(err instanceof ApiCallError) || err.status !== 401) throw err;
+    return send((await renewSessionKey(key)).token);
+  }
+}

@@ -1,0 +1,327 @@
+// Webhook endpoints of each service (contract section 11): list, create (secret shown once),
+// enable or disable, delete, and the latest deliveries with their status.
+import { allPages, ApiCallError, withCursor, type Delivery, type Page, type ServiceMeta, type WebhookEndpoint } from './api.js';
+import { copyText } from './clipboard.js';
+import { confirmAction } from './confirm.js';
+import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { announce, clearError, showError } from './messages.js';
+import { gateway, getMeta } from './session.js';
+
+/** How often shown deliveries are read again. */
+const DELIVERIES_POLL_MS = 2000;
+const DELIVERIES_SHOWN = 20;
+
+interface ServiceSection {
+  service: ServiceMeta;
+  list: HTMLElement;
+  empty: HTMLElement;
+}
+
+interface OpenDeliveries {
+  endpoint: WebhookEndpoint;
+  body: HTMLTableSectionElement;
+  note: HTMLElement;
+  timer?: number;
+}
+
+const sections = new Map<string, ServiceSection>();
+const openDeliveries = new Map<string, OpenDeliveries>();
+let loaded = false;
+/** Bumped when the workspace changes, so answers for the previous one are dropped. */
+let generation = 0;
+
+const endpointsPath = (service: ServiceMeta, rest = ''): string => `${service.prefix}/webhook-endpoints${rest}`;
+
+function deliveryRow(delivery: Delivery): HTMLTableRowElement {
+  return h(
+    'tr',
+    { 'data-delivery-id': delivery.id },
+    cell('Time', time(delivery.created_at)),
+    cell('Event', delivery.event_type),
+    cell('Event id', h('code', {}, delivery.event_id)),
+    cell('Attempt', String(delivery.attempt)),
+    cell('Status', badge(delivery.status)),
+    cell('Response', delivery.response_status === null ? '—' : String(delivery.response_status)),
+    delivery.error ? h('td', { 'data-label': 'Error', class: 'error-cell' }, h('span', {}, delivery.error)) : cell('Error', '—'),
+  );
+}
+
+async function loadDeliveries(section: ServiceSection, open: OpenDeliveries): Promise<void> {
+  const at = generation;
+  const { items, complete } = await allPages((cursor) =>
+    gateway<Page<Delivery>>('GET', withCursor(endpointsPath(section.service, `/${encodeURIComponent(open.endpoint.id)}/deliveries`), cursor)),
+  );
+  if (at !== generation || !open.body.isConnected) return;
+  const latest = items.reverse().slice(0, DELIVERIES_SHOWN);
+  open.body.replaceChildren(...latest.map(deliveryRow));
+  open.note.textContent = latest.length === 0 ? 'No delivery yet.' : !complete || items.length > DELIVERIES_SHOWN ? `The latest ${DELIVERIES_SHOWN} attempts, newest first.` : 'Newest first; one row per attempt.';
+}
+
+function pollDeliveries(section: ServiceSection, open: OpenDeliveries): void {
+  const at = generation;
+  open.timer = window.setTimeout(() => {
+    if (at !== generation || openDeliveries.get(open.endpoint.id) !== open) return;
+    loadDeliveries(section, open)
+      .catch(() => undefined)
+      .finally(() => {
+        if (openDeliveries.get(open.endpoint.id) === open) pollDeliveries(section, open);
+      });
+  }, DELIVERIES_POLL_MS);
+}
+
+function closeDeliveries(endpointId: string): void {
+  const open = openDeliveries.get(endpointId);
+  if (open?.timer !== undefined) window.clearTimeout(open.timer);
+  openDeliveries.delete(endpointId);
+}
+
+function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLElement {
+  const titleId = `endpoint-${endpoint.id}-title`;
+  const deliveriesId = `endpoint-${endpoint.id}-deliveries`;
+  const deliveriesTitleId = `${deliveriesId}-title`;
+  const body = h('tbody');
+  const note = h('p', { class: 'hint' }, 'Loading deliveries…');
+  const deliveries = h(
+    'div',
+    { id: deliveriesId, hidden: true },
+    h('h5', { id: deliveriesTitleId }, 'Latest deliveries'),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'responsive', 'aria-labelledby': deliveriesTitleId },
+        h('thead', {}, h('tr', {}, ...['Time', 'Event', 'Event id', 'Attempt', 'Status', 'Response', 'Error'].map((name) => h('th', { scope: 'col' }, name)))),
+        body,
+      ),
+    ),
+    note,
+  );
+  const toggleDeliveries = h('button', { type: 'button', class: 'secondary', 'aria-expanded': 'false', 'aria-controls': deliveriesId }, 'Show deliveries');
+  const toggleEnabled = h('button', { type: 'button', class: 'secondary' }, endpoint.enabled ? 'Disable' : 'Enable');
+  const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
+  const card = h(
+    'article',
+    { class: 'card', 'aria-labelledby': titleId, 'data-endpoint-id': endpoint.id },
+    h('h4', { id: titleId, class: 'mono' }, endpoint.url),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Events'),
+      h('dd', {}, endpoint.events.join(', ')),
+      h('dt', {}, 'State'),
+      h('dd', {}, badge(endpoint.enabled ? 'enabled' : 'disabled')),
+      h('dt', {}, 'Created'),
+      h('dd', {}, time(endpoint.created_at)),
+      h('dt', {}, 'Id'),
+      h('dd', {}, h('code', {}, endpoint.id)),
+    ),
+    h('div', { class: 'actions' }, toggleDeliveries, toggleEnabled, remove),
+    deliveries,
+  );
+
+  toggleDeliveries.addEventListener('click', () => {
+    const show = deliveries.hidden;
+    deliveries.hidden = !show;
+    toggleDeliveries.setAttribute('aria-expanded', String(show));
+    toggleDeliveries.textContent = show ? 'Hide deliveries' : 'Show deliveries';
+    if (!show) return closeDeliveries(endpoint.id);
+    const open: OpenDeliveries = { endpoint, body, note };
+    closeDeliveries(endpoint.id);
+    openDeliveries.set(endpoint.id, open);
+    loadDeliveries(section, open).then(
+      () => pollDeliveries(section, open),
+      (err: unknown) => showError(err, 'Could not load the deliveries'),
+    );
+  });
+  toggleEnabled.addEventListener('click', () => {
+    clearError();
+    void busy([toggleEnabled], () => gateway<WebhookEndpoint>('PATCH', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`), { body: { enabled: !endpoint.enabled } })).then(
+      async (updated) => {
+        announce(`Endpoint ${updated.url} ${updated.enabled ? 'enabled' : 'disabled'}.`);
+        await loadEndpoints(section);
+      },
+      (err: unknown) => showError(err, 'Could not change the endpoint'),
+    );
+  });
+  remove.addEventListener('click', () => void deleteEndpoint(section, endpoint, remove));
+  return card;
+}
+
+async function deleteEndpoint(section: ServiceSection, endpoint: WebhookEndpoint, button: HTMLButtonElement): Promise<void> {
+  const confirmed = await confirmAction({
+    title: 'Delete this webhook endpoint?',
+    message: `${endpoint.url} stops receiving ${section.service.name} events at once, pending retries included.`,
+    confirmLabel: 'Delete endpoint',
+  });
+  if (!confirmed) return;
+  clearError();
+  try {
+    await busy([button], () => gateway<void>('DELETE', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`)));
+    closeDeliveries(endpoint.id);
+    announce(`Endpoint ${endpoint.url} deleted.`);
+    await loadEndpoints(section);
+  } catch (err) {
+    showError(err, 'Could not delete the endpoint');
+  }
+}
+
+async function loadEndpoints(section: ServiceSection): Promise<void> {
+  const at = generation;
+  const { items } = await allPages((cursor) => gateway<Page<WebhookEndpoint>>('GET', withCursor(endpointsPath(section.service), cursor)));
+  if (at !== generation) return;
+  // Deliveries shown before a reload are shown again.
+  const wasOpen = new Set(openDeliveries.keys());
+  for (const id of wasOpen) closeDeliveries(id);
+  const cards = items.map((endpoint) => endpointCard(section, endpoint));
+  section.list.replaceChildren(...cards);
+  section.empty.hidden = items.length > 0;
+  for (const card of cards) {
+    if (wasOpen.has(card.dataset.endpointId ?? '')) card.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+  }
+}
+
+function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInput: HTMLInputElement): HTMLFormElement {
+  const { service } = section;
+  const id = (name: string) => `webhook-${service.name}-${name}`;
+  const all = h('input', { type: 'checkbox', id: id('all'), name: 'events-all', checked: true });
+  const types = service.event_types.map((type) => h('input', { type: 'checkbox', id: id(`event-${type.replace(/\W/g, '-')}`), name: 'events', value: type, disabled: true }));
+  all.addEventListener('change', () => {
+    for (const box of types) box.disabled = all.checked;
+  });
+  const submit = h('button', { type: 'submit' }, 'Create endpoint');
+  const form = h(
+    'form',
+    { class: 'stack' },
+    h('h4', {}, 'Add an endpoint'),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: id('url') }, 'Endpoint URL'),
+      h('input', { id: id('url'), name: 'url', type: 'url', required: true, autocomplete: 'off', spellcheck: 'false' }),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Events'),
+      h('label', { class: 'choice', for: id('all') }, all, 'All events (*)'),
+      h('div', { class: 'scope-groups' }, ...types.map((box) => h('label', { class: 'choice', for: box.id }, box, box.value))),
+    ),
+    submit,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearError();
+    const url = (form.elements.namedItem('url') as HTMLInputElement).value.trim();
+    const events = all.checked ? ['*'] : types.filter((box) => box.checked).map((box) => box.value);
+    if (events.length === 0) return showError(new Error('Choose at least one event, or All events.'));
+    void busy([submit], () => gateway<WebhookEndpoint>('POST', endpointsPath(service), { body: { url, events } })).then(
+      async (created) => {
+        secretInput.value = created.secret ?? '';
+        secretPanel.hidden = false;
+        secretPanel.querySelector<HTMLElement>('h4')?.focus();
+        form.reset();
+        for (const box of types) box.disabled = true;
+        announce(`Endpoint ${created.url} created. Copy its signing secret now: it is shown only once.`);
+        await loadEndpoints(section);
+      },
+      (err: unknown) => showError(err, 'Could not create the endpoint'),
+    );
+  });
+  return form;
+}
+
+function secretPanel(service: ServiceMeta): { panel: HTMLElement; input: HTMLInputElement } {
+  const inputId = `webhook-${service.name}-secret`;
+  const titleId = `${inputId}-title`;
+  const input = h('input', { id: inputId, type: 'text', readonly: true, spellcheck: 'false', autocomplete: 'off' });
+  const copy = h('button', { type: 'button' }, 'Copy secret');
+  const done = h('button', { type: 'button', class: 'secondary' }, 'I have stored it');
+  const panel = h(
+    'section',
+    { class: 'card secret', 'aria-labelledby': titleId, hidden: true },
+    h('h4', { id: titleId, tabindex: -1 }, 'Copy the signing secret now'),
+    h('p', {}, 'It is shown only this once. Receivers verify each delivery with it (Standard Webhooks).'),
+    h('div', { class: 'copy-row' }, h('label', { for: inputId, class: 'visually-hidden' }, 'Signing secret'), input, copy),
+    done,
+  );
+  copy.addEventListener('click', () => {
+    void copyText(input).then((copied) => (copied ? announce('Secret copied to the clipboard.') : showError(new Error('The browser refused to copy; select the secret and copy it by hand.'))));
+  });
+  done.addEventListener('click', () => {
+    input.value = '';
+    panel.hidden = true;
+    announce('Secret removed from the page.');
+  });
+  return { panel, input };
+}
+
+function serviceSection(service: ServiceMeta): HTMLElement {
+  const titleId = `webhooks-${service.name}-title`;
+  const title = h('h3', { id: titleId }, `${service.name} service webhooks`);
+  const path = h('p', { class: 'hint' }, h('code', {}, `${service.prefix}/webhook-endpoints`));
+  if (!service.webhooks) {
+    return h(
+      'section',
+      { class: 'card', 'aria-labelledby': titleId },
+      title,
+      path,
+      h('p', {}, 'Webhook endpoints are not available on this service yet: the gateway does not route them. They appear here once the service and the contract route table have them.'),
+    );
+  }
+  const list = h('div', { class: 'stack' });
+  const empty = h('p', { class: 'hint' }, 'No endpoint yet.');
+  const section: ServiceSection = { service, list, empty };
+  sections.set(service.name, section);
+  const { panel, input } = secretPanel(service);
+  const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh endpoints');
+  refresh.addEventListener('click', () => {
+    clearError();
+    loadEndpoints(section).then(
+      () => announce(`${service.name} endpoints refreshed.`),
+      (err: unknown) => showError(err, 'Could not load the endpoints'),
+    );
+  });
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': titleId },
+    title,
+    path,
+    createForm(section, panel, input),
+    panel,
+    h('div', { class: 'list-head' }, h('h4', {}, 'Endpoints'), refresh),
+    empty,
+    list,
+  );
+}
+
+export function initWebhooksView(): void {
+  const container = byId('webhook-services');
+  clear(container);
+  sections.clear();
+  container.append(...getMeta().services.map(serviceSection));
+}
+
+/** Loads every service's endpoints the first time the tab is shown for this workspace. */
+export async function showWebhooks(): Promise<void> {
+  if (loaded) return;
+  loaded = true;
+  for (const section of sections.values()) {
+    try {
+      await loadEndpoints(section);
+    } catch (err) {
+      loaded = false;
+      if (err instanceof ApiCallError && err.status === 404) {
+        section.empty.textContent = 'This service does not answer for webhook endpoints yet.';
+        section.empty.hidden = false;
+      } else showError(err, `Could not load the ${section.service.name} endpoints`);
+    }
+  }
+}
+
+export function resetWebhooksView(): void {
+  generation++;
+  loaded = false;
+  for (const id of [...openDeliveries.keys()]) closeDeliveries(id);
+  initWebhooksView();
+}
