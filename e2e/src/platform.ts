@@ -147,6 +147,8 @@ export async function startPlatform(): Promise<Platform> {
     WEBHOOKS_RELAY_POLL_MS: '100',
     WEBHOOKS_RETRY_SCHEDULE_MS: '500,1000',
     WEBHOOKS_TIMEOUT_MS: '5000',
+    // A free metrics port per process, so the suite never clashes with a running platform.
+    METRICS_PORT: '0',
   };
   const runsQueue = `e2e-runs-${randomBytes(4).toString('hex')}`;
   const specs: { name: string; entry: string; env: NodeJS.ProcessEnv; ready: string }[] = [

@@ -1,13 +1,16 @@
 import type { RequestListener } from 'node:http';
 import type { Redis } from 'ioredis';
-import type { Logger } from '@platform/core';
+import { Registry, type Logger } from '@platform/core';
 import { createAdminApp } from './admin.routes';
+import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import type { Database } from './database';
+import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
 import { gatewayHandler } from './gateway.handler';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IdempotencyStore } from './idempotency';
 import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
 import { keysStore } from './keys.store';
 import { LastUsedRecorder } from './last-used';
+import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
 import {
   defaultLimits,
@@ -40,6 +43,10 @@ export interface GatewayDeps {
   rateLimitWindowMs?: number;
   keyCache?: Partial<KeyCacheOptions>;
   lastUsedFlushMs?: number;
+  /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
+  consoleDir?: string | null;
+  /** Where the gateway's metrics go (served by main on METRICS_PORT); default: a registry nobody reads. */
+  metrics?: Registry;
 }
 
 export interface GatewayState {
@@ -83,6 +90,17 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
+  const state = (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } });
+  const metrics = new GatewayMetrics(deps.metrics ?? new Registry(), Object.keys(limits) as (keyof Limits)[], state);
+
+  const consoleDir = deps.consoleDir === undefined ? defaultConsoleDir() : deps.consoleDir;
+  if (consoleDir === undefined) deps.logger.warn('workspace console not built: /console answers 404');
+  const consoleAssets = consoleDir ? loadConsoleAssets(consoleDir) : undefined;
+
+  const docsDir = defaultDocsDir();
+  if (docsDir === undefined) deps.logger.warn('API reference page not built: /docs answers 404 (the /docs/*.json documents are served)');
+  const docs = docsSite(deps.upstreams, docsDir ? loadDocsPage(docsDir) : undefined, deps.logger);
+
   const admin = createAdminApp({
     store,
     keys,
@@ -104,6 +122,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     internalSecret: deps.internalSecret,
     logger: deps.logger,
     admin: admin as unknown as RequestListener,
+    console: consoleAssets,
+    docs,
+    metrics,
     ready: async () => {
       // One after the other: a cold Prisma client can block the event loop longer than Redis's command timeout.
       await deps.db.$queryRaw`SELECT 1`;
@@ -120,7 +141,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         await lastUsed.close();
         await proxy.close();
       })()),
-    state: (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } }),
+    state,
     flushLastUsed: () => lastUsed.flush(),
   });
 }

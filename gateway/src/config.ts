@@ -3,6 +3,8 @@ import { env, loadConfig } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
+  /** GET /metrics (Prometheus) on a port of its own, never the public one; 0 picks a free one. */
+  METRICS_PORT: env.port(9080),
   GATEWAY_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_gateway'),
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_ADMIN_TOKEN: env.secret(),
@@ -11,6 +13,10 @@ export const GatewayConfig = z.object({
   WAREHOUSE_URL: env.url('http://127.0.0.1:4002'),
   PIPELINES_URL: env.url('http://127.0.0.1:4003'),
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  /** A client whose request headers are not complete within this gets 408 (slowloris). */
+  GATEWAY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** A client whose whole request (headers and body) is not received within this gets 408. */
+  GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** 400 while events is beta v0; 800 once GA (contract section 6). */
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
   LOG_LEVEL: env.logLevel(),

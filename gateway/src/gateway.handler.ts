@@ -12,7 +12,11 @@ import {
   temporarilyUnavailable,
   unauthorized,
   type Logger,
+  type RouteMetrics,
 } from '@platform/core';
+import type { ConsoleAssets } from './console.assets';
+import { isConsolePath, serveConsole } from './console.handler';
+import { isDocsPath, serveDocs, type DocsSite } from './docs.handler';
 import {
   bodyHash,
   idempotencyRecordKey,
@@ -27,6 +31,7 @@ import {
 } from './idempotency';
 import type { CachedKey, KeyCache } from './key-cache';
 import type { LastUsedRecorder } from './last-used';
+import type { GatewayMetrics } from './metrics';
 import { forwardedResponseHeaders, readBody, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import { sendError, sendJson, sendStored } from './responses';
@@ -47,6 +52,11 @@ export interface GatewayHandlerDeps {
   admin: RequestListener;
   /** Resolves when the database and Redis answer. */
   ready: () => Promise<void>;
+  /** The workspace console's files; undefined when it was not built. */
+  console?: ConsoleAssets;
+  /** The API reference at /docs: its page and the services' OpenAPI documents. */
+  docs?: DocsSite;
+  metrics: GatewayMetrics;
 }
 
 const ADMIN_PREFIX = '/admin/v1';
@@ -80,27 +90,32 @@ interface RequestLog {
   requestId: string;
   route?: string;
   workspaceId?: string;
+  /** Resolved once the request's route is known; the gateway's own answers resolve it at the end. */
+  metrics?: RouteMetrics;
 }
 
 /**
  * The gateway's hot path on bare node:http (contract sections 4-7): service prefixes are
  * authenticated, routed, version- and scope-checked, rate limited, deduplicated by
  * Idempotency-Key when they carry one, and proxied; /admin/v1 goes to
- * Express; /healthz and /readyz are the gateway's own; anything else is 404.
+ * Express; /healthz, /readyz, the /console files and the /docs API reference are the gateway's own;
+ * anything else is 404.
  */
 export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
-  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, internalSecret, logger } = deps;
+  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, internalSecret, logger, metrics } = deps;
   const logRequests = logger.isLevelEnabled('info');
 
   function logOnFinish(req: IncomingMessage, res: ServerResponse, log: RequestLog): void {
-    if (!logRequests) return;
     res.once('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - log.start) / 1e6;
+      (log.metrics ?? metrics.own(req.method!, log.route)).observe(res.statusCode, durationMs / 1e3);
+      if (!logRequests) return;
       logger.info(
         {
           method: req.method,
           route: log.route,
           status: res.statusCode,
-          duration_ms: Number(process.hrtime.bigint() - log.start) / 1e6,
+          duration_ms: durationMs,
           request_id: log.requestId,
           workspace_id: log.workspaceId,
         },
@@ -125,6 +140,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     const requestId = log.requestId;
     const headers: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };
     log.route = match.route ? `${match.service} ${match.route.key}` : undefined;
+    log.metrics = metrics.service(match, req.method!);
 
     let key: CachedKey | string;
     try {
@@ -138,6 +154,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (typeof key === 'string') {
       const ipLimit = await limiter.hit(`ip:${clientIp(req)}:failed-auth`, limits['failed-auth']);
       Object.assign(headers, rateLimitHeaders(ipLimit));
+      if (!ipLimit.allowed) metrics.rateLimited('failed-auth');
       return sendError(res, ipLimit.allowed ? unauthorized(key) : rateLimited(), requestId, headers);
     }
     log.workspaceId = key.workspaceId;
@@ -166,7 +183,10 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (key.scopes !== null && !key.scopes.includes(route.scope)) return sendError(res, forbiddenScope(route.scope), requestId, headers);
 
     // 6. Rate limit.
-    if (!limit.allowed) return sendError(res, rateLimited(), requestId, headers);
+    if (!limit.allowed) {
+      metrics.rateLimited(bucket);
+      return sendError(res, rateLimited(), requestId, headers);
+    }
 
     // 7. Body size by declaration; a chunked body is counted while it streams.
     const declared = req.headers['content-length'];
@@ -269,6 +289,15 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
 
   async function ownRequest(req: IncomingMessage, res: ServerResponse, pathname: string, log: RequestLog): Promise<void> {
     const headers: OutgoingHttpHeaders = { 'x-request-id': log.requestId, 'platform-version': DEFAULT_VERSION };
+    // Checked only here, after the service prefixes missed: proxied requests never pay for it.
+    if (isConsolePath(pathname)) {
+      log.route = `${req.method} /console`;
+      return serveConsole(deps.console, req, res, pathname, headers, log.requestId);
+    }
+    if (deps.docs && isDocsPath(pathname)) {
+      log.route = `${req.method} /docs`;
+      return serveDocs(deps.docs, req, res, pathname, headers, log.requestId);
+    }
     const isRead = req.method === 'GET' || req.method === 'HEAD';
     if (isRead && pathname === '/healthz') {
       log.route = 'GET /healthz';
@@ -291,6 +320,12 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     const url = req.url ?? '/';
     const pathname = pathOf(url);
     if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
+      const start = process.hrtime.bigint();
+      res.once('finish', () => {
+        // Express leaves the route it matched on the request; the admin API's only 429 is the per-IP failed-auth limit.
+        metrics.admin(req.method!, ADMIN_PREFIX, (req as { route?: { path?: unknown } }).route?.path).observe(res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+        if (res.statusCode === 429) metrics.rateLimited('failed-auth');
+      });
       deps.admin(req, res);
       return;
     }

@@ -95,4 +95,31 @@ describe('failover limiter', () => {
     expect(limiter.state()).toMatchObject({ mode: 'memory', memoryDecisions: 2 });
     redis.disconnect();
   });
+
+  test('when Redis times out, the fallback starts from what Redis had counted: a used-up bucket stays closed, a part-used one gives only the rest', async () => {
+    const ready = { status: 'ready' } as unknown as Redis;
+    const now = Date.now();
+    const answers: Record<string, LimitResult> = {
+      spent: { allowed: true, limit: 3, remaining: 0, resetMs: now + 50_000, nowMs: now },
+      half: { allowed: true, limit: 4, remaining: 2, resetMs: now, nowMs: now },
+    };
+    let redisUp = true;
+    const primary = {
+      hit: jest.fn(async (key: string) => {
+        if (!redisUp) throw new Error('Command timed out');
+        return answers[key]!;
+      }),
+    };
+    const limiter = new FailoverLimiter(ready, primary, new MemorySlidingWindow(), createLogger('test', 'silent'), 0);
+    await limiter.hit('spent', 3);
+    await limiter.hit('half', 4);
+    redisUp = false;
+    expect(await limiter.hit('spent', 3)).toMatchObject({ allowed: false, limit: 3, remaining: 0, resetMs: now + 50_000 });
+    expect((await limiter.hit('half', 4)).remaining).toBe(1);
+    expect((await limiter.hit('half', 4)).allowed).toBe(true);
+    expect((await limiter.hit('half', 4)).allowed).toBe(false);
+    // A key Redis never answered for gets the whole limit from memory.
+    expect((await limiter.hit('fresh', 2)).remaining).toBe(1);
+    expect(limiter.state().mode).toBe('memory');
+  });
 });

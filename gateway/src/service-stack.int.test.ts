@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { z } from 'zod';
-import { codePointString, conflict, contractRouter, createLogger, createServiceApp, route, Uuid, type RouteDefinition, type RoutesOf } from '@platform/core';
+import { codePointString, conflict, contractRouter, createLogger, createServiceApp, route, Uuid, WEBHOOK_ENDPOINT_ROUTES, type RouteDefinition, type RoutesOf, type WebhookRouteKey } from '@platform/core';
 import { expectErrorBody, TEST_INTERNAL_SECRET } from '@platform/testing';
 import { allUpstreams, closeServer, createTestKey, httpClient, listen, startGateway, type HttpClient, type TestGateway } from './test/gateway';
 
@@ -34,6 +34,8 @@ function eventsLikeService(): Server {
         return { status: 200, body: { ...validation, status: 'validated' } };
       },
     ),
+    // Every service has the webhook endpoint routes (contract section 11); echoes stand in here.
+    ...(Object.fromEntries(Object.keys(WEBHOOK_ENDPOINT_ROUTES).map((key) => [key, echo(key)])) as Record<WebhookRouteKey, RouteDefinition>),
   };
   const app = createServiceApp({
     logger: createLogger('events-stand-in', 'silent'),

@@ -1,4 +1,4 @@
-import { DEPLOYABLES, IMAGES, requiredVariables } from './deployables';
+import { DEPLOYABLES, IMAGES, effectiveMetricsPort, effectivePort, requiredVariables, variables } from './deployables';
 import { type ComposeFile, composeProblems, durationSeconds, environmentOf, interpolate, readCompose } from './compose';
 
 /** A deep copy without the YAML anchors' shared objects, so a mutation touches one service. */
@@ -28,6 +28,13 @@ describe('docker-compose.yml', () => {
     });
   });
 
+  it('every deployable has METRICS_PORT in its config schema, each default its own and apart from every API port (npm start on one machine)', () => {
+    for (const d of DEPLOYABLES) expect([d.name, variables(d.schema).includes(d.metricsPortVariable)]).toEqual([d.name, true]);
+    const metrics = DEPLOYABLES.map((d) => effectiveMetricsPort(d));
+    expect(metrics).toEqual([9080, 9101, 9102, 9103, 9113]);
+    expect(new Set([...metrics, ...DEPLOYABLES.map((d) => effectivePort(d))]).size).toBe(DEPLOYABLES.length * 2);
+  });
+
   it('interpolates like compose with an empty environment', () => {
     expect(interpolate('${A:-x}/${B-y}/${C}/$$D')).toBe('x/y//$D');
     expect(durationSeconds('1m30s')).toBe(90);
@@ -46,6 +53,9 @@ describe('the compose rules catch', () => {
     ['an upstream on the wrong port', (c) => Object.assign(c.services.gateway?.environment as object, { EVENTS_URL: 'http://events:4999' }), 'gateway: EVENTS_URL uses port 4999, but events listens on 4001'],
     ['loopback inside a container', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/platform_events' }), 'which is not a compose service'],
     ['a port that is not the configured one', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORT: '5000' }), 'events: exposes 4001, but it listens on 5000'],
+    ['a metrics port not exposed', (c) => Object.assign(c.services.events ?? {}, { expose: ['4001'] }), 'events: does not expose its metrics port 9101 (METRICS_PORT)'],
+    ['a METRICS_PORT other than the exposed one', (c) => Object.assign(c.services.gateway?.environment as object, { METRICS_PORT: '9999' }), 'gateway: does not expose its metrics port 9999'],
+    ['metrics on the API port', (c) => Object.assign(c.services.warehouse?.environment as object, { METRICS_PORT: '4002' }), 'warehouse: serves /metrics on its API port 4002'],
     ['an unknown depends_on', (c) => Object.assign(c.services.gateway?.depends_on as object, { nope: { condition: 'service_started' } }), 'gateway: depends on nope, which is not a service'],
     ['a service started before its migration', (c) => delete (c.services.events?.depends_on as Record<string, unknown>)['migrate-events'], 'events: does not depend on migrate-events'],
     ['a migration with another command', (c) => Object.assign(c.services['migrate-events'] ?? {}, { command: ['node', 'dist/main.js'] }), 'migrate-events: command'],

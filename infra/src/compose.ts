@@ -8,6 +8,7 @@ import {
   databaseVariables,
   effectivePort,
   entryProblems,
+  metricsPortOrProblem,
   environmentProblems,
   shutdownSeconds,
 } from './deployables';
@@ -151,8 +152,17 @@ export function composeProblems(compose: ComposeFile): string[] {
     for (const p of publishedPorts(service)) {
       if (p.target !== port) problems.push(`${d.name}: publishes container port ${p.target}, but it listens on ${port} (${d.portVariable})`);
     }
+    // GET /metrics on its own port (contract section 12), exposed on the compose network for a Prometheus there.
+    const metricsPort = metricsPortOrProblem(d.name, d, env);
+    if (typeof metricsPort === 'string') problems.push(metricsPort);
+    else if (metricsPort === port) problems.push(`${d.name}: serves /metrics on its API port ${port}; ${d.metricsPortVariable} must differ`);
+    else if (!(service.expose ?? []).some((exposed) => Number(exposed) === metricsPort)) {
+      problems.push(`${d.name}: does not expose its metrics port ${metricsPort} (${d.metricsPortVariable})`);
+    }
     for (const exposed of service.expose ?? []) {
-      if (Number(exposed) !== port) problems.push(`${d.name}: exposes ${exposed}, but it listens on ${port} (${d.portVariable})`);
+      if (Number(exposed) !== port && Number(exposed) !== metricsPort) {
+        problems.push(`${d.name}: exposes ${exposed}, but it listens on ${port} (${d.portVariable}) and serves metrics on ${String(metricsPort)} (${d.metricsPortVariable})`);
+      }
     }
     if (service.healthcheck?.test) {
       const test = [service.healthcheck.test].flat().join(' ');

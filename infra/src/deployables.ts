@@ -33,6 +33,8 @@ export interface Deployable {
   schema: ConfigSchema;
   /** The variable of the port that answers /healthz and /readyz. */
   portVariable: string;
+  /** The variable of the port that answers GET /metrics (Prometheus), never the API's port. */
+  metricsPortVariable: string;
   /** The script the process runs; the image's CMD when `command` is not set. */
   entry: string;
 }
@@ -40,12 +42,12 @@ export interface Deployable {
 const schema = (value: unknown): ConfigSchema => value as ConfigSchema;
 
 export const DEPLOYABLES: readonly Deployable[] = [
-  { name: 'gateway', dir: 'gateway', packageName: '@platform/gateway', image: 'platform/gateway', schema: schema(GatewayConfig), portVariable: 'GATEWAY_PORT', entry: 'dist/main.js' },
-  { name: 'events', dir: 'services/events', packageName: '@platform/events', image: 'platform/events', schema: schema(EventsConfig), portVariable: 'EVENTS_PORT', entry: 'dist/main.js' },
-  { name: 'warehouse', dir: 'services/warehouse', packageName: '@platform/warehouse', image: 'platform/warehouse', schema: schema(WarehouseConfig), portVariable: 'WAREHOUSE_PORT', entry: 'dist/main.js' },
-  { name: 'pipelines', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(PipelinesConfig), portVariable: 'PIPELINES_PORT', entry: 'dist/main.js' },
+  { name: 'gateway', dir: 'gateway', packageName: '@platform/gateway', image: 'platform/gateway', schema: schema(GatewayConfig), portVariable: 'GATEWAY_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
+  { name: 'events', dir: 'services/events', packageName: '@platform/events', image: 'platform/events', schema: schema(EventsConfig), portVariable: 'EVENTS_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
+  { name: 'warehouse', dir: 'services/warehouse', packageName: '@platform/warehouse', image: 'platform/warehouse', schema: schema(WarehouseConfig), portVariable: 'WAREHOUSE_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
+  { name: 'pipelines', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(PipelinesConfig), portVariable: 'PIPELINES_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
   // The run worker has its own schema (services/pipelines/src/worker.config.ts) and health port.
-  { name: 'pipelines-worker', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(WorkerConfig), portVariable: 'PIPELINES_WORKER_PORT', entry: 'dist/worker.js' },
+  { name: 'pipelines-worker', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(WorkerConfig), portVariable: 'PIPELINES_WORKER_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/worker.js' },
 ];
 
 /** A package with its own database: one image, one Dockerfile, one migration (`node dist/migrate.js`). */
@@ -91,6 +93,27 @@ export function effectivePort(d: Deployable, env: Record<string, string | undefi
   const parsed = d.schema.shape[d.portVariable]?.safeParse(env[d.portVariable]);
   if (!parsed?.success || typeof parsed.data !== 'number') throw new Error(`${d.name}: ${d.portVariable} is not a port`);
   return parsed.data;
+}
+
+/**
+ * The port a process serves GET /metrics on with this environment. Throws when the schema has no
+ * such variable: every deployable must have a metrics port (contract section 12).
+ */
+export function effectiveMetricsPort(d: Deployable, env: Record<string, string | undefined> = {}): number {
+  const field = d.schema.shape[d.metricsPortVariable];
+  if (!field) throw new Error(`${d.name}: ${d.metricsPortVariable} is not a variable of its config schema`);
+  const parsed = field.safeParse(env[d.metricsPortVariable]);
+  if (!parsed.success || typeof parsed.data !== 'number') throw new Error(`${d.name}: ${d.metricsPortVariable} is not a port`);
+  return parsed.data;
+}
+
+/** The metrics port, or the problem that there is none. */
+export function metricsPortOrProblem(where: string, d: Deployable, env: Record<string, string | undefined> = {}): number | string {
+  try {
+    return effectiveMetricsPort(d, env);
+  } catch (err) {
+    return `${where}: ${(err as Error).message.replace(`${d.name}: `, '')}`;
+  }
 }
 
 /** The database URL variables of a schema (`*_DATABASE_URL`). */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Deployable, effectivePort, entryProblems, ROOT } from './deployables';
+import { type Deployable, effectivePort, entryProblems, metricsPortOrProblem, ROOT } from './deployables';
 
 export interface Instruction {
   keyword: string;
@@ -163,6 +163,9 @@ export function dockerfileProblems(text: string, d: Deployable, workspace: { pnp
   const port = effectivePort(d);
   const exposed = runtime.instructions.filter((i) => i.keyword === 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map((p) => Number.parseInt(p, 10)));
   if (!exposed.includes(port)) problems.push(`${where}: does not EXPOSE ${port} (${d.portVariable})`);
+  const metricsPort = metricsPortOrProblem(where, d);
+  if (typeof metricsPort === 'string') problems.push(metricsPort);
+  else if (!exposed.includes(metricsPort)) problems.push(`${where}: does not EXPOSE ${metricsPort} (${d.metricsPortVariable}, GET /metrics)`);
 
   const healthcheck = last(runtime, 'HEALTHCHECK')?.args ?? '';
   if (!healthcheck.includes('/healthz') || !(healthcheck.includes(d.portVariable) || healthcheck.includes(String(port)))) {

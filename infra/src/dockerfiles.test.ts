@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { DEPLOYABLES, IMAGES, ROOT, deployable, effectivePort, entryProblems, readJson } from './deployables';
+import { DEPLOYABLES, IMAGES, ROOT, deployable, effectiveMetricsPort, effectivePort, entryProblems, readJson } from './deployables';
 import { dockerfileOf, dockerfileProblems, execForm, parseDockerfile } from './dockerfile';
 import { isIgnored, parseDockerignore } from './dockerignore';
 
@@ -27,6 +27,7 @@ describe('each image Dockerfile', () => {
     const runtime = parseDockerfile(dockerfile('services/pipelines')).stages.at(-1);
     const exposed = runtime?.instructions.filter((i) => i.keyword === 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map(Number));
     expect(exposed).toEqual(expect.arrayContaining([effectivePort(deployable('pipelines')), effectivePort(deployable('pipelines-worker'))]));
+    expect(exposed).toEqual(expect.arrayContaining([effectiveMetricsPort(deployable('pipelines')), effectiveMetricsPort(deployable('pipelines-worker'))]));
   });
 
   it.each(IMAGES.map((m) => [m.dir]))('%s: the build puts the generated Prisma client in dist/ and ships SQL migrations in prisma/', (dir) => {
@@ -60,6 +61,7 @@ describe('the Dockerfile rules catch', () => {
     ['another CMD', (t) => t.replace('"dist/main.js"]', '"dist/server.js"]'), 'expected ["node","--enable-source-maps","dist/main.js"]'],
     ['a shell-form CMD', (t) => t.replace(/CMD \[.*\]\n$/, 'CMD node dist/main.js\n'), 'expected ["node","--enable-source-maps","dist/main.js"]'],
     ['the wrong port', (t) => t.replace('EXPOSE 4001', 'EXPOSE 4999'), 'does not EXPOSE 4001'],
+    ['no metrics port', (t) => t.replace('EXPOSE 9101', 'EXPOSE 9999'), 'does not EXPOSE 9101 (METRICS_PORT, GET /metrics)'],
     ['another pnpm', (t) => t.replace('PNPM_VERSION=10', 'PNPM_VERSION=9'), 'package.json pins pnpm@'],
     ['no frozen lockfile', (t) => t.replace(' --frozen-lockfile', ''), '--frozen-lockfile'],
     ['a build of another package', (t) => t.replace('--filter=@platform/events...', '--filter=@platform/core...'), 'turbo run build --filter=@platform/events...'],

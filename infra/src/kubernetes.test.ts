@@ -83,7 +83,19 @@ describe('infra/k8s/base', () => {
     expect(worker?.image).toBe('platform/pipelines');
     expect(worker?.command).toEqual(['node', '--enable-source-maps', 'dist/worker.js']);
     expect(worker?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(worker?.ports).toEqual([{ name: 'http', containerPort: 4013 }]);
+    expect(worker?.ports).toEqual([
+      { name: 'http', containerPort: 4013 },
+      { name: 'metrics', containerPort: 9113 },
+    ]);
+  });
+
+  it('has Prometheus scrape every Deployment on its metrics port, never on its API port', () => {
+    for (const d of DEPLOYABLES) {
+      const pod = podOf(find(objects, 'Deployment', d.name));
+      const metrics = containersOf(find(objects, 'Deployment', d.name))[0]?.ports?.find((p) => p.name === 'metrics');
+      expect([d.name, pod?.annotations['prometheus.io/scrape'], pod?.annotations['prometheus.io/port']]).toEqual([d.name, 'true', String(metrics?.containerPort)]);
+      expect(metrics?.containerPort).not.toBe(containersOf(find(objects, 'Deployment', d.name))[0]?.ports?.find((p) => p.name === 'http')?.containerPort);
+    }
   });
 });
 
@@ -162,6 +174,11 @@ describe('the Kubernetes rules catch', () => {
     ['a Service that also selects migration pods', (o) => delete (find(o, 'Service', 'events').spec as { selector: Record<string, string> }).selector['app.kubernetes.io/component'], 'Service events: also selects the pods of Job events-migrate'],
     ['a schema violation', (o) => Object.assign(container(o, 'events').ports?.[0] ?? {}, { containerPort: '4001' }), 'must be integer'],
     ['an unknown kind', (o) => o.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray' } }), 'Pod stray: v1 Pod is not a kind these manifests use'],
+    ['no metrics port on the container', (o) => container(o, 'events').ports?.splice(1, 1), 'Deployment events: no containerPort 9101 named metrics (METRICS_PORT)'],
+    ['a METRICS_PORT the container does not open', (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { METRICS_PORT: '9999' }), 'Deployment gateway: no containerPort 9999 named metrics'],
+    ['metrics on the API port', (o) => Object.assign(find(o, 'ConfigMap', 'warehouse-config').data as object, { METRICS_PORT: '4002' }), 'Deployment warehouse: serves /metrics on its API port 4002'],
+    ['no scrape annotation', (o) => delete podOf(deployment(o, 'pipelines-worker'))!.annotations['prometheus.io/scrape'], 'Deployment pipelines-worker: pod annotation prometheus.io/scrape is not "true"'],
+    ['a scrape annotation on another port', (o) => Object.assign(podOf(deployment(o, 'pipelines'))!.annotations, { 'prometheus.io/port': '4003' }), 'Deployment pipelines: pod annotation prometheus.io/port is 4003, expected 9103'],
     ['a config without its phase label', (o) => delete find(o, 'ConfigMap', 'events-config').metadata.labels?.['app.kubernetes.io/component'], 'ConfigMap events-config: label app.kubernetes.io/component is not config'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {

@@ -10,6 +10,7 @@ import {
   effectivePort,
   entryProblems,
   environmentProblems,
+  metricsPortOrProblem,
   shutdownSeconds,
   type Deployable,
 } from './deployables';
@@ -128,6 +129,27 @@ function resourceProblems(where: string, container: Container): string[] {
   return problems;
 }
 
+/**
+ * GET /metrics on its own port (contract section 12): a container port named `metrics`, and the
+ * pod annotations Prometheus's pod discovery scrapes by (`prometheus.io/scrape`, `/port`, `/path`).
+ */
+function metricsProblems(where: string, d: Deployable, pod: NonNullable<ReturnType<typeof podOf>>, container: Container, env: Record<string, string>, port: number): string[] {
+  const metricsPort = metricsPortOrProblem(where, d, env);
+  if (typeof metricsPort === 'string') return [metricsPort];
+  const problems: string[] = [];
+  if (metricsPort === port) problems.push(`${where}: serves /metrics on its API port ${port}; ${d.metricsPortVariable} must differ`);
+  if (!container.ports?.some((p) => p.name === 'metrics' && p.containerPort === metricsPort)) {
+    problems.push(`${where}: no containerPort ${metricsPort} named metrics (${d.metricsPortVariable})`);
+  }
+  const annotations = pod.annotations;
+  if (annotations['prometheus.io/scrape'] !== 'true') problems.push(`${where}: pod annotation prometheus.io/scrape is not "true"`);
+  if (annotations['prometheus.io/port'] !== String(metricsPort)) {
+    problems.push(`${where}: pod annotation prometheus.io/port is ${annotations['prometheus.io/port'] ?? 'missing'}, expected ${metricsPort} (${d.metricsPortVariable})`);
+  }
+  if ((annotations['prometheus.io/path'] ?? '/metrics') !== '/metrics') problems.push(`${where}: pod annotation prometheus.io/path is ${annotations['prometheus.io/path']}, expected /metrics`);
+  return problems;
+}
+
 function preStopSeconds(container: Container): number {
   const preStop = container.lifecycle?.preStop;
   if (preStop?.sleep) return preStop.sleep.seconds;
@@ -166,6 +188,7 @@ function deploymentProblems(d: Deployable, objects: K8sObject[], refs: Lookup, p
       problems.push(`${where}: ${probe} GETs ${get.path} on port ${String(get.port)}, expected ${path} on ${port} (${d.portVariable})`);
     }
   }
+  problems.push(...metricsProblems(where, d, pod, container, env, port));
   problems.push(...resourceProblems(where, container), ...securityProblems(where, pod));
 
   const grace = pod.spec.terminationGracePeriodSeconds ?? 30;

@@ -150,9 +150,9 @@ export interface PodSpec {
 }
 
 /** The pod template of a workload, if it has one. */
-export function podOf(object: K8sObject): { labels: Record<string, string>; spec: PodSpec } | undefined {
-  const template = (object.spec as { template?: { metadata?: { labels?: Record<string, string> }; spec?: PodSpec } } | undefined)?.template;
-  return template?.spec ? { labels: template.metadata?.labels ?? {}, spec: template.spec } : undefined;
+export function podOf(object: K8sObject): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } | undefined {
+  const template = (object.spec as { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec } } | undefined)?.template;
+  return template?.spec ? { labels: template.metadata?.labels ?? {}, annotations: template.metadata?.annotations ?? {}, spec: template.spec } : undefined;
 }
 
 export function containersOf(object: K8sObject): Container[] {

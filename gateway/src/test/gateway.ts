@@ -96,7 +96,7 @@ export function allUpstreams(url: string): Upstreams {
   return { events: url, warehouse: url, pipelines: url };
 }
 
-export interface GatewayOptions extends Partial<Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs'>> {
+export interface GatewayOptions extends Partial<Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>> {
   upstreams?: Upstreams;
   redisUrl?: string;
   /** Share a prefix to make several instances one deployment; a fresh one otherwise. */
@@ -141,6 +141,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     keyCache: options.keyCache,
     lastUsedFlushMs: options.lastUsedFlushMs,
     rateLimitWindowMs: options.rateLimitWindowMs,
+    consoleDir: options.consoleDir,
+    metrics: options.metrics,
   });
   // As main does: the first Prisma query stalls the event loop while the client loads.
   await db.$queryRaw`SELECT 1`;

@@ -1,22 +1,31 @@
-/** One problem in a request, as listed in the error body's `errors[]`. */
-export interface FieldError {
-  in: 'body' | 'path' | 'query' | 'header';
-  field: string;
-  code: string;
-  message: string;
-}
+import { z } from 'zod';
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'unauthorized'
-  | 'forbidden_scope'
-  | 'not_found'
-  | 'conflict'
-  | 'rate_limited'
-  | 'temporarily_unavailable'
-  | 'payload_too_large'
-  | 'request_timeout'
-  | 'internal_error';
+/** One problem in a request, as listed in the error body's `errors[]`. */
+export const FieldError = z
+  .object({
+    in: z.enum(['body', 'path', 'query', 'header']),
+    field: z.string().meta({ description: 'Dotted path of the field; `""` for the whole body.' }),
+    code: z.string().meta({ description: 'Machine word: `required`, `invalid_type`, `too_long`, `too_many_keys`, `invalid_format`, `unknown_field`, `invalid_enum`, `taken`, ...' }),
+    message: z.string(),
+  })
+  .meta({ id: 'FieldError', description: 'One problem in the request; a 400 lists every problem at once.' });
+export type FieldError = z.infer<typeof FieldError>;
+
+/** Every `error.code` the platform answers with (contract section 2). */
+export const ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden_scope',
+  'not_found',
+  'conflict',
+  'rate_limited',
+  'temporarily_unavailable',
+  'payload_too_large',
+  'request_timeout',
+  'internal_error',
+] as const;
+export const ErrorCode = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCode>;
 
 /** An error that knows its HTTP status and contract error code; the error middleware renders it. */
 export class ApiError extends Error {
@@ -69,15 +78,21 @@ export function payloadTooLarge(limitBytes: number): ApiError {
   return new ApiError(413, 'payload_too_large', `The request body exceeds ${limitBytes} bytes.`);
 }
 
-export interface ErrorBody {
-  error: {
-    code: ErrorCode;
-    message: string;
-    errors?: FieldError[];
-    request_id: string;
-    [detail: string]: unknown;
-  };
-}
+/**
+ * The contract's error body (section 2). Endpoint-specific facts (`required_scope`, a ticket's
+ * original validation, `active_run_id`) sit beside `code` inside `error`.
+ */
+export const ErrorBody = z
+  .object({
+    error: z.looseObject({
+      code: ErrorCode,
+      message: z.string(),
+      errors: z.array(FieldError).optional().meta({ description: 'On 400 (one element per problem) and on some 409s.' }),
+      request_id: z.string().meta({ description: 'The `x-request-id` of the request; quote it when asking for support.' }),
+    }),
+  })
+  .meta({ id: 'Error', description: 'Every error answer has this body.' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** The contract's error body (section 2) for an error. */
 export function errorBody(error: ApiError, requestId: string): ErrorBody {

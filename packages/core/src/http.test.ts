@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { createLogger } from './logger';
-import { errorHandler, jsonBody, platformHeaders } from './http';
+import { errorHandler, isTransientBackendError, jsonBody, platformHeaders } from './http';
 import { ApiError } from './errors';
 
 function app() {
@@ -59,5 +59,17 @@ describe('JSON-only bodies and the error body', () => {
     expect(res.headers['x-request-id']).toMatch(/.+/);
     expect(res.headers['platform-version']).toBe('2024-12-01');
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+});
+
+describe('isTransientBackendError (a database connection dropped mid-request is a 503, not a 500)', () => {
+  test("Prisma driver adapter errors whose kind means the connection is gone", () => {
+    const dropped = Object.assign(new Error('ConnectionClosed'), { name: 'DriverAdapterError', cause: { kind: 'ConnectionClosed' } });
+    expect(isTransientBackendError(dropped)).toBe(true);
+    expect(isTransientBackendError({ cause: { kind: 'SocketTimeout' } })).toBe(true);
+  });
+  test('constraint and data errors are not transient', () => {
+    expect(isTransientBackendError(Object.assign(new Error('UniqueConstraintViolation'), { cause: { kind: 'UniqueConstraintViolation' } }))).toBe(false);
+    expect(isTransientBackendError(new Error('boom'))).toBe(false);
   });
 });

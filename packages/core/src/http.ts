@@ -110,12 +110,15 @@ export function notFoundHandler(): RequestHandler {
 }
 
 const TRANSIENT_DB_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);
+// Prisma driver adapters (adapter-pg) throw DriverAdapterError with `cause.kind` and the kind as the message.
+const TRANSIENT_ADAPTER_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);
 
 /** True for errors that mean a database or Redis is briefly unreachable (answer 503, not 500). */
 export function isTransientBackendError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const anyErr = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown };
+    const anyErr = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown; kind?: unknown };
     if (typeof anyErr.code === 'string' && TRANSIENT_DB_CODES.has(anyErr.code)) return true;
+    if (typeof anyErr.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(anyErr.kind)) return true;
     const message = typeof anyErr.message === 'string' ? anyErr.message : '';
     if (/ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is/i.test(message)) return true;
     e = anyErr.cause;

@@ -5,8 +5,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `?limit=` (1-100, default 20) and `?cursor=` of every list (contract section 2). */
 export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size.' }),
+  cursor: z.string().max(512).optional().meta({ description: 'The `next_cursor` of the previous page.' }),
 });
 export type ListQuery = z.infer<typeof ListQuery>;
 

@@ -4,6 +4,7 @@ import { ApiError, forbiddenScope, invalidRequest, unauthorized, type FieldError
 import type { Identity, WorkspaceId } from './http';
 import { InternalHeaders, verifyInternalSignature } from './internal-signature';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
+import type { RouteDocs } from './openapi';
 import { fieldErrorsFromZod } from './validation';
 
 /** What a handler returns; the route builder sends it as JSON. */
@@ -31,15 +32,21 @@ export interface RouteInput<S extends RouteSchemas> {
   requestId: string;
 }
 
-/** A validated route: its schemas and a handler that receives typed input and knows nothing of HTTP. */
+/** A validated route: its schemas, its reference documentation and a handler that receives typed input and knows nothing of HTTP. */
 export interface RouteDefinition {
   schemas: RouteSchemas;
+  /** What the API reference says about the route (openapi.ts); every contract route has it, a test per service checks. */
+  docs?: RouteDocs;
   handle(input: RouteInput<RouteSchemas>): Promise<Reply> | Reply;
 }
 
-/** Declares a route's params, query, body and headers; all are validated before the handler runs, every problem reported at once. */
-export function route<S extends RouteSchemas>(schemas: S, handle: (input: RouteInput<S>) => Promise<Reply> | Reply): RouteDefinition {
-  return { schemas, handle: handle as RouteDefinition['handle'] };
+/**
+ * Declares a route's params, query, body and headers; all are validated before the handler runs,
+ * every problem reported at once. `docs` documents the route from these same schemas.
+ */
+export function route<S extends RouteSchemas>(spec: S & { docs?: RouteDocs }, handle: (input: RouteInput<S>) => Promise<Reply> | Reply): RouteDefinition {
+  const { docs, ...schemas } = spec;
+  return { schemas, docs, handle: handle as RouteDefinition['handle'] };
 }
 
 function parsePart(schema: z.ZodType | undefined, value: unknown, location: FieldError['in'], errors: FieldError[]): unknown {

@@ -2,6 +2,8 @@ import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { temporarilyUnavailable } from './errors';
 import { errorHandler, jsonBody, notFoundHandler, platformHeaders, requestLog } from './http';
+import type { OpenApiDocument } from './openapi';
+import { httpMetricsMiddleware, type HttpMetrics } from './metrics';
 import { requireGatewaySignature } from './route';
 
 export interface ServiceAppOptions {
@@ -11,9 +13,13 @@ export interface ServiceAppOptions {
   routes: Router;
   /** Resolves when the service's database and Redis answer. */
   ready: () => Promise<void>;
+  /** Request counts and latencies by route pattern and status; none when absent. */
+  metrics?: HttpMetrics;
+  /** The service's OpenAPI document (openapi.ts), served unsigned at GET /openapi.json for the gateway's /docs. */
+  openapi?: OpenApiDocument;
 }
 
-/** The Express app every service shares: health, gateway signature, JSON bodies, the contract's errors. */
+/** The Express app every service shares: health, its API document, gateway signature, JSON bodies, the contract's errors. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -21,6 +27,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('query parser', 'simple');
   app.use(platformHeaders());
   app.use(requestLog(options.logger));
+  if (options.metrics) app.use(httpMetricsMiddleware(options.metrics));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -33,6 +40,13 @@ export function createServiceApp(options: ServiceAppOptions): Express {
       throw temporarilyUnavailable('Not ready: a backend is unreachable.');
     }
   });
+  const openapi = options.openapi;
+  if (openapi) {
+    // Unsigned like /healthz: it describes the public API and holds nothing of a workspace.
+    app.get('/openapi.json', (_req, res) => {
+      res.json(openapi);
+    });
+  }
   app.use(requireGatewaySignature(options.internalSecret));
   app.use(jsonBody());
   app.use(options.routes);

@@ -67,23 +67,33 @@ export function fieldErrorsFromZod(error: z.ZodError, location: Location, input?
 }
 
 /** A UUID path or body id (any version, as the contract only says "UUID"). */
-export const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID');
+export const Uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID')
+  .meta({ format: 'uuid' });
 
 /** Slug: lowercase words joined by hyphens (gates, categories). */
 export const Slug = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be a slug (lowercase words joined by hyphens)');
 
 /** A string whose length is counted in Unicode code points, as the contract requires. */
 export function codePointString(min: number, max: number): z.ZodString {
-  return z
-    .string()
-    .refine((s) => [...s].length >= min, { message: `must be at least ${min} characters`, params: { code: 'too_short' } })
-    .refine((s) => [...s].length <= max, { message: `must be at most ${max} characters`, params: { code: 'too_long' } }) as unknown as z.ZodString;
+  return (
+    z
+      .string()
+      .refine((s) => [...s].length >= min, { message: `must be at least ${min} characters`, params: { code: 'too_short' } })
+      .refine((s) => [...s].length <= max, { message: `must be at most ${max} characters`, params: { code: 'too_long' } })
+      // The refinements are invisible to JSON Schema; its minLength/maxLength count code points too.
+      .meta({ minLength: min, maxLength: max }) as unknown as z.ZodString
+  );
 }
 
 /** RFC 3339 timestamp with an offset; parsed to a Date. */
 export const Timestamp = z.iso
   .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
   .transform((s) => new Date(s));
+
+/** A timestamp as the API renders it: RFC 3339 in UTC with milliseconds (`2024-12-01T09:30:00.000Z`). */
+export const UtcTimestamp = z.iso.datetime({ precision: 3 }).meta({ examples: ['2024-12-01T09:30:00.000Z'] });
 
 /** Renders a Date as the contract's timestamp: RFC 3339 UTC with milliseconds. */
 export function timestamp(date: Date): string;

@@ -149,6 +149,9 @@ export function expectErrorBody(body: unknown, code: string): { code: string; me
   return error as ReturnType<typeof expectErrorBody>;
 }
 export * from './receiver';
+export * from './platform';
+export * from './processes';
+export * from './openapi';
 
 /** Listens on a free loopback port (real HTTP for integration tests). */
 export function listenOnFreePort(app: import('node:http').RequestListener): Promise<import('node:http').Server> {

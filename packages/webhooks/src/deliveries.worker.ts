@@ -117,7 +117,12 @@ export interface DeliveryWorkerOptions {
   /** Deliveries in flight per worker (default 10). */
   concurrency?: number;
   logger?: Logger;
+  /** Told how each attempt ended (metrics); `disabled`: the receiver answered 410 and the endpoint was disabled. */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
 }
+
+/** How a delivery attempt that was made ended. */
+export type DeliveryOutcome = 'succeeded' | 'failed' | 'disabled';
 
 export interface DeliveryWorker {
   worker: Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;
@@ -143,6 +148,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt, ...outcome },
         'webhook delivery attempt',
       );
+      if (outcome.status !== 'skipped') options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
       if (outcome.status !== 'failed') return;
       if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
       // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.

@@ -12,7 +12,9 @@ import {
   type RouteDefinition,
   type WebhookRouteKey,
 } from '@platform/core';
+import { DeliveryList, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
 import { endpointsService, renderDelivery, renderEndpoint, type EndpointsOptions } from './endpoints.service';
+import type { EndpointRow } from './webhooks.store';
 
 /** The webhook routes every service has (contract section 11); the table lives in core's contract. */
 export const WEBHOOK_ROUTES = WEBHOOK_ENDPOINT_ROUTES;
@@ -30,7 +32,8 @@ const WebhookUrl = z
       }
     },
     { message: 'must be an absolute http or https URL', params: { code: 'invalid_format' } },
-  );
+  )
+  .meta({ format: 'uri', description: 'An absolute http(s) URL; private and loopback addresses are refused.' });
 
 const EventTypes = z
   .array(z.enum([...EVENT_TYPES, '*']))
@@ -39,12 +42,13 @@ const EventTypes = z
   .refine((events) => !events.includes('*') || events.every((e) => e === '*'), {
     message: 'must be ["*"] alone or a list of event types',
     params: { code: 'invalid_enum' },
-  });
+  })
+  .meta({ description: '`["*"]` alone (every event type, including ones added later) or a list of event types.' });
 
 export const CreateEndpointBody = z.strictObject({
   url: WebhookUrl,
   events: EventTypes,
-  enabled: z.boolean().optional(),
+  enabled: z.boolean().optional().meta({ description: 'Default true.' }),
 });
 export type CreateEndpointBody = z.infer<typeof CreateEndpointBody>;
 
@@ -58,45 +62,145 @@ export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 const IdParams = z.object({ id: Uuid });
 const NoBody = z.strictObject({});
 
-/** The webhook endpoint routes as RouteDefinitions, keyed like core's contract routes. */
+const NOT_FOUND = 'No webhook endpoint with this id in the workspace.';
+const TAG = 'Webhook endpoints';
+const URL_REFUSED =
+  'The URL targets a private or loopback address (`errors[0].code: private_address`), unless the platform runs with `WEBHOOKS_ALLOW_PRIVATE=true`.';
+
+/** The webhook endpoint routes as RouteDefinitions, keyed like core's contract routes, each with its reference entry. */
 export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey, RouteDefinition> {
   const endpoints = endpointsService(options);
   return {
-    'POST /webhook-endpoints': route({ body: CreateEndpointBody }, async ({ identity, body }) => {
-      const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
-      return { status: 201, body: { ...renderEndpoint(endpoint), secret } };
-    }),
+    'POST /webhook-endpoints': route(
+      {
+        body: CreateEndpointBody,
+        docs: {
+          operationId: 'createWebhookEndpoint',
+          summary: 'Create a webhook endpoint',
+          tag: TAG,
+          description: 'The answer carries the signing secret, shown only here (and on rotation). Deliveries are signed as Standard Webhooks.',
+          responses: { 201: { description: 'The endpoint with its secret.', schema: EndpointWithSecret } },
+          errors: { 400: URL_REFUSED },
+          requestExample: { url: 'https://example.com/hooks/platform', events: ['*'] },
+        },
+      },
+      async ({ identity, body }) => {
+        const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
+        return { status: 201, body: withSecret(endpoint, secret) };
+      },
+    ),
 
-    'GET /webhook-endpoints': route({ query: ListQuery }, async ({ identity, query }) => {
-      const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
-    }),
+    'GET /webhook-endpoints': route(
+      {
+        query: ListQuery,
+        docs: {
+          operationId: 'listWebhookEndpoints',
+          summary: 'List webhook endpoints',
+          tag: TAG,
+          responses: { 200: { description: 'One page of endpoints, oldest first.', schema: EndpointList } },
+        },
+      },
+      async ({ identity, query }) => {
+        const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+        return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
+      },
+    ),
 
-    'GET /webhook-endpoints/:id': route({ params: IdParams }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderEndpoint(await endpoints.get(identity.workspaceId, params.id)),
-    })),
+    'GET /webhook-endpoints/:id': route(
+      {
+        params: IdParams,
+        docs: {
+          operationId: 'getWebhookEndpoint',
+          summary: 'Retrieve a webhook endpoint',
+          tag: TAG,
+          responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
+          errors: { 404: NOT_FOUND },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderEndpoint(await endpoints.get(identity.workspaceId, params.id)),
+      }),
+    ),
 
-    'PATCH /webhook-endpoints/:id': route({ params: IdParams, body: UpdateEndpointBody }, async ({ identity, params, body }) => ({
-      status: 200,
-      body: renderEndpoint(await endpoints.update(identity.workspaceId, params.id, body)),
-    })),
+    'PATCH /webhook-endpoints/:id': route(
+      {
+        params: IdParams,
+        body: UpdateEndpointBody,
+        docs: {
+          operationId: 'updateWebhookEndpoint',
+          summary: 'Update a webhook endpoint',
+          tag: TAG,
+          description: 'Changes the URL, the event types or whether the endpoint is enabled; omitted fields keep their value.',
+          responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
+          errors: { 400: URL_REFUSED, 404: NOT_FOUND },
+          requestExample: { enabled: false },
+        },
+      },
+      async ({ identity, params, body }) => ({
+        status: 200,
+        body: renderEndpoint(await endpoints.update(identity.workspaceId, params.id, body)),
+      }),
+    ),
 
-    'DELETE /webhook-endpoints/:id': route({ params: IdParams }, async ({ identity, params }) => {
-      await endpoints.remove(identity.workspaceId, params.id);
-      return { status: 204 };
-    }),
+    'DELETE /webhook-endpoints/:id': route(
+      {
+        params: IdParams,
+        docs: {
+          operationId: 'deleteWebhookEndpoint',
+          summary: 'Delete a webhook endpoint',
+          tag: TAG,
+          responses: { 204: { description: 'Deleted: the endpoint gets no further events.' } },
+          errors: { 404: NOT_FOUND },
+        },
+      },
+      async ({ identity, params }) => {
+        await endpoints.remove(identity.workspaceId, params.id);
+        return { status: 204 };
+      },
+    ),
 
-    'GET /webhook-endpoints/:id/deliveries': route({ params: IdParams, query: ListQuery }, async ({ identity, params, query }) => {
-      const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
-    }),
+    'GET /webhook-endpoints/:id/deliveries': route(
+      {
+        params: IdParams,
+        query: ListQuery,
+        docs: {
+          operationId: 'listWebhookDeliveries',
+          summary: "List an endpoint's delivery attempts",
+          tag: TAG,
+          responses: { 200: { description: 'One page of delivery attempts, oldest first; one record per attempt.', schema: DeliveryList } },
+          errors: { 404: NOT_FOUND },
+        },
+      },
+      async ({ identity, params, query }) => {
+        const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+        return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
+      },
+    ),
 
-    'POST /webhook-endpoints/:id/rotate-secret': route({ params: IdParams, body: NoBody }, async ({ identity, params }) => {
-      const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
-      return { status: 200, body: { ...renderEndpoint(endpoint), secret } };
-    }),
+    'POST /webhook-endpoints/:id/rotate-secret': route(
+      {
+        params: IdParams,
+        body: NoBody,
+        docs: {
+          operationId: 'rotateWebhookSecret',
+          summary: "Rotate an endpoint's secret",
+          tag: TAG,
+          description: 'A new secret signs from now on; the previous one keeps signing beside it for 24 h, so receivers can switch without losing events.',
+          responses: { 200: { description: 'The endpoint with its new secret.', schema: EndpointWithSecret } },
+          errors: { 404: NOT_FOUND },
+        },
+      },
+      async ({ identity, params }) => {
+        const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
+        return { status: 200, body: withSecret(endpoint, secret) };
+      },
+    ),
   };
+}
+
+function withSecret(endpoint: EndpointRow, secret: string): EndpointWithSecret {
+  return { ...renderEndpoint(endpoint), secret };
 }
 
 /** An Express router with just the webhook routes (for a service's tests or a standalone mount). */

@@ -1,6 +1,7 @@
 import { invalidRequest, notFound, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
 import { assertPublicUrl, resolveHost, UnsafeWebhookUrlError, type ResolveHost } from './address-guard';
 import type { Sql } from './sql';
+import type { Delivery, Endpoint } from './endpoints.resources';
 import { generateWebhookSecret } from './webhook-signature';
 import { webhooksStore, type DeliveryRow, type EndpointRow } from './webhooks.store';
 
@@ -16,18 +17,19 @@ export interface EndpointsOptions {
 }
 
 /** The endpoint as the API renders it; the secret is never part of it. */
-export function renderEndpoint(endpoint: EndpointRow) {
+export function renderEndpoint(endpoint: EndpointRow): Endpoint {
   return {
     id: endpoint.id,
     url: endpoint.url,
-    events: endpoint.events,
+    // Written only through CreateEndpointBody / UpdateEndpointBody, which allow just these values.
+    events: endpoint.events as Endpoint['events'],
     enabled: endpoint.enabled,
     created_at: timestamp(endpoint.createdAt),
   };
 }
 
 /** A delivery record: one per attempt. */
-export function renderDelivery(delivery: DeliveryRow) {
+export function renderDelivery(delivery: DeliveryRow): Delivery {
   return {
     id: delivery.id,
     event_id: delivery.eventId,

@@ -9,3 +9,4 @@ export * from './sql';
 export * from './webhook-signature';
 export * from './webhooks.store';
 export * from './runtime';
+export * from './endpoints.resources';

@@ -1,4 +1,4 @@
-import type { Logger } from '@platform/core';
+import { registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
 import { startDeliveryWorker } from './deliveries.worker';
@@ -24,10 +24,19 @@ export function startServiceWebhooks(options: {
   logger: Logger;
   /** A queue name of its own (tests); default `webhooks-<service>`. */
   queueName?: string;
+  /** Where `webhook_deliveries_total{outcome}` and the delivery queue's `queue_depth` go; none when absent. */
+  metrics?: Registry;
 }): ServiceWebhooks {
   const { config, logger } = options;
   const queueName = options.queueName ?? deliveryQueueName(options.service);
   const queue = createDeliveryQueue(queueName, options.redisUrl, logger);
+  if (options.metrics) trackQueueDepth(options.metrics, queue);
+  const deliveries = options.metrics
+    ? registeredCounter(options.metrics, 'webhook_deliveries_total', 'Webhook delivery attempts by outcome (disabled: 410 Gone disabled the endpoint).', ['outcome'])
+    : undefined;
+  // One child per outcome, resolved once and shown from 0 on (a rate needs the series before its first attempt).
+  const outcomes = deliveries && { succeeded: deliveries.labels('succeeded'), failed: deliveries.labels('failed'), disabled: deliveries.labels('disabled') };
+  if (outcomes) for (const child of Object.values(outcomes)) child.inc(0);
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
   const worker = startDeliveryWorker({
     sql: options.sql,
@@ -37,6 +46,7 @@ export function startServiceWebhooks(options: {
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
     allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE,
     logger,
+    onOutcome: outcomes && ((outcome) => outcomes[outcome].inc()),
   });
   let closing: Promise<void> | undefined;
   return {

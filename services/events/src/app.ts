@@ -1,8 +1,9 @@
-import { createServiceApp, type Logger } from '@platform/core';
+import { contractRouter, createServiceApp, type HttpMetrics, type Logger } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { Database } from './database';
-import { eventsRoutes } from './events.routes';
+import { eventsApiDocument } from './events.openapi';
+import { eventsRouteDefinitions } from './events.routes';
 import { eventsStore } from './events.store';
 
 export interface EventsDeps {
@@ -13,13 +14,18 @@ export interface EventsDeps {
   allowPrivateWebhooks: boolean;
   /** Resolves when Redis (the webhook queue) answers. */
   redisReady: () => Promise<void>;
+  /** Request counts and latencies by route (GET /metrics); none when absent. */
+  metrics?: HttpMetrics;
 }
 
 export function createApp(deps: EventsDeps): Express {
+  const definitions = eventsRouteDefinitions(eventsStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }));
   return createServiceApp({
     logger: deps.logger,
     internalSecret: deps.internalSecret,
-    routes: eventsRoutes(eventsStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks })),
+    metrics: deps.metrics,
+    routes: contractRouter('events', definitions),
+    openapi: eventsApiDocument(definitions),
     ready: async () => {
       await deps.db.$queryRaw`SELECT 1`;
       await deps.redisReady();

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   codePointString,
-  contractRouter,
   decodeCursor,
   listPage,
   ListQuery,
@@ -10,9 +9,10 @@ import {
   Timestamp,
   Uuid,
   type RouteDefinition,
+  type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
-import type { Router } from 'express';
+import { ALREADY_VALIDATED_EXAMPLE, Event, EXAMPLE_IDS, Ticket, TicketList, TicketStatus, Validation } from './events.resources';
 import type { EventsStore } from './events.store';
 import {
   createEvent,
@@ -29,67 +29,155 @@ const IdParams = z.object({ id: Uuid });
 
 export const CreateEventBody = z.strictObject({
   name: codePointString(1, 200),
-  starts_at: Timestamp,
-  ends_at: Timestamp.nullable().optional(),
+  starts_at: Timestamp.meta({ description: 'RFC 3339 with an offset; answered in UTC.' }),
+  ends_at: Timestamp.nullable().optional().meta({ description: 'Not before `starts_at`.' }),
 });
 
 export const TicketMetadata = z
   .record(z.string(), codePointString(0, 500))
-  .refine((m) => Object.keys(m).length <= 20, { message: 'must have at most 20 keys', params: { code: 'too_many_keys' } });
+  .refine((m) => Object.keys(m).length <= 20, { message: 'must have at most 20 keys', params: { code: 'too_many_keys' } })
+  .meta({ maxProperties: 20, description: 'At most 20 keys; values of at most 500 characters.' });
 
 export const IssueTicketBody = z.strictObject({
   holder_name: codePointString(1, 200).nullable().optional(),
   metadata: TicketMetadata.optional(),
 });
 
-export const ListTicketsQuery = ListQuery.extend({ status: z.enum(['issued', 'validated']).optional() });
+export const ListTicketsQuery = ListQuery.extend({ status: TicketStatus.optional().meta({ description: 'Only tickets in this status.' }) });
 
 export const ValidateTicketBody = z.strictObject({
-  gate: Slug.pipe(codePointString(1, 64)).nullable().optional(),
-  validator_id: Uuid.nullable().optional(),
-  event_id: Uuid.nullable().optional(),
+  gate: Slug.pipe(codePointString(1, 64)).nullable().optional().meta({ description: 'The entrance, a slug such as `north-1`.' }),
+  validator_id: Uuid.nullable().optional().meta({ description: 'Who or what scanned the ticket.' }),
+  event_id: Uuid.nullable().optional().meta({ description: "The event whose entrance scans; a ticket of another event is refused with 400 `wrong_event`." }),
 });
 
-export function eventsRoutes(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Router {
-  return contractRouter('events', {
+const NOT_FOUND = { event: 'No event with this id in the workspace.', ticket: 'No ticket with this id in the workspace.' };
+
+/** The events service's routes, each with its reference entry; handlers call events.service. */
+export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'events'>, RouteDefinition> {
+  return {
     ...webhooks,
-    'POST /events': route({ body: CreateEventBody }, async ({ identity, body }) => {
-      const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
-      return { status: 201, body: renderEvent(event) };
-    }),
+    'POST /events': route(
+      {
+        body: CreateEventBody,
+        docs: {
+          operationId: 'createEvent',
+          summary: 'Create an event',
+          responses: { 201: { description: 'The event.', schema: Event } },
+          errors: { 400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).' },
+          requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
+        },
+      },
+      async ({ identity, body }) => {
+        const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
+        return { status: 201, body: renderEvent(event) };
+      },
+    ),
 
-    'GET /events/:id': route({ params: IdParams }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderEvent(await getEvent(store, identity.workspaceId, params.id)),
-    })),
+    'GET /events/:id': route(
+      {
+        params: IdParams,
+        docs: {
+          operationId: 'getEvent',
+          summary: 'Retrieve an event',
+          responses: { 200: { description: 'The event.', schema: Event } },
+          errors: { 404: NOT_FOUND.event },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderEvent(await getEvent(store, identity.workspaceId, params.id)),
+      }),
+    ),
 
-    'POST /events/:id/tickets': route({ params: IdParams, body: IssueTicketBody }, async ({ identity, params, body }) => {
-      const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
-      return { status: 201, body: renderTicket(ticket) };
-    }),
+    'POST /events/:id/tickets': route(
+      {
+        params: IdParams,
+        body: IssueTicketBody,
+        docs: {
+          operationId: 'issueTicket',
+          summary: 'Issue a ticket',
+          tag: 'Tickets',
+          responses: { 201: { description: 'The ticket, `issued`.', schema: Ticket } },
+          errors: { 404: NOT_FOUND.event },
+          requestExample: { holder_name: 'Ada Lovelace', metadata: { seat: 'A-12' } },
+        },
+      },
+      async ({ identity, params, body }) => {
+        const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
+        return { status: 201, body: renderTicket(ticket) };
+      },
+    ),
 
-    'GET /events/:id/tickets': route({ params: IdParams, query: ListTicketsQuery }, async ({ identity, params, query }) => {
-      await getEvent(store, identity.workspaceId, params.id);
-      const rows = await store.listTickets(identity.workspaceId, params.id, {
-        status: query.status,
-        after: decodeCursor(query.cursor),
-        take: query.limit + 1,
-      });
-      return { status: 200, body: listPage(rows, query.limit, renderTicket) };
-    }),
+    'GET /events/:id/tickets': route(
+      {
+        params: IdParams,
+        query: ListTicketsQuery,
+        docs: {
+          operationId: 'listTickets',
+          summary: "List an event's tickets",
+          tag: 'Tickets',
+          responses: { 200: { description: 'One page of tickets, oldest first.', schema: TicketList } },
+          errors: { 404: NOT_FOUND.event },
+        },
+      },
+      async ({ identity, params, query }) => {
+        await getEvent(store, identity.workspaceId, params.id);
+        const rows = await store.listTickets(identity.workspaceId, params.id, {
+          status: query.status,
+          after: decodeCursor(query.cursor),
+          take: query.limit + 1,
+        });
+        return { status: 200, body: listPage(rows, query.limit, renderTicket) };
+      },
+    ),
 
-    'GET /tickets/:id': route({ params: IdParams }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderTicket(await getTicket(store, identity.workspaceId, params.id)),
-    })),
+    'GET /tickets/:id': route(
+      {
+        params: IdParams,
+        docs: {
+          operationId: 'getTicket',
+          summary: 'Retrieve a ticket',
+          responses: { 200: { description: 'The ticket.', schema: Ticket } },
+          errors: { 404: NOT_FOUND.ticket },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderTicket(await getTicket(store, identity.workspaceId, params.id)),
+      }),
+    ),
 
-    'POST /tickets/:id/validate': route({ params: IdParams, body: ValidateTicketBody }, async ({ identity, params, body }) => {
-      const ticket = await validateTicket(store, identity.workspaceId, params.id, {
-        eventId: body.event_id ?? null,
-        gate: body.gate ?? null,
-        validatorId: body.validator_id ?? null,
-      });
-      return { status: 200, body: renderValidation(ticket) };
-    }),
-  });
+    'POST /tickets/:id/validate': route(
+      {
+        params: IdParams,
+        body: ValidateTicketBody,
+        docs: {
+          operationId: 'validateTicket',
+          summary: 'Validate a ticket',
+          description:
+            'Validates a ticket at the entrance, exactly once: under any number of concurrent calls one gets 200, the others 409 with the original validation. ' +
+            'Send an `Idempotency-Key` so that a scanner retrying a lost answer gets the original 200 again. Emits `ticket.validated`.',
+          responses: { 200: { description: 'The ticket is now validated.', schema: Validation } },
+          errors: {
+            400: '`event_id` names another event than the ticket\'s, or no event (`errors[0] = { in: "body", field: "event_id", code: "wrong_event" }`).',
+            404: NOT_FOUND.ticket,
+            409: {
+              description: 'The ticket was already validated: `ticket_id`, `validated_at`, `validator_id` and `gate` of the original validation sit beside `code`.',
+              example: ALREADY_VALIDATED_EXAMPLE,
+            },
+          },
+          requestExample: { gate: 'north-1', validator_id: EXAMPLE_IDS.validator, event_id: EXAMPLE_IDS.event },
+        },
+      },
+      async ({ identity, params, body }) => {
+        const ticket = await validateTicket(store, identity.workspaceId, params.id, {
+          eventId: body.event_id ?? null,
+          gate: body.gate ?? null,
+          validatorId: body.validator_id ?? null,
+        });
+        return { status: 200, body: renderValidation(ticket) };
+      },
+    ),
+  };
 }

@@ -1,8 +1,11 @@
 import { conflict, invalidRequest, notFound, timestamp, type WorkspaceId } from '@platform/core';
-import type { Event, EventsStore, Ticket } from './events.store';
+import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
+import type { Event, Ticket, Validation } from './events.resources';
+
+type Metadata = Ticket['metadata'];
 
 /** An event as the API returns it. */
-export function renderEvent(event: Event) {
+export function renderEvent(event: EventRow): Event {
   return {
     id: event.id,
     name: event.name,
@@ -13,13 +16,14 @@ export function renderEvent(event: Event) {
 }
 
 /** A ticket as the API returns it (contract section 8, plus the metadata it was issued with). */
-export function renderTicket(ticket: Ticket) {
+export function renderTicket(ticket: TicketRow): Ticket {
   return {
     id: ticket.id,
     event_id: ticket.eventId,
     status: ticket.status,
     holder_name: ticket.holderName,
-    metadata: ticket.metadata,
+    // Written only from the validated IssueTicketBody: a flat map of strings.
+    metadata: ticket.metadata as Metadata,
     validated_at: timestamp(ticket.validatedAt),
     validator_id: ticket.validatorId,
     gate: ticket.gate,
@@ -27,14 +31,14 @@ export function renderTicket(ticket: Ticket) {
   };
 }
 
-export async function createEvent(store: EventsStore, workspaceId: WorkspaceId, input: { name: string; startsAt: Date; endsAt: Date | null }): Promise<Event> {
+export async function createEvent(store: EventsStore, workspaceId: WorkspaceId, input: { name: string; startsAt: Date; endsAt: Date | null }): Promise<EventRow> {
   if (input.endsAt && input.endsAt < input.startsAt) {
     throw invalidRequest([{ in: 'body', field: 'ends_at', code: 'invalid_range', message: 'must not be before starts_at' }]);
   }
   return store.createEvent(workspaceId, input);
 }
 
-export async function getEvent(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<Event> {
+export async function getEvent(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<EventRow> {
   const event = await store.findEvent(workspaceId, id);
   if (!event) throw notFound('Event');
   return event;
@@ -45,12 +49,12 @@ export async function issueTicket(
   workspaceId: WorkspaceId,
   eventId: string,
   input: { holderName: string | null; metadata: Record<string, string> },
-): Promise<Ticket> {
+): Promise<TicketRow> {
   await getEvent(store, workspaceId, eventId);
   return store.createTicket(workspaceId, eventId, input);
 }
 
-export async function getTicket(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<Ticket> {
+export async function getTicket(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<TicketRow> {
   const ticket = await store.findTicket(workspaceId, id);
   if (!ticket) throw notFound('Ticket');
   return ticket;
@@ -67,7 +71,7 @@ export interface Scan {
  * ticket only to explain why: unknown (404), already validated (409 with the original
  * validation), or issued for another event (400).
  */
-export async function validateTicket(store: EventsStore, workspaceId: WorkspaceId, ticketId: string, scan: Scan, now = new Date()): Promise<Ticket> {
+export async function validateTicket(store: EventsStore, workspaceId: WorkspaceId, ticketId: string, scan: Scan, now = new Date()): Promise<TicketRow> {
   const won = await store.validateIfIssued(workspaceId, ticketId, { ...scan, validatedAt: now });
   if (won) return won;
   const ticket = await store.findTicket(workspaceId, ticketId);
@@ -83,13 +87,13 @@ export async function validateTicket(store: EventsStore, workspaceId: WorkspaceI
   throw invalidRequest([{ in: 'body', field: 'event_id', code: 'wrong_event', message: 'the ticket is valid for another event' }]);
 }
 
-/** The 200 body of a validation. */
-export function renderValidation(ticket: Ticket) {
+/** The 200 body of a validation; `ticket` is the one validateTicket returned, so it has its validation time. */
+export function renderValidation(ticket: TicketRow): Validation {
   return {
     ticket_id: ticket.id,
     event_id: ticket.eventId,
-    status: 'validated' as const,
-    validated_at: timestamp(ticket.validatedAt),
+    status: 'validated',
+    validated_at: timestamp(ticket.validatedAt!),
     gate: ticket.gate,
     validator_id: ticket.validatorId,
   };

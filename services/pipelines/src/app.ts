@@ -1,8 +1,9 @@
-import { createServiceApp, type Logger } from '@platform/core';
+import { contractRouter, createServiceApp, type HttpMetrics, type Logger } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { Database } from './database';
-import { pipelinesRoutes } from './pipelines.routes';
+import { pipelinesApiDocument } from './pipelines.openapi';
+import { pipelinesRouteDefinitions } from './pipelines.routes';
 import { pipelinesStore } from './pipelines.store';
 import type { RunsProducer } from './runs.queue';
 import { runsStore } from './runs.store';
@@ -16,19 +17,24 @@ export interface PipelinesDeps {
   publicBasePath: string;
   /** Accept private and loopback webhook targets (tests, local use). */
   allowPrivateWebhooks: boolean;
+  /** Request counts and latencies by route (GET /metrics); none when absent. */
+  metrics?: HttpMetrics;
 }
 
 export function createApp(deps: PipelinesDeps): Express {
   const pipelines = pipelinesStore(deps.db);
+  const definitions = pipelinesRouteDefinitions({
+    pipelines,
+    runs: { runs: runsStore(deps.db), pipelines, producer: deps.producer, logger: deps.logger },
+    publicBasePath: deps.publicBasePath,
+    webhooks: webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }),
+  });
   return createServiceApp({
     logger: deps.logger,
     internalSecret: deps.internalSecret,
-    routes: pipelinesRoutes({
-      pipelines,
-      runs: { runs: runsStore(deps.db), pipelines, producer: deps.producer, logger: deps.logger },
-      publicBasePath: deps.publicBasePath,
-      webhooks: webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }),
-    }),
+    metrics: deps.metrics,
+    routes: contractRouter('pipelines', definitions),
+    openapi: pipelinesApiDocument(definitions),
     ready: async () => {
       await deps.db.$queryRaw`SELECT 1`;
       await deps.producer.ping();

@@ -6,6 +6,8 @@ import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 /** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
 export const PipelinesConfig = z.object({
   PIPELINES_PORT: env.port(4003),
+  /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
+  METRICS_PORT: env.port(9103),
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { closeServer, createLogger, gracefulShutdown, listen, onShutdownSignals } from '@platform/core';
+import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, HttpMetrics, listen, onShutdownSignals, startMetricsServer } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { readConfig } from './config';
@@ -9,6 +9,7 @@ import { createRunsProducer } from './runs.queue';
 const config = readConfig();
 const logger = createLogger('pipelines', config.LOG_LEVEL);
 const db = createDatabase(config.PIPELINES_DATABASE_URL);
+const metrics = createMetricsRegistry();
 // A producer fails fast: no offline queue, one try per command; a trigger answers 503 at once
 // instead of waiting for Redis.
 const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
@@ -20,16 +21,18 @@ const producer = createRunsProducer({
   timeoutMs: config.PIPELINES_ENQUEUE_TIMEOUT_MS,
   logger,
 });
-const webhooks = startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: config.REDIS_URL, config, logger });
+const webhooks = startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: config.REDIS_URL, config, logger, metrics });
 const app = createApp({
   db,
   producer,
   logger,
   internalSecret: config.PLATFORM_INTERNAL_SECRET,
+  metrics: new HttpMetrics(metrics),
   publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
   allowPrivateWebhooks: config.WEBHOOKS_ALLOW_PRIVATE,
 });
 const server = listen(app, config.PIPELINES_PORT, logger, 'pipelines service');
+const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
 
 onShutdownSignals(
   gracefulShutdown(
@@ -37,6 +40,8 @@ onShutdownSignals(
       { name: 'http server', run: () => closeServer(server) },
       { name: 'runs queue', run: () => producer.close() },
       { name: 'webhooks', run: () => webhooks.close() },
+      // Scrapes go on while requests and deliveries drain.
+      { name: 'metrics server', run: () => closeServer(metricsServer) },
       { name: 'database', run: () => db.$disconnect() },
       { name: 'redis', run: () => redis.quit() },
     ],

@@ -1,22 +1,24 @@
 import { timestamp } from '@platform/core';
 import { destinationConnector, renderConnector, sourceConnector } from './connectors';
-import type { Pipeline, Run } from './generated/prisma/client';
+import type { Pipeline as PipelineRow, Run as RunRow } from './generated/prisma/client';
+import type { Pipeline, Run } from './pipelines.resources';
 
 /** A pipeline as the API returns it (contract section 10). */
-export function renderPipeline(pipeline: Pipeline) {
+export function renderPipeline(pipeline: PipelineRow): Pipeline {
   return {
     id: pipeline.id,
     name: pipeline.name,
     status: pipeline.status,
-    source: renderConnector(sourceConnector(pipeline.sourceConnector), pipeline.sourceConfig),
-    destination: renderConnector(destinationConnector(pipeline.destinationConnector), pipeline.destinationConfig),
+    // Configs were parsed by their connector's schema when stored, so each matches its branch.
+    source: renderConnector(sourceConnector(pipeline.sourceConnector), pipeline.sourceConfig) as Pipeline['source'],
+    destination: renderConnector(destinationConnector(pipeline.destinationConnector), pipeline.destinationConfig) as Pipeline['destination'],
     last_successful_run_at: timestamp(pipeline.lastSuccessfulRunAt),
     created_at: timestamp(pipeline.createdAt),
   };
 }
 
 /** A run as the API returns it and as `run.*` webhook events carry it (contract sections 10, 11). */
-export function renderRun(run: Run) {
+export function renderRun(run: RunRow): Run {
   return {
     id: run.id,
     pipeline_id: run.pipelineId,
@@ -32,4 +34,3 @@ export function renderRun(run: Run) {
     finished_at: timestamp(run.finishedAt),
   };
 }
-export type RenderedRun = ReturnType<typeof renderRun>;

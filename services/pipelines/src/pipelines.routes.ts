@@ -1,8 +1,20 @@
 import { z } from 'zod';
-import { codePointString, contractRouter, decodeCursor, listPage, ListQuery, route, Timestamp, Uuid, type RouteDefinition, type WebhookRouteKey } from '@platform/core';
-import type { Router } from 'express';
-import { DestinationSpec, SourceSpec } from './connectors';
+import {
+  codePointString,
+  decodeCursor,
+  listPage,
+  ListQuery,
+  route,
+  SERVICES,
+  Timestamp,
+  Uuid,
+  type RouteDefinition,
+  type RoutesOf,
+  type WebhookRouteKey,
+} from '@platform/core';
+import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
+import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList } from './pipelines.resources';
 import { createPipeline, getPipeline, setPipelineStatus } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
@@ -17,17 +29,17 @@ export const CreatePipelineBody = z.strictObject({
   destination: DestinationSpec,
 });
 
-export const RUN_TRIGGERS = ['manual', 'schedule', 'webhook', 'backfill'] as const;
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/** CreatePipelineBody as the reference shows it: each connector with its own config schema. */
+const DocumentedCreatePipelineBody = CreatePipelineBody.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec });
 
 export const TriggerRunBody = z.strictObject({
   trigger: requiredEnum(RUN_TRIGGERS),
   // Omitted: since the last succeeded run. null: read everything.
-  since: Timestamp.nullable().optional(),
-  dry_run: z.boolean().optional(),
+  since: Timestamp.nullable().optional().meta({ description: 'Read only records updated after it. Omitted: since the last succeeded run; null: everything.' }),
+  dry_run: z.boolean().optional().meta({ description: 'Read and validate but write nothing (default false).' }),
 });
 
-export const ListRunsQuery = ListQuery.extend({ status: z.enum(RUN_STATUSES).optional() });
+export const ListRunsQuery = ListQuery.extend({ status: z.enum(RUN_STATUSES).optional().meta({ description: 'Only runs in this status.' }) });
 
 export interface PipelinesRoutesDeps {
   pipelines: PipelinesStore;
@@ -37,65 +49,199 @@ export interface PipelinesRoutesDeps {
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
 }
 
-export function pipelinesRoutes({ pipelines, runs, publicBasePath, webhooks }: PipelinesRoutesDeps): Router {
-  return contractRouter('pipelines', {
+const NOT_FOUND_PIPELINE = 'No pipeline with this id in the workspace.';
+const NOT_FOUND_RUN = 'No such pipeline, or no run with this id of it, in the workspace.';
+const NoBody = z.strictObject({});
+
+/** The pipelines service's routes, each with its reference entry; handlers call the services. */
+export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
+  return {
     ...webhooks,
-    'POST /pipelines': route({ body: CreatePipelineBody }, async ({ identity, body }) => {
-      const pipeline = await createPipeline(pipelines, identity.workspaceId, {
-        name: body.name,
-        sourceConnector: body.source.connector,
-        sourceConfig: body.source.config,
-        destinationConnector: body.destination.connector,
-        destinationConfig: body.destination.config,
-      });
-      return { status: 201, body: renderPipeline(pipeline) };
-    }),
+    'POST /pipelines': route(
+      {
+        body: CreatePipelineBody,
+        docs: {
+          operationId: 'createPipeline',
+          summary: 'Create a pipeline',
+          description: 'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`.',
+          body: DocumentedCreatePipelineBody,
+          responses: { 201: { description: 'The pipeline, `active`.', schema: Pipeline } },
+          requestExample: {
+            name: 'Sample to warehouse table',
+            source: { connector: 'sample', config: { records: 100 } },
+            destination: { connector: 'postgres', config: { table: 'sample_records' } },
+          },
+        },
+      },
+      async ({ identity, body }) => {
+        const pipeline = await createPipeline(pipelines, identity.workspaceId, {
+          name: body.name,
+          sourceConnector: body.source.connector,
+          sourceConfig: body.source.config,
+          destinationConnector: body.destination.connector,
+          destinationConfig: body.destination.config,
+        });
+        return { status: 201, body: renderPipeline(pipeline) };
+      },
+    ),
 
-    'GET /pipelines/:id': route({ params: PipelineParams }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderPipeline(await getPipeline(pipelines, identity.workspaceId, params.id)),
-    })),
+    'GET /pipelines/:id': route(
+      {
+        params: PipelineParams,
+        docs: {
+          operationId: 'getPipeline',
+          summary: 'Retrieve a pipeline',
+          responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
+          errors: { 404: NOT_FOUND_PIPELINE },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderPipeline(await getPipeline(pipelines, identity.workspaceId, params.id)),
+      }),
+    ),
 
-    'POST /pipelines/:id/pause': route({ params: PipelineParams, body: z.strictObject({}) }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
-    })),
+    'POST /pipelines/:id/pause': route(
+      {
+        params: PipelineParams,
+        body: NoBody,
+        docs: {
+          operationId: 'pausePipeline',
+          summary: 'Pause a pipeline',
+          description: 'A paused pipeline refuses new runs; pausing a paused pipeline changes nothing.',
+          responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
+          errors: { 404: NOT_FOUND_PIPELINE },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
+      }),
+    ),
 
-    'POST /pipelines/:id/resume': route({ params: PipelineParams, body: z.strictObject({}) }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
-    })),
+    'POST /pipelines/:id/resume': route(
+      {
+        params: PipelineParams,
+        body: NoBody,
+        docs: {
+          operationId: 'resumePipeline',
+          summary: 'Resume a pipeline',
+          description: 'Resuming an active pipeline changes nothing.',
+          responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
+          errors: { 404: NOT_FOUND_PIPELINE },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
+      }),
+    ),
 
-    'POST /pipelines/:id/runs': route({ params: PipelineParams, body: TriggerRunBody }, async ({ identity, params, body }) => {
-      const run = await triggerRun(runs, identity.workspaceId, params.id, {
-        trigger: body.trigger,
-        since: body.since,
-        dryRun: body.dry_run ?? false,
-      });
-      return {
-        status: 202,
-        body: renderRun(run),
-        headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
-      };
-    }),
+    'POST /pipelines/:id/runs': route(
+      {
+        params: PipelineParams,
+        body: TriggerRunBody,
+        docs: {
+          operationId: 'triggerRun',
+          summary: 'Trigger a run',
+          tag: 'Runs',
+          description:
+            'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
+            'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
+          responses: {
+            202: {
+              description: 'The run, `queued`.',
+              schema: Run,
+              headers: { Location: { description: 'The run\'s URL path.', schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }) } },
+            },
+          },
+          errors: {
+            400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
+            404: NOT_FOUND_PIPELINE,
+            409: {
+              description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
+              example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
+            },
+          },
+          requestExample: { trigger: 'manual', dry_run: false },
+        },
+      },
+      async ({ identity, params, body }) => {
+        const run = await triggerRun(runs, identity.workspaceId, params.id, {
+          trigger: body.trigger,
+          since: body.since,
+          dryRun: body.dry_run ?? false,
+        });
+        return {
+          status: 202,
+          body: renderRun(run),
+          headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
+        };
+      },
+    ),
 
-    'GET /pipelines/:id/runs': route({ params: PipelineParams, query: ListRunsQuery }, async ({ identity, params, query }) => {
-      const rows = await listRuns(runs, identity.workspaceId, params.id, {
-        status: query.status,
-        after: decodeCursor(query.cursor),
-        take: query.limit + 1,
-      });
-      return { status: 200, body: listPage(rows, query.limit, renderRun) };
-    }),
+    'GET /pipelines/:id/runs': route(
+      {
+        params: PipelineParams,
+        query: ListRunsQuery,
+        docs: {
+          operationId: 'listRuns',
+          summary: "List a pipeline's runs",
+          tag: 'Runs',
+          responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
+          errors: { 404: NOT_FOUND_PIPELINE },
+        },
+      },
+      async ({ identity, params, query }) => {
+        const rows = await listRuns(runs, identity.workspaceId, params.id, {
+          status: query.status,
+          after: decodeCursor(query.cursor),
+          take: query.limit + 1,
+        });
+        return { status: 200, body: listPage(rows, query.limit, renderRun) };
+      },
+    ),
 
-    'GET /pipelines/:id/runs/:run_id': route({ params: RunParams }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderRun(await getRun(runs, identity.workspaceId, params.id, params.run_id)),
-    })),
+    'GET /pipelines/:id/runs/:run_id': route(
+      {
+        params: RunParams,
+        docs: {
+          operationId: 'getRun',
+          summary: 'Retrieve a run',
+          tag: 'Runs',
+          responses: { 200: { description: 'The run.', schema: Run } },
+          errors: { 404: NOT_FOUND_RUN },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderRun(await getRun(runs, identity.workspaceId, params.id, params.run_id)),
+      }),
+    ),
 
-    'POST /pipelines/:id/runs/:run_id/cancel': route({ params: RunParams, body: z.strictObject({}) }, async ({ identity, params }) => ({
-      status: 200,
-      body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),
-    })),
-  });
+    'POST /pipelines/:id/runs/:run_id/cancel': route(
+      {
+        params: RunParams,
+        body: NoBody,
+        docs: {
+          operationId: 'cancelRun',
+          summary: 'Cancel a run',
+          tag: 'Runs',
+          description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
+          responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
+          errors: {
+            404: NOT_FOUND_RUN,
+            409: {
+              description: 'The run has already ended; `run_status` says how.',
+              example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
+            },
+          },
+        },
+      },
+      async ({ identity, params }) => ({
+        status: 200,
+        body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),
+      }),
+    ),
+  };
 }

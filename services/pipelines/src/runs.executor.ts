@@ -158,10 +158,11 @@ export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: Ru
  * The queue gave up on a job without the processor ending its run (a job stalled too often, or
  * its last attempt threw before it could record the failure): the run must not stay active.
  */
-export async function failAbandonedRun(deps: Pick<RunExecutorDeps, 'runs'>, job: RunJob, reason: string): Promise<void> {
+export async function failAbandonedRun(deps: Pick<RunExecutorDeps, 'runs'>, job: RunJob, reason: string): Promise<boolean> {
   // BullMQ fails a job that stalled more often than maxStalledCount with a message saying so.
   const failure = /stalled/i.test(reason)
     ? { code: 'worker_lost', message: 'The run was interrupted too often (its worker stopped).' }
     : { code: 'internal_error', message: 'The run failed on our side.' };
-  await deps.runs.fail(job.workspace_id, job.run_id, failure, new Date());
+  // False when the run had already ended (e.g. the processor failed it first).
+  return (await deps.runs.fail(job.workspace_id, job.run_id, failure, new Date())) !== null;
 }

@@ -15,7 +15,12 @@ export interface RunsWorkerOptions {
   maxStalledCount: number;
   executor: RunExecutorDeps;
   logger: Logger;
+  /** Told how each run this worker ended finished (metrics). */
+  onOutcome?: (outcome: RunEnd) => void;
 }
+
+/** How a run ended in this worker. A run cancelled while queued never reaches one. */
+export type RunEnd = 'succeeded' | 'failed' | 'cancelled';
 
 export interface RunsWorker {
   worker: Worker<RunJobData, void, typeof RUN_JOB_NAME>;
@@ -38,12 +43,24 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
   const { logger } = options;
   let stopping = false;
 
+  /** A stopped attempt was cancelled, or replaced after this worker lost the run (then another worker reports it). */
+  const reportIfCancelled = async (job: RunJob): Promise<void> => {
+    try {
+      const run = await options.executor.runs.find(job.workspace_id, job.pipeline_id, job.run_id);
+      if (run?.status === 'cancelled') options.onOutcome?.('cancelled');
+    } catch (err) {
+      logger.warn({ err, run_id: job.run_id }, 'could not read how a stopped run ended');
+    }
+  };
+
   const processor = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
     const runJob = parseRunJob(job.data);
     const outcome = await executeRun(options.executor, runJob, {
       stopping: () => stopping,
       signal: signal ?? new AbortController().signal,
     });
+    if (outcome === 'succeeded' || outcome === 'failed') options.onOutcome?.(outcome);
+    else if (outcome === 'stopped' && options.onOutcome) void reportIfCancelled(runJob);
     if (outcome === 'released') {
       // Back to the queue without using up a retry; another worker continues the run.
       await job.moveToWait(token);
@@ -72,8 +89,9 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
       logger.error({ job_id: job.id, reason: err.message }, 'malformed run job failed');
       return;
     }
-    failAbandonedRun(options.executor, parsed.data, err.message).catch((failErr: unknown) =>
-      logger.error({ err: failErr, run_id: parsed.data.run_id }, 'could not mark the abandoned run failed'),
+    failAbandonedRun(options.executor, parsed.data, err.message).then(
+      (failed) => failed && options.onOutcome?.('failed'),
+      (failErr: unknown) => logger.error({ err: failErr, run_id: parsed.data.run_id }, 'could not mark the abandoned run failed'),
     );
   });
   worker.on('stalled', (jobId) => logger.warn({ job_id: jobId }, 'run job stalled; it goes back to the queue'));

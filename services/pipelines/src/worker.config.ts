@@ -11,6 +11,8 @@ export const WorkerConfig = z.object({
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** /healthz and /readyz of the worker process. */
   PIPELINES_WORKER_PORT: env.port(4013),
+  /** GET /metrics (Prometheus) on a port of its own; 0 picks a free one. */
+  METRICS_PORT: env.port(9113),
   WORKER_CONCURRENCY: int(1, 100, 4),
   /** Records per step; the worker checks for cancel and shutdown between steps. */
   WORKER_BATCH_SIZE: int(1, 10_000, 500),

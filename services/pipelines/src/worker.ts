@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createLogger, gracefulShutdown, onShutdownSignals } from '@platform/core';
+import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, onShutdownSignals, registeredCounter, startMetricsServer, trackQueueDepth } from '@platform/core';
 import type { ConnectorRuntime } from './connectors';
 import { createDatabase } from './database';
 import { runsStore } from './runs.store';
@@ -26,6 +27,18 @@ const runtime: ConnectorRuntime = {
   allowPrivateNetworks: config.CONNECTORS_ALLOW_PRIVATE,
 };
 
+const metrics = createMetricsRegistry();
+const runOutcomes = registeredCounter(metrics, 'pipeline_runs_total', 'Runs this worker ended, by outcome.', ['outcome']);
+const outcomeCounters = { succeeded: runOutcomes.labels('succeeded'), failed: runOutcomes.labels('failed'), cancelled: runOutcomes.labels('cancelled') };
+for (const child of Object.values(outcomeCounters)) child.inc(0);
+// The run queue's depth, read at scrape time on a connection of its own that fails fast: a scrape
+// never waits for Redis (the worker's connection waits for it by design).
+const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+queueRedis.on('error', () => undefined);
+const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, { connection: queueRedis });
+runsQueue.on('error', () => undefined);
+trackQueueDepth(metrics, runsQueue);
+
 const runs = createRunsWorker({
   connection: redis,
   queueName: config.PIPELINES_RUNS_QUEUE,
@@ -35,6 +48,7 @@ const runs = createRunsWorker({
   maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
   executor: { runs: runsStore(db), runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
   logger,
+  onOutcome: (outcome) => outcomeCounters[outcome].inc(),
 });
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -67,6 +81,7 @@ health.listen(config.PIPELINES_WORKER_PORT, () => {
   const address = health.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.PIPELINES_WORKER_PORT }, 'worker health listening');
 });
+const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
 
 /**
  * Takes jobs only once the database answers: the first query also loads Prisma's query
@@ -93,10 +108,12 @@ onShutdownSignals(
     [
       // Running runs finish their current step, are handed back to the queue, then the worker closes.
       { name: 'runs worker', run: () => runs.close() },
-      { name: 'health server', run: () => new Promise<void>((resolve) => health.close(() => resolve())) },
+      { name: 'health server', run: () => closeServer(health) },
+      { name: 'metrics server', run: () => closeServer(metricsServer) },
+      { name: 'runs queue', run: () => runsQueue.close() },
       { name: 'destination pool', run: () => destinationPool.end() },
       { name: 'database', run: () => db.$disconnect() },
-      { name: 'redis', run: () => redis.quit() },
+      { name: 'redis', run: () => Promise.all([redis.quit(), queueRedis.quit().catch(() => queueRedis.disconnect())]) },
     ],
     logger,
     config.WORKER_SHUTDOWN_TIMEOUT_MS,

@@ -1,8 +1,9 @@
-import { createServiceApp, type Logger } from '@platform/core';
+import { contractRouter, createServiceApp, type HttpMetrics, type Logger } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { Database } from './database';
-import { warehouseRoutes } from './warehouse.routes';
+import { warehouseApiDocument } from './warehouse.openapi';
+import { warehouseRouteDefinitions } from './warehouse.routes';
 import { warehouseStore } from './warehouse.store';
 
 export interface WarehouseDeps {
@@ -13,13 +14,18 @@ export interface WarehouseDeps {
   allowPrivateWebhooks: boolean;
   /** Resolves when Redis (the webhook queue) answers. */
   redisReady: () => Promise<void>;
+  /** Request counts and latencies by route (GET /metrics); none when absent. */
+  metrics?: HttpMetrics;
 }
 
 export function createApp(deps: WarehouseDeps): Express {
+  const definitions = warehouseRouteDefinitions(warehouseStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }));
   return createServiceApp({
     logger: deps.logger,
     internalSecret: deps.internalSecret,
-    routes: warehouseRoutes(warehouseStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks })),
+    metrics: deps.metrics,
+    routes: contractRouter('warehouse', definitions),
+    openapi: warehouseApiDocument(definitions),
     ready: async () => {
       await deps.db.$queryRaw`SELECT 1`;
       await deps.redisReady();

@@ -46,7 +46,9 @@ export const ItemPatch = z.strictObject({
   category: Category.nullable().optional(),
   min_stock: MinStock.nullable().optional(),
   location_id: LocationId.nullable().optional(),
-  metadata: MetadataPatch.nullable().optional(),
+  metadata: MetadataPatch.nullable()
+    .optional()
+    .meta({ description: 'A JSON Merge Patch (RFC 7396) onto the stored metadata: a key set to null is removed, null clears all. At most 20 keys result.' }),
 });
 export type ItemPatch = z.infer<typeof ItemPatch>;
 

@@ -23,10 +23,11 @@ import {
   type IfMatch,
   type ItemFields,
 } from './item-input';
-import { metadataOf, takenField, type Item, type Movement, type WarehouseStore } from './warehouse.store';
+import type { BulkResult, Item, Movement } from './warehouse.resources';
+import { metadataOf, takenField, type Item as ItemRow, type Movement as MovementRow, type WarehouseStore } from './warehouse.store';
 
 /** An item as the API returns it (contract section 9). */
-export function renderItem(item: Item) {
+export function renderItem(item: ItemRow): Item {
   return {
     id: item.id,
     sku: item.sku,
@@ -41,10 +42,9 @@ export function renderItem(item: Item) {
     updated_at: timestamp(item.updatedAt),
   };
 }
-export type RenderedItem = ReturnType<typeof renderItem>;
 
 /** A movement as the API returns it. */
-export function renderMovement(movement: Movement) {
+export function renderMovement(movement: MovementRow): Movement {
   return {
     id: movement.id,
     item_id: movement.itemId,
@@ -83,7 +83,7 @@ async function locationErrors(store: WarehouseStore, workspaceId: WorkspaceId, l
 }
 
 /** Creates an item (quantity 0, version 1) and its `item.created` event. */
-export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId, body: Record<string, unknown>, now = new Date()): Promise<Item> {
+export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId, body: Record<string, unknown>, now = new Date()): Promise<ItemRow> {
   const parsed = parseFields(NewItem, body);
   const metadata = mergeMetadata({}, parsed.value.metadata ?? null);
   const errors = [...parsed.errors, ...metadataErrors(metadata), ...(await locationErrors(store, workspaceId, parsed.value.location_id))];
@@ -101,7 +101,7 @@ export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId
   }
 }
 
-export async function getItem(store: WarehouseStore, workspaceId: WorkspaceId, id: string): Promise<Item> {
+export async function getItem(store: WarehouseStore, workspaceId: WorkspaceId, id: string): Promise<ItemRow> {
   const item = await store.findItem(workspaceId, id);
   if (!item) throw notFound('Item');
   return item;
@@ -120,7 +120,7 @@ export async function updateItem(
   id: string,
   body: Record<string, unknown>,
   precondition?: IfMatch,
-): Promise<Item> {
+): Promise<ItemRow> {
   const parsed = parseFields(ItemPatch, body);
   // Locations are never deleted, so a location checked here still exists at the write.
   const locationProblems = await locationErrors(store, workspaceId, parsed.value.location_id);
@@ -142,7 +142,7 @@ export async function updateItem(
   }
 }
 
-async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, current: Item, changes: Partial<ItemFields>, now = new Date()): Promise<Item | null> {
+async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, current: ItemRow, changes: Partial<ItemFields>, now = new Date()): Promise<ItemRow | null> {
   try {
     return await store.transaction(async (tx) => {
       const item = await tx.updateItemAtVersion(workspaceId, current.id, current.version, changes, now);
@@ -167,11 +167,6 @@ async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, cur
     throw takenField(err) === 'sku' ? skuTaken() : err;
   }
 }
-
-/** One entry of a bulk answer: the status the entry would have had as a PATCH of its own. */
-export type BulkResult =
-  | { id: string | null; status: number; item: RenderedItem }
-  | { id: string | null; status: number; error: Omit<ReturnType<typeof errorBody>['error'], 'request_id'> };
 
 const BulkEntryId = z.object({ id: Uuid });
 
@@ -205,7 +200,7 @@ export async function listMovements(
   workspaceId: WorkspaceId,
   itemId: string,
   page: Parameters<WarehouseStore['listMovements']>[2],
-): Promise<Movement[]> {
+): Promise<MovementRow[]> {
   await getItem(store, workspaceId, itemId);
   return store.listMovements(workspaceId, itemId, page);
 }

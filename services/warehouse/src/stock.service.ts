@@ -1,10 +1,11 @@
 import { conflict, notFound, outboxEvent, timestamp, type WorkspaceId } from '@platform/core';
 import { INT4_MAX } from './item-input';
 import { renderItem } from './items.service';
+import type { Adjustment } from './warehouse.resources';
 import type { AdjustmentReason, Item, StockAdjustment, WarehouseStore } from './warehouse.store';
 
 /** An adjustment as the API returns it. */
-export function renderAdjustment(adjustment: StockAdjustment) {
+export function renderAdjustment(adjustment: StockAdjustment): Adjustment {
   return {
     id: adjustment.id,
     item_id: adjustment.itemId,
@@ -16,7 +17,7 @@ export function renderAdjustment(adjustment: StockAdjustment) {
   };
 }
 
-export interface Adjustment {
+export interface StockChange {
   delta: number;
   reason: AdjustmentReason;
   note: string | null;
@@ -36,7 +37,7 @@ export async function adjustStock(
   store: WarehouseStore,
   workspaceId: WorkspaceId,
   itemId: string,
-  input: Adjustment,
+  input: StockChange,
   now = new Date(),
 ): Promise<{ adjustment: StockAdjustment; item: Item }> {
   const done = await store.transaction(async (tx) => {

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createLogger } from '@platform/core';
+import { createLogger, HttpMetrics, type Registry } from '@platform/core';
 import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG, type ServiceWebhooks } from '@platform/webhooks';
 import { createApp } from '../app';
@@ -9,7 +9,7 @@ import { createDatabase, type Database } from '../database';
  * The events app on a real database and a real port, for integration tests; with `webhooks`,
  * also its outbox relay and delivery worker on a queue of their own with a short retry schedule.
  */
-export async function startTestApp(options: { webhooks?: boolean } = {}): Promise<{ server: Server; db: Database; close: () => Promise<void> }> {
+export async function startTestApp(options: { webhooks?: boolean; metrics?: Registry } = {}): Promise<{ server: Server; db: Database; close: () => Promise<void> }> {
   const db = createDatabase(testDatabaseUrl('events'));
   const logger = createLogger('events-test', 'silent');
   let webhooks: ServiceWebhooks | undefined;
@@ -21,12 +21,14 @@ export async function startTestApp(options: { webhooks?: boolean } = {}): Promis
       redisUrl: testRedisUrl(),
       config: TEST_WEBHOOKS_CONFIG,
       logger,
+      metrics: options.metrics,
     });
   }
   const app = createApp({
     db,
     logger,
     internalSecret: TEST_INTERNAL_SECRET,
+    metrics: options.metrics && new HttpMetrics(options.metrics),
     allowPrivateWebhooks: true,
     redisReady: async () => webhooks?.ping(),
   });

@@ -54,6 +54,34 @@ function connectorSpec<const N extends string>(names: [N, ...N[]], lookup: (name
 export const SourceSpec = connectorSpec(SOURCE_NAMES, sourceConnector);
 export const DestinationSpec = connectorSpec(DESTINATION_NAMES, destinationConnector);
 
+type Branches = [z.ZodObject, z.ZodObject, ...z.ZodObject[]] | [z.ZodObject];
+
+/** One `{ connector, config }` branch per connector, with that connector's config schema (for the API reference). */
+function documentedSpecs<const N extends string>(
+  names: N[],
+  lookup: (name: N) => AnySource | AnyDestination,
+  io: 'input' | 'output',
+): z.ZodType<{ connector: N; config: Record<string, unknown> }> {
+  const branches = names.map((name) =>
+    io === 'input'
+      ? z.strictObject({ connector: z.literal(name), config: lookup(name).config.optional() })
+      : z.object({ connector: z.literal(name), config: lookup(name).config }),
+  ) as unknown as Branches;
+  const schema = branches.length === 1 ? branches[0]! : z.discriminatedUnion('connector', branches as [z.ZodObject, z.ZodObject, ...z.ZodObject[]]);
+  return schema as unknown as z.ZodType<{ connector: N; config: Record<string, unknown> }>;
+}
+
+/**
+ * SourceSpec and DestinationSpec as the API reference shows them: one branch per connector with
+ * its config schema. (The validating schemas check `connector` first, so that an unknown one is
+ * `invalid_enum` on `connector`, then the config; the document says the same in one schema.)
+ */
+export const DocumentedSourceSpec = documentedSpecs(SOURCE_NAMES, sourceConnector, 'input');
+export const DocumentedDestinationSpec = documentedSpecs(DESTINATION_NAMES, destinationConnector, 'input');
+/** `source` and `destination` of a pipeline as the API returns them (configs with their defaults, secrets masked). */
+export const RenderedSourceSpec = documentedSpecs(SOURCE_NAMES, sourceConnector, 'output');
+export const RenderedDestinationSpec = documentedSpecs(DESTINATION_NAMES, destinationConnector, 'output');
+
 /** `{ connector, config }` as the API shows it, secrets masked. */
 export function renderConnector(connector: AnySource | AnyDestination, config: unknown): { connector: string; config: unknown } {
   return { connector: connector.name, config: connector.render ? connector.render(config) : config };

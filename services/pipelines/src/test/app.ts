@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
-import { createLogger } from '@platform/core';
+import { createLogger, HttpMetrics, type Registry } from '@platform/core';
 import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
@@ -24,7 +24,7 @@ function bounded(promise: Promise<unknown>, ms = 2_000): Promise<void> {
  * (`queueName`, unique unless given). `redisUrl` may point nowhere to play a Redis outage.
  */
 export async function startTestApp(
-  options: { queueName?: string; redisUrl?: string; enqueueTimeoutMs?: number; backoffMs?: number; webhooks?: boolean } = {},
+  options: { queueName?: string; redisUrl?: string; enqueueTimeoutMs?: number; backoffMs?: number; webhooks?: boolean; metrics?: Registry } = {},
 ): Promise<TestApp> {
   const queueName = options.queueName ?? uniqueName('runs-test');
   const logger = createLogger('pipelines-test', 'silent');
@@ -33,9 +33,9 @@ export async function startTestApp(
   redis.on('error', () => undefined);
   const producer = createRunsProducer({ redis, queueName, backoffMs: options.backoffMs ?? 100, timeoutMs: options.enqueueTimeoutMs ?? 1_000, logger });
   const webhooks = options.webhooks
-    ? startServiceWebhooks({ service: 'pipelines', queueName: uniqueName('webhooks-pipelines-test'), sql: db, redisUrl: testRedisUrl(), config: TEST_WEBHOOKS_CONFIG, logger })
+    ? startServiceWebhooks({ service: 'pipelines', queueName: uniqueName('webhooks-pipelines-test'), sql: db, redisUrl: testRedisUrl(), config: TEST_WEBHOOKS_CONFIG, logger, metrics: options.metrics })
     : undefined;
-  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true });
+  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, metrics: options.metrics && new HttpMetrics(options.metrics) });
   const server = await listenOnFreePort(app);
   return {
     server,

@@ -28,6 +28,8 @@ export function spawnWorker(queueName: string, env: Record<string, string> = {})
       REDIS_URL: testRedisUrl(),
       PIPELINES_RUNS_QUEUE: queueName,
       PIPELINES_WORKER_PORT: '0',
+      // Several workers run at once in some tests: each metrics server on a free port.
+      METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       WORKER_CONCURRENCY: '2',
       WORKER_BATCH_SIZE: '10',

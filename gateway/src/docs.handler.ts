@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { ApiError, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
+import type { Upstreams } from './proxy';
+import { sendError } from './responses';
+
+/** The URL path of the API reference. */
+export const DOCS_PATH = '/docs';
+
+/**
+ * The page runs only the gateway's own script and style sheet and fetches only the gateway's
+ * own JSON: no other origin, no inline code, no framing, and Trusted Types so that no string can
+ * become HTML (the renderer builds its DOM with textContent only).
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': DOCS_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/** How long a service's document is reused: a deploy shows in the reference within this time. */
+export const DOCS_CACHE_MS = 30_000;
+/** A service that does not answer its document within this time is shown as unavailable. */
+export const DOCS_FETCH_TIMEOUT_MS = 2_000;
+// The documents are a few hundred KiB; anything far larger is not one.
+const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
+
+interface Asset {
+  body: Buffer;
+  contentType: string;
+  etag: string;
+}
+
+function asset(body: Buffer, contentType: string): Asset {
+  return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}
+
+const PAGE_FILES = {
+  'index.html': 'text/html; charset=utf-8',
+  'docs.js': 'text/javascript; charset=utf-8',
+  'docs.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+} as const;
+
+/**
+ * Where the page's files are: `dist/docs` beside the compiled code (copied there by the build,
+ * so dist/ alone is the deployable), or `docs/static` seen from `src/` when running from source.
+ */
+export function defaultDocsDir(): string | undefined {
+  return [join(__dirname, 'docs'), join(__dirname, '..', 'docs', 'static')].find((dir) => existsSync(join(dir, 'index.html')));
+}
+
+/** Reads the page's files once; a request never touches the file system. */
+export function loadDocsPage(dir: string): ReadonlyMap<string, Asset> {
+  const files = new Map<string, Asset>();
+  for (const [name, contentType] of Object.entries(PAGE_FILES)) files.set(`${DOCS_PATH}/${name}`, asset(readFileSync(join(dir, name)), contentType));
+  const page = files.get(`${DOCS_PATH}/index.html`)!;
+  files.set(DOCS_PATH, page);
+  files.set(`${DOCS_PATH}/`, page);
+  return files;
+}
+
+const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
+
+/** What the page lists: each service, its gateway prefix and where its document is. */
+export function docsIndex() {
+  return { services: SERVICE_NAMES.map((name) => ({ name, prefix: SERVICES[name].prefix, document: `${DOCS_PATH}/${name}.json` })) };
+}
+
+type Fetched = { ok: true; document: Asset } | { ok: false; reason: string };
+
+/**
+ * Each service's OpenAPI document, fetched from the service's own `GET /openapi.json` (so every
+ * service stays the source of its reference) and reused for DOCS_CACHE_MS. A failure is not kept:
+ * the next request asks again.
+ */
+export class ApiDocuments {
+  private readonly cache = new Map<ServiceName, { document: Asset; until: number }>();
+  private readonly inFlight = new Map<ServiceName, Promise<Fetched>>();
+
+  constructor(
+    private readonly upstreams: Upstreams,
+    private readonly logger: Logger,
+    private readonly options: { cacheMs: number; timeoutMs: number } = { cacheMs: DOCS_CACHE_MS, timeoutMs: DOCS_FETCH_TIMEOUT_MS },
+  ) {}
+
+  async get(service: ServiceName): Promise<Fetched> {
+    const cached = this.cache.get(service);
+    if (cached && cached.until > Date.now()) return { ok: true, document: cached.document };
+    let pending = this.inFlight.get(service);
+    if (!pending) {
+      pending = this.fetch(service).finally(() => this.inFlight.delete(service));
+      this.inFlight.set(service, pending);
+    }
+    return pending;
+  }
+
+  private async fetch(service: ServiceName): Promise<Fetched> {
+    const fetched = await this.fetchOnce(service);
+    if (!fetched.ok) this.logger.warn({ service, reason: fetched.reason }, 'API document unavailable');
+    return fetched;
+  }
+
+  private async fetchOnce(service: ServiceName): Promise<Fetched> {
+    try {
+      const res = await fetch(new URL('/openapi.json', this.upstreams[service]), {
+        headers: { accept: 'application/json' },
+        redirect: 'error',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        return { ok: false, reason: `answered ${res.status}` };
+      }
+      const body = Buffer.from(await res.arrayBuffer());
+      if (body.length > MAX_DOCUMENT_BYTES) return { ok: false, reason: 'answered a document too large' };
+      const parsed = JSON.parse(body.toString('utf8')) as { openapi?: unknown };
+      if (typeof parsed.openapi !== 'string') return { ok: false, reason: 'answered something that is not an OpenAPI document' };
+      const document = asset(body, 'application/json; charset=utf-8');
+      this.cache.set(service, { document, until: Date.now() + this.options.cacheMs });
+      return { ok: true, document };
+    } catch (err) {
+      return { ok: false, reason: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    }
+  }
+}
+
+export interface DocsSite {
+  page?: ReadonlyMap<string, Asset>;
+  documents: ApiDocuments;
+  index: Asset;
+}
+
+/** The reference site: the page's files (undefined when not found) and the services' documents. */
+export function docsSite(upstreams: Upstreams, page: ReadonlyMap<string, Asset> | undefined, logger: Logger, options?: { cacheMs: number; timeoutMs: number }): DocsSite {
+  return {
+    page,
+    documents: new ApiDocuments(upstreams, logger, options),
+    index: asset(Buffer.from(JSON.stringify(docsIndex())), 'application/json; charset=utf-8'),
+  };
+}
+
+export function isDocsPath(pathname: string): boolean {
+  return pathname === DOCS_PATH || pathname.startsWith(`${DOCS_PATH}/`);
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.trim() === '*' || header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+function sendAsset(req: IncomingMessage, res: ServerResponse, file: Asset, headers: OutgoingHttpHeaders): void {
+  // No content hash in the names: browsers keep a copy but ask each time, a 304 when unchanged.
+  headers['cache-control'] = 'no-cache';
+  headers.etag = file.etag;
+  if (etagMatches(req.headers['if-none-match'], file.etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  headers['content-type'] = file.contentType;
+  headers['content-length'] = file.body.length;
+  res.writeHead(200, headers);
+  res.end(req.method === 'HEAD' ? undefined : file.body);
+}
+
+/**
+ * Serves the API reference beside /admin/v1, off the proxied hot path: the page, its script and
+ * style sheet, `/docs/services.json`, and `/docs/{service}.json` (503 while a service cannot give
+ * its document; the page shows that section as unavailable).
+ */
+export async function serveDocs(
+  site: DocsSite,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  base: OutgoingHttpHeaders,
+  requestId: string,
+): Promise<void> {
+  const headers: OutgoingHttpHeaders = { ...base, ...SECURITY_HEADERS };
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    headers.allow = 'GET, HEAD';
+    return sendError(res, new ApiError(405, 'invalid_request', 'The API reference accepts GET and HEAD only.'), requestId, headers);
+  }
+  if (pathname === `${DOCS_PATH}/services.json`) return sendAsset(req, res, site.index, headers);
+  const service = /^\/docs\/([a-z]+)\.json$/.exec(pathname)?.[1];
+  if (service !== undefined && (SERVICE_NAMES as string[]).includes(service)) {
+    const fetched = await site.documents.get(service as ServiceName);
+    if (fetched.ok) return sendAsset(req, res, fetched.document, headers);
+    return sendError(res, temporarilyUnavailable(`The ${service} service cannot give its API document right now.`), requestId, headers);
+  }
+  const file = site.page?.get(pathname);
+  if (file) return sendAsset(req, res, file, headers);
+  const message = site.page ? 'No such page of the API reference.' : 'The API reference page is not built into this gateway (run the gateway build).';
+  sendError(res, new ApiError(404, 'not_found', message), requestId, headers);
+}

@@ -1,0 +1,127 @@
+import http from 'node:http';
+import { openApiDocument, type OpenApiDocument, type ServiceName } from '@platform/core';
+import { DOCS_CSP } from './docs.handler';
+import { closeServer, DEAD_URL, httpClient, listen, startGateway, type HttpClient, type Reply, type TestGateway } from './test/gateway';
+
+/** A stand-in service that answers only its unsigned GET /openapi.json, as services do, and counts the calls. */
+async function startDocumentUpstream(service: ServiceName): Promise<{ url: string; document: OpenApiDocument; calls: () => number; close: () => Promise<void> }> {
+  const document = openApiDocument({ service, title: `${service} API`, version: '1', definitions: {} });
+  let calls = 0;
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/openapi.json') {
+      res.writeHead(401).end();
+      return;
+    }
+    calls += 1;
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(document));
+  });
+  const url = await listen(server);
+  return { url, document, calls: () => calls, close: () => closeServer(server) };
+}
+
+let gw: TestGateway;
+let client: HttpClient;
+let events: Awaited<ReturnType<typeof startDocumentUpstream>>;
+let warehouse: Awaited<ReturnType<typeof startDocumentUpstream>>;
+
+beforeAll(async () => {
+  events = await startDocumentUpstream('events');
+  warehouse = await startDocumentUpstream('warehouse');
+  // The pipelines service is down.
+  gw = await startGateway({ upstreams: { events: events.url, warehouse: warehouse.url, pipelines: DEAD_URL } });
+  client = httpClient();
+});
+afterAll(async () => {
+  await client.close();
+  await gw.close();
+  await events.close();
+  await warehouse.close();
+});
+
+const get = (path: string, headers?: Record<string, string>) => client.call(gw.url, 'GET', path, { headers });
+
+function expectSecurityHeaders(res: Reply): void {
+  expect(res.headers['content-security-policy']).toBe(DOCS_CSP);
+  expect(res.headers['x-content-type-options']).toBe('nosniff');
+  expect(res.headers['x-frame-options']).toBe('DENY');
+  expect(res.headers['x-request-id']).toEqual(expect.any(String));
+}
+
+describe('GET /docs', () => {
+  test('serves the reference page with a strict CSP: only this origin, no inline code, Trusted Types', async () => {
+    for (const path of ['/docs', '/docs/', '/docs/index.html']) {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expectSecurityHeaders(res);
+      expect(res.text).toContain('<script type="module" src="/docs/docs.js"></script>');
+    }
+    expect(DOCS_CSP).toContain("default-src 'none'");
+    expect(DOCS_CSP).toContain("require-trusted-types-for 'script'");
+    expect(DOCS_CSP).not.toMatch(/unsafe-|https?:|\*|data:|blob:/);
+  });
+
+  test('the page and its assets work offline: no URL of another origin anywhere', async () => {
+    const assets = [
+      ['/docs', 'text/html; charset=utf-8'],
+      ['/docs/docs.js', 'text/javascript; charset=utf-8'],
+      ['/docs/docs.css', 'text/css; charset=utf-8'],
+    ] as const;
+    for (const [path, contentType] of assets) {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe(contentType);
+      expectSecurityHeaders(res);
+      expect(res.text).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+      // Unchanged files are revalidated, not downloaded again.
+      expect((await get(path, { 'if-none-match': res.headers.etag as string })).status).toBe(304);
+    }
+  });
+
+  test('lists the three services with their gateway prefix and document', async () => {
+    const res = await get('/docs/services.json');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      services: [
+        { name: 'events', prefix: '/events/v0', document: '/docs/events.json' },
+        { name: 'warehouse', prefix: '/warehouse/v1', document: '/docs/warehouse.json' },
+        { name: 'pipelines', prefix: '/pipelines/v3', document: '/docs/pipelines.json' },
+      ],
+    });
+  });
+});
+
+describe('GET /docs/{service}.json', () => {
+  test("serves each service's own document, without a token", async () => {
+    for (const upstream of [events, warehouse]) {
+      const name = upstream === events ? 'events' : 'warehouse';
+      const res = await get(`/docs/${name}.json`);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.body).toEqual(JSON.parse(JSON.stringify(upstream.document)));
+    }
+  });
+
+  test('keeps a document briefly instead of asking the service on every request', async () => {
+    await get('/docs/events.json');
+    const before = events.calls();
+    await Promise.all([get('/docs/events.json'), get('/docs/events.json'), get('/docs/events.json')]);
+    expect(events.calls()).toBe(before);
+  });
+
+  test('a service that is down is unavailable (503) while the page and the other documents still work', async () => {
+    const res = await get('/docs/pipelines.json');
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('temporarily_unavailable');
+    expect(res.headers['retry-after']).toBe('1');
+    expect((await get('/docs')).status).toBe(200);
+    expect((await get('/docs/events.json')).status).toBe(200);
+  });
+
+  test('anything else under /docs is 404; only GET and HEAD are allowed', async () => {
+    expect((await get('/docs/admin.json')).status).toBe(404);
+    const post = await client.call(gw.url, 'POST', '/docs', { body: {} });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
+});

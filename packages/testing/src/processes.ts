@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+
+/** Free TCP ports on 127.0.0.1 right now, all held open together so none is handed out twice. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+      servers.push(server);
+    }
+    return servers.map((server) => (server.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/**
+ * Redis for spawned deployables: a logical database of its own (TEST_PROCESS_REDIS_DB, default 12),
+ * because their webhook delivery queue names are fixed (`webhooks-events`...) and must not meet those
+ * of `npm start` (database 0) or of the e2e suite (13).
+ */
+export function processRedisUrl(): string {
+  const url = new URL(process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  url.pathname = `/${process.env.TEST_PROCESS_REDIS_DB ?? '12'}`;
+  return url.toString();
+}
+
+export interface SpawnedProcess {
+  child: ChildProcess;
+  /** Everything it wrote so far, stdout and stderr (JSON log lines). */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  running(): boolean;
+  /** Sends the signal (default SIGTERM) and resolves when the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const spawned = new Set<SpawnedProcess>();
+
+// Variables the deployables read: the test runner's must not leak into a spawned process.
+const DEPLOYABLE_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$)|_DATABASE_URL$/;
+
+/** Runs a built entry point (`node dist/main.js`) as a real process, configured by `env` alone. */
+export function spawnProcess(entry: string, env: Record<string, string>): SpawnedProcess {
+  const inherited: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !DEPLOYABLE_VARIABLE.test(name)) inherited[name] = value;
+  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const handle: SpawnedProcess = {
+    child,
+    output: () => output,
+    exited,
+    running,
+    kill: async (signal = 'SIGTERM') => {
+      if (running()) child.kill(signal);
+      return exited;
+    },
+  };
+  spawned.add(handle);
+  void exited.then(() => spawned.delete(handle));
+  return handle;
+}
+
+/** SIGKILLs every process spawnProcess started that still runs (afterAll). */
+export async function killSpawned(): Promise<void> {
+  await Promise.all([...spawned].map((p) => p.kill('SIGKILL')));
+}
+
+/** Resolves once `url` answers 2xx; fails early with the process's output when it exits. */
+export async function waitForHttp(url: string, process: SpawnedProcess, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!process.running()) throw new Error(`process exited before ${url} answered:\n${process.output()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${process.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { EVENT_TYPES, listOf, Uuid, UtcTimestamp } from '@platform/core';
+
+/**
+ * Webhook endpoints and deliveries as the API returns them (contract section 11). The render
+ * functions are typed against these schemas and the API reference is generated from them.
+ */
+
+const EXAMPLE_ENDPOINT_ID = '2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a';
+
+/** `["*"]`, or the event types an endpoint receives. */
+export const EndpointEvents = z
+  .array(z.enum([...EVENT_TYPES, '*']))
+  .meta({ description: '`["*"]` alone (every event type) or a list of event types.' });
+
+export const Endpoint = z
+  .object({
+    id: Uuid,
+    url: z.string().meta({ format: 'uri' }),
+    events: EndpointEvents,
+    enabled: z.boolean(),
+    created_at: UtcTimestamp,
+  })
+  .meta({
+    id: 'WebhookEndpoint',
+    description: 'Where the service sends its events. The secret is shown only on creation and rotation.',
+    examples: [{ id: EXAMPLE_ENDPOINT_ID, url: 'https://example.com/hooks/platform', events: ['*'], enabled: true, created_at: '2024-12-01T09:30:00.000Z' }],
+  });
+export type Endpoint = z.infer<typeof Endpoint>;
+
+export const EndpointWithSecret = Endpoint.extend({
+  secret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    .meta({ description: 'The signing secret: `whsec_` + base64 of 32 random bytes. Shown only here: store it now.' }),
+}).meta({
+  id: 'WebhookEndpointWithSecret',
+  description: 'An endpoint with its new signing secret, on creation and rotation only.',
+  examples: [
+    {
+      id: EXAMPLE_ENDPOINT_ID,
+      url: 'https://example.com/hooks/platform',
+      events: ['*'],
+      enabled: true,
+      created_at: '2024-12-01T09:30:00.000Z',
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/TcKUNKKnBE=',
+    },
+  ],
+});
+export type EndpointWithSecret = z.infer<typeof EndpointWithSecret>;
+
+export const Delivery = z
+  .object({
+    id: Uuid,
+    event_id: z.string().meta({ description: 'The event (`evt_` + 26 characters), the same on every attempt.' }),
+    event_type: z.string(),
+    attempt: z.int().min(1).meta({ description: 'Counts from 1.' }),
+    status: z.enum(['succeeded', 'failed']),
+    response_status: z.int().nullable().meta({ description: "The receiver's HTTP status; null when it did not answer." }),
+    error: z.string().nullable(),
+    created_at: UtcTimestamp,
+  })
+  .meta({
+    id: 'WebhookDelivery',
+    description: 'One delivery attempt of one event.',
+    examples: [
+      {
+        id: '7c9e1a3b-5d7f-4b1c-8e2a-4c6e8a0c2e4f',
+        event_id: 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W',
+        event_type: 'ticket.validated',
+        attempt: 1,
+        status: 'succeeded',
+        response_status: 204,
+        error: null,
+        created_at: '2024-12-01T09:30:01.000Z',
+      },
+    ],
+  });
+export type Delivery = z.infer<typeof Delivery>;
+
+export const EndpointList = listOf(Endpoint, 'WebhookEndpointList');
+export const DeliveryList = listOf(Delivery, 'WebhookDeliveryList');

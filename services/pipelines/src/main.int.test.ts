@@ -1,0 +1,36 @@
+import { join } from 'node:path';
+import { freePorts, killSpawned, prepareTestDatabase, processRedisUrl, spawnProcess, TEST_INTERNAL_SECRET, testDatabaseUrl, uniqueName, waitForHttp } from '@platform/testing';
+
+// The real API process (node dist/main.js): /metrics on METRICS_PORT, not on its API port; SIGTERM exits 0.
+// A database of its own: the process's outbox relay must not take other test files' outbox rows.
+const DATABASE_URL = testDatabaseUrl('pipelines_main');
+const queueName = uniqueName('runs-main');
+beforeAll(async () => {
+  await prepareTestDatabase(DATABASE_URL, join(__dirname, '..', 'prisma', 'migrations'));
+});
+afterAll(killSpawned);
+
+test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', async () => {
+  const [port, metricsPort] = await freePorts(2);
+  const proc = spawnProcess(join(__dirname, '..', 'dist', 'main.js'), {
+    PIPELINES_PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    PIPELINES_DATABASE_URL: DATABASE_URL,
+    PIPELINES_RUNS_QUEUE: queueName,
+    REDIS_URL: processRedisUrl(),
+    PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    LOG_LEVEL: 'warn',
+  });
+  await waitForHttp(`http://127.0.0.1:${port}/readyz`, proc);
+  expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
+
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="200"} 1');
+  expect(text).toMatch(/^queue_depth\{queue="webhooks-pipelines",state="waiting"\} \d+$/m);
+
+  const exit = await proc.kill('SIGTERM');
+  expect({ ...exit, output: exit.code === 0 ? '' : proc.output() }).toEqual({ code: 0, signal: null, output: '' });
+});

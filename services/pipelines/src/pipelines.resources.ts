@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { listOf, Uuid, UtcTimestamp } from '@platform/core';
+import { RenderedDestinationSpec, RenderedSourceSpec } from './connectors';
+
+/**
+ * The pipelines service's resources as the API returns them (contract section 10). The render
+ * functions are typed against these schemas and the API reference is generated from them.
+ */
+
+export const RUN_TRIGGERS = ['manual', 'schedule', 'webhook', 'backfill'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+const EXAMPLE_PIPELINE_ID = '7e9a1c3e-5b7d-4f9a-b1c3-e5a7c9e1b3d5';
+const EXAMPLE_RUN_ID = 'c1e3a5b7-9d1f-4b3d-8f5a-7c9e1a3c5e7f';
+
+export const Pipeline = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    status: z.enum(['active', 'paused']),
+    source: RenderedSourceSpec,
+    destination: RenderedDestinationSpec,
+    last_successful_run_at: UtcTimestamp.nullable().meta({ description: '`started_at` of the last succeeded run that was not a dry run.' }),
+    created_at: UtcTimestamp,
+  })
+  .meta({
+    id: 'Pipeline',
+    description: 'Moves records from a source connector to a destination connector, one run at a time.',
+    examples: [
+      {
+        id: EXAMPLE_PIPELINE_ID,
+        name: 'Sample to warehouse table',
+        status: 'active',
+        source: { connector: 'sample', config: { records: 100, seed: 0 } },
+        destination: { connector: 'postgres', config: { table: 'sample_records' } },
+        last_successful_run_at: null,
+        created_at: '2024-12-01T09:30:00.000Z',
+      },
+    ],
+  });
+export type Pipeline = z.infer<typeof Pipeline>;
+
+export const Run = z
+  .object({
+    id: Uuid,
+    pipeline_id: Uuid,
+    status: z.enum(RUN_STATUSES).meta({ description: '`queued` → `running` → `succeeded` | `failed`; `queued` or `running` → `cancelled`.' }),
+    trigger: z.enum(RUN_TRIGGERS),
+    since: UtcTimestamp.nullable().meta({ description: 'Only records updated after it are read; null: all.' }),
+    dry_run: z.boolean().meta({ description: 'Reads and validates but writes nothing.' }),
+    attempts: z.int().min(0).meta({ description: 'How often a worker started the run (at most 3).' }),
+    stats: z.object({ records_read: z.int().min(0), records_written: z.int().min(0) }),
+    error: z
+      .object({
+        code: z.string().meta({ description: '`source_error`, `destination_error`, `invalid_record`, `worker_lost`, `attempts_exhausted` or `internal_error`.' }),
+        message: z.string(),
+      })
+      .nullable()
+      .meta({ description: 'Why a `failed` run failed; null otherwise.' }),
+    created_at: UtcTimestamp,
+    started_at: UtcTimestamp.nullable(),
+    finished_at: UtcTimestamp.nullable(),
+  })
+  .meta({
+    id: 'Run',
+    description: 'One run of a pipeline.',
+    examples: [
+      {
+        id: EXAMPLE_RUN_ID,
+        pipeline_id: EXAMPLE_PIPELINE_ID,
+        status: 'queued',
+        trigger: 'manual',
+        since: null,
+        dry_run: false,
+        attempts: 0,
+        stats: { records_read: 0, records_written: 0 },
+        error: null,
+        created_at: '2024-12-01T09:31:00.000Z',
+        started_at: null,
+        finished_at: null,
+      },
+    ],
+  });
+export type Run = z.infer<typeof Run>;
+
+export const RunList = listOf(Run, 'RunList');
+
+export const EXAMPLE_IDS = { pipeline: EXAMPLE_PIPELINE_ID, run: EXAMPLE_RUN_ID };

@@ -1,0 +1,28 @@
+import { undocumentedRoutes } from '@platform/core';
+import { expectValidOpenApi, openApiValidator } from '@platform/testing';
+import { warehouseApiDocument } from './warehouse.openapi';
+
+const document = warehouseApiDocument();
+
+describe('the warehouse API document', () => {
+  test('every contract route has an operation with a summary, its scope and a success answer', () => {
+    expect(undocumentedRoutes(document, 'warehouse')).toEqual([]);
+  });
+
+  test('is valid OpenAPI 3.1', async () => {
+    await expectValidOpenApi(document);
+  });
+
+  test('every example matches the schema it illustrates', () => {
+    expect(openApiValidator(document as never).exampleProblems()).toEqual([]);
+  });
+
+  test('item bodies are documented from the schemas items.service parses them with; bulk has its own bucket', () => {
+    const patch = document.paths['/items/{id}']!.patch!;
+    expect(JSON.stringify(patch.requestBody)).toContain('"sku"');
+    expect(patch.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: false }));
+    expect(patch.responses!['200']!.headers!.ETag).toBeDefined();
+    expect(document.paths['/items/bulk']!.post!['x-rate-limit-bucket']).toBe('warehouse-bulk');
+    expect(Object.keys(document.webhooks ?? {})).toEqual(['item.created', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed']);
+  });
+});
