@@ -137,12 +137,13 @@ async function start() {
     run(process.execPath, [join(dir, 'dist', 'migrate.js')], { env });
   }
 
+  // Each process serves GET /metrics on a port of its own (METRICS_PORT is one variable per process).
   const processes = [
-    ['events', 'services/events/dist/main.js', `http://127.0.0.1:${env.EVENTS_PORT}/healthz`],
-    ['warehouse', 'services/warehouse/dist/main.js', `http://127.0.0.1:${env.WAREHOUSE_PORT}/healthz`],
-    ['pipelines', 'services/pipelines/dist/main.js', `http://127.0.0.1:${env.PIPELINES_PORT}/healthz`],
-    ['worker', 'services/pipelines/dist/worker.js', null],
-    ['gateway', 'gateway/dist/main.js', `http://127.0.0.1:${env.GATEWAY_PORT}/healthz`],
+    ['events', 'services/events/dist/main.js', `http://127.0.0.1:${env.EVENTS_PORT}/healthz`, 9101],
+    ['warehouse', 'services/warehouse/dist/main.js', `http://127.0.0.1:${env.WAREHOUSE_PORT}/healthz`, 9102],
+    ['pipelines', 'services/pipelines/dist/main.js', `http://127.0.0.1:${env.PIPELINES_PORT}/healthz`, 9103],
+    ['worker', 'services/pipelines/dist/worker.js', null, 9113],
+    ['gateway', 'gateway/dist/main.js', `http://127.0.0.1:${env.GATEWAY_PORT}/healthz`, 9080],
   ];
   const children = [];
   let stopping = false;
@@ -162,8 +163,12 @@ async function start() {
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
 
-  for (const [name, entry, health] of processes) {
-    const child = spawn(process.execPath, ['--enable-source-maps', join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const [name, entry, health, metricsPort] of processes) {
+    const child = spawn(process.execPath, ['--enable-source-maps', join(ROOT, entry)], {
+      cwd: ROOT,
+      env: { ...env, METRICS_PORT: String(metricsPort) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const label = `[${name}]`.padEnd(12);
     prefixLines(child.stdout.setEncoding('utf8'), label, process.stdout);
     prefixLines(child.stderr.setEncoding('utf8'), label, process.stderr);
@@ -192,6 +197,7 @@ async function start() {
     `Admin token (PLATFORM_ADMIN_TOKEN): ${env.PLATFORM_ADMIN_TOKEN}`,
     `Demo workspace: ${workspaceId}`,
     `Demo API key:   ${token}`,
+    `Metrics:        ${processes.map(([name, , , port]) => `${name} :${port}`).join(', ')} (GET /metrics)`,
   ];
   try {
     const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', { name: 'Demo concert', starts_at: new Date(Date.now() + 86_400_000).toISOString() });
@@ -260,7 +266,20 @@ async function test() {
   process.exit(code === 0 && failed === 0 ? 0 : 1);
 }
 
-const commands = { start, test };
+/** The benchmarks (bench/): builds, then runs them on a platform of their own; never part of `npm test`. */
+async function bench() {
+  ensureDependencies();
+  const env = platformEnv();
+  if (!(await reachable(env.GATEWAY_DATABASE_URL, 5432))) {
+    fail(`PostgreSQL is not reachable at ${new URL(env.GATEWAY_DATABASE_URL).host}: start it with \`docker compose up -d postgres\` (or your local server).`);
+  }
+  // The bench starts a throwaway redis-server of its own, so the machine's Redis is never loaded.
+  if (spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status !== 0) fail('the bench needs the redis-server binary on PATH (apt-get install redis-server).');
+  pnpm(['turbo', 'run', 'build', '--output-logs=errors-only']);
+  pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
+}
+
+const commands = { start, test, bench };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 await command();

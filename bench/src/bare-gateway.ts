@@ -1,0 +1,53 @@
+/**
+ * The floor for the gateway, for the benchmark only: a bare node:http server doing the gateway's
+ * proxied-path steps (variant-steps.ts) and streaming through an undici keep-alive pool, with
+ * nothing else (no request log, idempotency, body limits, hop-by-hop header filtering). Run as its
+ * own process: `node dist/bare-gateway.js` with the gateway's variables and VARIANT_PORT.
+ */
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import type { Writable } from 'node:stream';
+import type { ServiceName } from '@platform/core';
+import { checkRequest, env, errorBody, onStop, upstreams } from './variant-steps';
+
+// The very undici the gateway runs (its dependency, not a second copy in bench/).
+interface StreamPool {
+  stream(
+    options: { method: string; path: string; headers: Record<string, string>; body: http.IncomingMessage | null },
+    factory: (data: { statusCode: number; headers: http.IncomingHttpHeaders }) => Writable,
+  ): Promise<unknown>;
+}
+const { Pool } = createRequire(require.resolve('@platform/gateway/package.json'))('undici') as {
+  Pool: new (origin: string, options: { connections: number; keepAliveTimeout: number }) => StreamPool;
+};
+
+const pools = Object.fromEntries(
+  (Object.keys(upstreams) as ServiceName[]).map((s) => [s, new Pool(upstreams[s], { connections: 128, keepAliveTimeout: 30_000 })]),
+) as Record<ServiceName, StreamPool>;
+
+const server = http.createServer(async (req, res) => {
+  if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+  const checked = await checkRequest(req.method!, req.url!, req.headers);
+  if (!checked.ok) return void res.writeHead(checked.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.code, checked.headers['x-request-id']));
+  const headers: Record<string, string> = { ...checked.upstreamHeaders };
+  if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
+  if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
+  try {
+    await pools[checked.match.service].stream(
+      { method: req.method!, path: checked.match.forwardPath, headers, body: req.headers['content-length'] ? req : null },
+      ({ statusCode, headers: upstream }) => {
+        res.writeHead(statusCode, { 'content-type': upstream['content-type'] as string, ...checked.headers });
+        return res;
+      },
+    );
+  } catch {
+    if (!res.headersSent) res.writeHead(503, { 'content-type': 'application/json' }).end(errorBody('temporarily_unavailable', checked.headers['x-request-id']));
+    else res.destroy();
+  }
+});
+server.keepAliveTimeout = 65_000;
+server.listen(Number(env('VARIANT_PORT')), '127.0.0.1');
+onStop(() => {
+  server.close();
+  server.closeIdleConnections();
+});

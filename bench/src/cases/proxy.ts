@@ -1,0 +1,234 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '@platform/testing';
+import { signed, type BenchContext } from '../context';
+import { runLoad, type LoadRequest, type LoadResult } from '../load';
+import { cpuTimeMs, spawnNode, type ExtraProcess } from '../proc';
+import { monotonicUs, newestProfile, summarizeProfile, type ProfileSummary } from '../profile';
+import { median, sleep } from '../stats';
+
+export type Variant = 'direct' | 'gateway' | 'bare' | 'express';
+/** The separately started comparison proxies. */
+export type ExtraVariant = 'bare' | 'express';
+
+export interface ProxyRun extends LoadResult {
+  variant: Variant;
+  round: number;
+  /** CPU of the proxy process (gateway, bare or Express variant) per 2xx answer, µs; NaN for direct. */
+  proxyCpuUsPerRequest: number;
+  /** CPU of the events service per 2xx answer, µs. */
+  serviceCpuUsPerRequest: number;
+}
+
+export interface ProxySummary {
+  connections: number;
+  variant: Exclude<Variant, 'direct'>;
+  /** Medians over the rounds. */
+  rps: number;
+  directRps: number;
+  ratio: number;
+  addedP50Ms: number;
+  addedP99Ms: number;
+  p50Ms: number;
+  p99Ms: number;
+  directP50Ms: number;
+  directP99Ms: number;
+  proxyCpuUsPerRequest: number;
+}
+
+export interface ProxyResults {
+  ticketsCreated: number;
+  ticketsUsed: number;
+  runs: ProxyRun[];
+  summary: ProxySummary[];
+  profiles: Partial<Record<Exclude<Variant, 'direct'>, ProfileSummary & { requests: number; cpuUsPerRequest: number }>>;
+}
+
+export interface ProxyPlan {
+  rounds: number;
+  connections: number[];
+  durationS: Record<number, number>;
+  tickets: number;
+  profileS: number;
+}
+
+const VALIDATE_BODY = JSON.stringify({ gate: 'main-entrance' });
+
+/** Every request validates a ticket that was never validated (one UPDATE + one outbox row in the service). */
+async function createTickets(ctx: BenchContext, count: number): Promise<string[]> {
+  const { workspaceId } = ctx.identity;
+  const event = await ctx.db.events.query<{ id: string }>(
+    `INSERT INTO events (id, workspace_id, name, starts_at) VALUES (gen_random_uuid(), $1, 'Bench concert', now() + interval '1 day') RETURNING id`,
+    [workspaceId],
+  );
+  const eventId = event.rows[0]!.id;
+  const tickets = await ctx.db.events.query<{ id: string }>(
+    `INSERT INTO tickets (id, workspace_id, event_id, holder_name) SELECT gen_random_uuid(), $1, $2, 'Bench guest ' || i FROM generate_series(1, $3) AS i RETURNING id`,
+    [workspaceId, eventId, count],
+  );
+  return tickets.rows.map((r) => r.id);
+}
+
+/** The Express + http-proxy-middleware variant or the bare node:http + undici one, as a process of its own. */
+export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = []): Promise<ExtraProcess> {
+  const port = await freePort();
+  const { platform } = ctx;
+  return spawnNode(
+    join(__dirname, '..', `${variant}-gateway.js`),
+    nodeArgs,
+    {
+      VARIANT_PORT: String(port),
+      GATEWAY_DATABASE_URL: platform.databaseUrls.gateway,
+      REDIS_URL: platform.redisUrl,
+      PLATFORM_INTERNAL_SECRET: platform.internalSecret,
+      EVENTS_URL: platform.serviceUrls.events,
+      WAREHOUSE_URL: platform.serviceUrls.warehouse,
+      PIPELINES_URL: platform.serviceUrls.pipelines,
+      EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT),
+      LOG_LEVEL: 'warn',
+    },
+    port,
+  );
+}
+
+/** The bench gateways' events limit: high enough that the throughput runs never meet it (the limiter still runs). */
+export const BENCH_EVENTS_LIMIT = 100_000_000;
+
+/**
+ * Ticket validation straight to the events service, through the gateway, through a bare node:http
+ * + undici proxy doing the same steps (the floor), and through the Express + http-proxy-middleware
+ * variant: interleaved per round (the order rotates), at each connection count; then a CPU
+ * profile of each proxy under the highest connection count.
+ */
+export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<ProxyResults> {
+  const { platform, log } = ctx;
+  log(`creating ${plan.tickets} tickets`);
+  const tickets = await createTickets(ctx, plan.tickets);
+  let used = 0;
+  const nextTicket = (): string => {
+    if (used >= tickets.length) throw new Error('ran out of fresh tickets: raise ProxyPlan.tickets');
+    return tickets[used++]!;
+  };
+
+  const extras: Record<ExtraVariant, ExtraProcess> = { bare: await startVariant(ctx, 'bare'), express: await startVariant(ctx, 'express') };
+  try {
+    const viaProxy = (variant: Exclude<Variant, 'direct'>) => ({
+      get url() {
+        return variant === 'gateway' ? platform.gatewayUrl : extras[variant].url;
+      },
+      next: (): LoadRequest => ({
+        method: 'POST',
+        path: `/events/v0/tickets/${nextTicket()}/validate`,
+        headers: { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' },
+        body: VALIDATE_BODY,
+      }),
+    });
+    const targets: Record<Variant, { url: string; next: () => LoadRequest }> = {
+      direct: {
+        url: platform.serviceUrls.events,
+        next: () => {
+          const path = `/tickets/${nextTicket()}/validate`;
+          return { method: 'POST', path, headers: { ...signed(ctx, 'POST', path), 'content-type': 'application/json' }, body: VALIDATE_BODY };
+        },
+      },
+      gateway: viaProxy('gateway'),
+      bare: viaProxy('bare'),
+      express: viaProxy('express'),
+    };
+    const pid = (name: string) => platform.processes().find((p) => p.name === name)?.pid;
+    const proxyPid = (variant: Variant) => (variant === 'gateway' ? pid('gateway') : variant === 'direct' ? undefined : extras[variant].child.pid);
+
+    const measure = async (variant: Variant, connections: number, durationS: number, round: number): Promise<ProxyRun> => {
+      const proxyBefore = cpuTimeMs(proxyPid(variant));
+      const serviceBefore = cpuTimeMs(pid('events'));
+      const result = await runLoad({ url: targets[variant].url, connections, durationS, next: targets[variant].next });
+      const proxyCpu = cpuTimeMs(proxyPid(variant)) - proxyBefore;
+      const serviceCpu = cpuTimeMs(pid('events')) - serviceBefore;
+      if (result.non2xx > 0 || result.errors > 0) log(`  ${variant} c=${connections}: ${result.non2xx} non-2xx ${JSON.stringify(result.statusCounts)}, ${result.errors} errors`);
+      return { ...result, variant, round, proxyCpuUsPerRequest: (proxyCpu * 1000) / result.ok, serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok };
+    };
+
+    log('warm-up');
+    for (const variant of ['direct', 'gateway', 'bare', 'express'] as Variant[]) await measure(variant, 10, 2, 0);
+
+    const runs: ProxyRun[] = [];
+    const order: Variant[] = ['direct', 'gateway', 'bare', 'express'];
+    for (let round = 1; round <= plan.rounds; round++) {
+      for (const connections of plan.connections) {
+        // Rotate the order every round so no variant always runs right after another.
+        const rotated = order.map((_, i) => order[(i + round - 1) % order.length]!);
+        for (const variant of rotated) {
+          const run = await measure(variant, connections, plan.durationS[connections]!, round);
+          runs.push(run);
+          log(`  round ${round} c=${connections} ${variant.padEnd(7)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
+          await sleep(300);
+        }
+      }
+    }
+
+    const summary: ProxySummary[] = [];
+    for (const connections of plan.connections) {
+      for (const variant of ['gateway', 'bare', 'express'] as const) {
+        const mine = runs.filter((r) => r.variant === variant && r.connections === connections);
+        const direct = runs.filter((r) => r.variant === 'direct' && r.connections === connections);
+        // Ratios and differences pair each run with the direct run of the same round.
+        const paired = mine.map((r) => ({ r, d: direct.find((d) => d.round === r.round)! }));
+        summary.push({
+          connections,
+          variant,
+          rps: median(mine.map((r) => r.rps)),
+          directRps: median(direct.map((r) => r.rps)),
+          ratio: median(paired.map(({ r, d }) => r.rps / d.rps)),
+          addedP50Ms: median(paired.map(({ r, d }) => r.p50 - d.p50)),
+          addedP99Ms: median(paired.map(({ r, d }) => r.p99 - d.p99)),
+          p50Ms: median(mine.map((r) => r.p50)),
+          p99Ms: median(mine.map((r) => r.p99)),
+          directP50Ms: median(direct.map((r) => r.p50)),
+          directP99Ms: median(direct.map((r) => r.p99)),
+          proxyCpuUsPerRequest: median(mine.map((r) => r.proxyCpuUsPerRequest)),
+        });
+      }
+    }
+
+    // CPU profiles: separate runs, since the profiler itself costs time.
+    const profiles: ProxyResults['profiles'] = {};
+    const connections = Math.max(...plan.connections);
+    const gatewayDir = join(ctx.resultsDir, 'profiles', 'gateway');
+    rmSync(gatewayDir, { recursive: true, force: true });
+    mkdirSync(gatewayDir, { recursive: true });
+    log('profiling the gateway');
+    await platform.restart('gateway', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${gatewayDir}`] });
+    await measure('gateway', 10, 1, 0);
+    const fromUs = monotonicUs();
+    const gatewayRun = await measure('gateway', connections, plan.profileS, 0);
+    const toUs = monotonicUs();
+    await platform.restart('gateway', { nodeArgs: [] });
+    const gatewayProfile = newestProfile(gatewayDir);
+    if (gatewayProfile) profiles.gateway = { ...summarizeProfile(gatewayProfile, { fromUs, toUs }), requests: gatewayRun.ok, cpuUsPerRequest: gatewayRun.proxyCpuUsPerRequest };
+
+    for (const variant of ['bare', 'express'] as const) {
+      const dir = join(ctx.resultsDir, 'profiles', variant);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      log(`profiling the ${variant} variant`);
+      await extras[variant].stop();
+      extras[variant] = await startVariant(ctx, variant, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      await measure(variant, 10, 1, 0);
+      const fromUs = monotonicUs();
+      const run = await measure(variant, connections, plan.profileS, 0);
+      const toUs = monotonicUs();
+      await extras[variant].stop();
+      const file = newestProfile(dir);
+      if (file) profiles[variant] = { ...summarizeProfile(file, { fromUs, toUs }), requests: run.ok, cpuUsPerRequest: run.proxyCpuUsPerRequest };
+    }
+
+    return { ticketsCreated: tickets.length, ticketsUsed: used, runs, summary, profiles };
+  } finally {
+    await Promise.all(Object.values(extras).map((e) => e.stop()));
+  }
+}
+
+/** Fresh tickets for another case (the hot-path count), from the same pool logic. */
+export async function moreTickets(ctx: BenchContext, count: number): Promise<string[]> {
+  return createTickets(ctx, count);
+}

@@ -1,0 +1,161 @@
+/**
+ * `npm run bench` (root): starts a platform of its own (dedicated databases, a throwaway
+ * redis-server on a free port, every process on 127.0.0.1), runs each case, prints a table of
+ * medians with the targets beside them, and writes results/latest.json (git-ignored).
+ * `--quick` runs a short version of every case, to try the harness.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
+import { hotPathCase, type HotPathResults } from './cases/hot-path';
+import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan, type ProxyResults } from './cases/proxy';
+import { rateLimitCase, type RateLimitResults } from './cases/rate-limit';
+import { runsCase, type RunsPlan, type RunsResults } from './cases/runs';
+import type { BenchContext } from './context';
+import { markdownTable, tableRows, textTable } from './report';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const runCase = (name: string) => !only || only.includes(name);
+
+const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
+
+const proxyPlan: ProxyPlan = quick
+  ? { rounds: 1, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000, profileS: 1 }
+  : { rounds: 3, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 100_000, profileS: 4 };
+const runsPlan: RunsPlan = quick
+  ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
+  : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
+// A second past the window, so requests keep arriving when the first accepted ones leave it.
+const rateLimitPlan = { seconds: quick ? 5 : 61, limit: 400, connectionsPerGateway: 10 };
+
+async function machine(ctx: BenchContext, redisUrl: string) {
+  const { rows } = await ctx.db.admin.query<{ version: string }>('SELECT version()');
+  const redis = new Redis(redisUrl, { lazyConnect: true });
+  await redis.connect();
+  const info = await redis.info('server');
+  redis.disconnect();
+  return {
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    node: process.version,
+    postgres: /PostgreSQL [\d.]+/.exec(rows[0]!.version)?.[0],
+    redis: `Redis ${/redis_version:(\S+)/.exec(info)?.[1]}`,
+  };
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const log = (line: string) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
+  const resultsDir = join(__dirname, '..', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+
+  let redis: RedisServer | undefined;
+  let platform: Platform | undefined;
+  const pools: pg.Pool[] = [];
+  try {
+    redis = await startRedisServer();
+    log(`redis-server on ${redis.url}; starting the platform`);
+    platform = await startPlatform({
+      name: 'bench',
+      redisUrl: redis.url,
+      processes: ['events', 'pipelines', { kind: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } }, 'gateway'],
+      // Requests are not logged (warn): the figures are the proxy's, not pino's.
+      logLevel: 'warn',
+      env: { EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT) },
+    });
+    const pool = (url: string) => {
+      const p = new pg.Pool({ connectionString: url, max: 4 });
+      pools.push(p);
+      return p;
+    };
+    const adminUrl = new URL(platform.databaseUrls.gateway);
+    adminUrl.pathname = '/postgres';
+    const ctx: BenchContext = {
+      platform,
+      resultsDir,
+      identity: { workspaceId: platform.workspaceId, keyId: platform.keyId, scopes: null },
+      db: { events: pool(platform.databaseUrls.events), pipelines: pool(platform.databaseUrls.pipelines), admin: pool(adminUrl.toString()) },
+      log,
+    };
+    log(`platform up: gateway ${platform.gatewayUrl}`);
+
+    const results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
+    // Other work on the machine skews every figure: the 1-minute load average before and after each case.
+    const load: Record<string, [number, number]> = {};
+    const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+      const before = os.loadavg()[0]!;
+      const result = await run();
+      load[name] = [Math.round(before * 100) / 100, Math.round(os.loadavg()[0]! * 100) / 100];
+      log(`${name} done (load average ${load[name]![0]} → ${load[name]![1]})`);
+      return result;
+    };
+    if (runCase('proxy')) {
+      log('case 1: ticket validation, direct vs gateway vs bare node:http + undici vs Express + http-proxy-middleware');
+      results.proxy = await measured('proxy', () => proxyCase(ctx, proxyPlan));
+    }
+    if (runCase('hot-path')) {
+      log('case 2: gateway hot path, counted database and Redis round trips');
+      results.hotPath = await measured('hot-path', () => hotPathCase(ctx, quick ? 500 : 2_000));
+    }
+    if (runCase('runs')) {
+      log('case 3: run start latency and runs per minute');
+      results.runs = await measured('runs', () => runsCase(ctx, runsPlan, WORKER_CONCURRENCY));
+    }
+    if (runCase('rate-limit')) {
+      log('case 4: rate limit over two gateway instances');
+      results.rateLimit = await measured('rate-limit', () => rateLimitCase(ctx, rateLimitPlan));
+    }
+
+    const rows = tableRows(results);
+    const env = await machine(ctx, redis.url);
+    const date = new Date().toISOString();
+    const report = {
+      date,
+      quick,
+      durationS: Math.round((Date.now() - started) / 1000),
+      machine: env,
+      loadAverage: load,
+      setup: {
+        logLevel: 'warn (no per-request log lines)',
+        redis: 'a dedicated redis-server started by the bench',
+        workerConcurrency: WORKER_CONCURRENCY,
+        gatewayEventsLimit: BENCH_EVENTS_LIMIT,
+      },
+      plans: { proxy: proxyPlan, runs: runsPlan, rateLimit: rateLimitPlan },
+      table: rows,
+      results,
+    };
+    writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const loads = Object.values(load).flat();
+    const heading =
+      `Machine: ${env.cores} cores (${env.cpu}) / Node ${env.node.slice(1)} / ${env.postgres} / ${env.redis}, ${date.slice(0, 10)}${quick ? ' (--quick)' : ''}; ` +
+      `1-min load average ${Math.min(...loads)}-${Math.max(...loads)} during the cases`;
+    writeFileSync(join(resultsDir, 'latest.md'), `${heading}\n\n${markdownTable(rows)}\n`);
+
+    process.stdout.write(`\n${heading}\n\n${textTable(rows)}\n`);
+    for (const [name, profile] of Object.entries(results.proxy?.profiles ?? {})) {
+      process.stdout.write(`\nCPU profile, ${name} (${profile.requests} requests, ${profile.busyMs.toFixed(0)} ms busy): by area\n`);
+      for (const a of profile.byArea.slice(0, 8)) process.stdout.write(`  ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.area}\n`);
+      process.stdout.write('  top frames (self time)\n');
+      for (const f of profile.top.slice(0, 8)) process.stdout.write(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}\n`);
+    }
+    process.stdout.write(`\nresults: ${join(resultsDir, 'latest.json')} (table also in latest.md); ${report.durationS} s\n`);
+    if (rows.some((r) => r.verdict === 'MISSED')) process.stdout.write('Some targets were missed: see the MISSED rows.\n');
+  } finally {
+    await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+    await platform?.stop();
+    await redis?.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`bench failed: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);

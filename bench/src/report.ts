@@ -1,0 +1,137 @@
+import type { HotPathResults } from './cases/hot-path';
+import type { ProxyResults } from './cases/proxy';
+import type { RateLimitResults } from './cases/rate-limit';
+import type { RunsResults } from './cases/runs';
+
+export interface Row {
+  measurement: string;
+  measured: string;
+  target: string;
+  /** met / MISSED for a target, `ref` for a reference figure without a target. */
+  verdict: 'met' | 'MISSED' | 'ref' | '';
+}
+
+const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
+const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
+const ms = (v: number) => `${n2(v)} ms`;
+const signedMs = (v: number) => `${v >= 0 ? '+' : ''}${n2(v)} ms`;
+const verdict = (ok: boolean): Row['verdict'] => (ok ? 'met' : 'MISSED');
+
+export function tableRows(results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
+  const rows: Row[] = [];
+  const { proxy, hotPath, runs, rateLimit } = results;
+  if (proxy) {
+    for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
+      const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
+      const express = proxy.summary.find((s) => s.connections === connections && s.variant === 'express')!;
+      const c = `${connections} conn`;
+      rows.push({
+        measurement: `Ticket validation, ${c}: direct to the events service`,
+        measured: `${n0(gateway.directRps)} req/s, p50 ${ms(gateway.directP50Ms)}, p99 ${ms(gateway.directP99Ms)}`,
+        target: '',
+        verdict: '',
+      });
+      rows.push({
+        measurement: `Gateway (node:http + undici), ${c}: throughput vs direct`,
+        measured: `${n2(gateway.ratio)}x (${n0(gateway.rps)} req/s)`,
+        target: '≥ 0.70x',
+        verdict: verdict(gateway.ratio >= 0.7),
+      });
+      rows.push({
+        measurement: `Gateway, ${c}: added p50 / p99`,
+        measured: `${signedMs(gateway.addedP50Ms)} / ${signedMs(gateway.addedP99Ms)}`,
+        target: connections === 1 ? 'p50 ≤ +1 ms' : '',
+        verdict: connections === 1 ? verdict(gateway.addedP50Ms <= 1) : '',
+      });
+      const bare = proxy.summary.find((s) => s.connections === connections && s.variant === 'bare');
+      if (bare) {
+        rows.push({
+          measurement: `Bare node:http + undici, same steps (bench only), ${c}: throughput vs direct`,
+          measured: `${n2(bare.ratio)}x (${n0(bare.rps)} req/s)`,
+          target: 'reference 0.69x',
+          verdict: 'ref',
+        });
+        rows.push({ measurement: `Bare node:http + undici, ${c}: added p50 / p99`, measured: `${signedMs(bare.addedP50Ms)} / ${signedMs(bare.addedP99Ms)}`, target: '', verdict: '' });
+      }
+      rows.push({
+        measurement: `Express 5 + http-proxy-middleware 4, ${c}: throughput vs direct`,
+        measured: `${n2(express.ratio)}x (${n0(express.rps)} req/s)`,
+        target: 'reference 0.40x',
+        verdict: 'ref',
+      });
+      rows.push({
+        measurement: `Express 5 + http-proxy-middleware 4, ${c}: added p50 / p99`,
+        measured: `${signedMs(express.addedP50Ms)} / ${signedMs(express.addedP99Ms)}`,
+        target: '',
+        verdict: '',
+      });
+    }
+    const top = Math.max(...proxy.summary.map((s) => s.connections));
+    const gateway = proxy.summary.find((s) => s.connections === top && s.variant === 'gateway')!;
+    const express = proxy.summary.find((s) => s.connections === top && s.variant === 'express')!;
+    const bare = proxy.summary.find((s) => s.connections === top && s.variant === 'bare');
+    rows.push({ measurement: `CPU per proxied request, gateway (${top} conn)`, measured: `${n0(gateway.proxyCpuUsPerRequest)} µs`, target: 'reference ~220 µs (undici)', verdict: 'ref' });
+    if (bare) rows.push({ measurement: `CPU per proxied request, bare node:http + undici (${top} conn)`, measured: `${n0(bare.proxyCpuUsPerRequest)} µs`, target: 'reference ~220 µs', verdict: 'ref' });
+    rows.push({ measurement: `CPU per proxied request, Express + http-proxy-middleware (${top} conn)`, measured: `${n0(express.proxyCpuUsPerRequest)} µs`, target: 'reference ~570 µs', verdict: 'ref' });
+  }
+  if (hotPath) {
+    rows.push({
+      measurement: `Gateway hot path: database transactions per request (${n0(hotPath.requests)} requests)`,
+      measured:
+        `${hotPath.dbQueriesPerRequest.toFixed(4)} (${hotPath.gatewayDbTransactions} in ${hotPath.windowS.toFixed(1)} s, all periodic: ` +
+        `last_used_at batch every 5 s, key re-read every 30 s; ≤ ${hotPath.periodicQueriesPossible} fit)`,
+      target: '0',
+      verdict: verdict(hotPath.gatewayDbTransactions <= hotPath.periodicQueriesPossible),
+    });
+    rows.push({
+      measurement: 'Gateway hot path: Redis round trips per request',
+      measured: `${hotPath.redisRoundTripsPerRequest.toFixed(2)} (${Object.entries(hotPath.gatewayRedisCommandNames).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+      target: '1',
+      verdict: verdict(hotPath.redisRoundTripsPerRequest <= 1.0005),
+    });
+  }
+  if (runs) {
+    rows.push({
+      measurement: 'Run start latency: 202 → started_at, p50 / p99',
+      measured: `${ms(runs.latency.fromAcceptedP50Ms)} / ${ms(runs.latency.fromAcceptedP99Ms)}`,
+      target: 'p50 ≤ 50 ms',
+      verdict: verdict(runs.latency.fromAcceptedP50Ms <= 50),
+    });
+    rows.push({
+      measurement: 'Run start latency: created_at → started_at, p50 / p99',
+      measured: `${ms(runs.latency.fromCreatedP50Ms)} / ${ms(runs.latency.fromCreatedP99Ms)}`,
+      target: '',
+      verdict: '',
+    });
+    rows.push({
+      measurement: `Sample runs per minute, 1 worker (concurrency ${runs.workerConcurrency}, ${runs.records} records each)`,
+      measured: n0(runs.runsPerMinute['1']!),
+      target: '≥ 2,000',
+      verdict: verdict(runs.runsPerMinute['1']! >= 2000),
+    });
+    rows.push({ measurement: 'Sample runs per minute, 2 workers', measured: n0(runs.runsPerMinute['2']!), target: '', verdict: '' });
+  }
+  if (rateLimit) {
+    rows.push({
+      measurement: `Rate limit: accepted in 60 s, one token, ${rateLimit.gateways} gateways under load (${rateLimit.connectionsPerGateway} connections each, ${rateLimit.seconds} s)`,
+      measured:
+        `${rateLimit.acceptedInFirstWindow} in the window of the first (${rateLimit.accepted} in the whole run: ${rateLimit.acceptedPerGateway.join(' + ')}; ` +
+        `${n0(rateLimit.rejected)} got 429; in-memory fallbacks ${rateLimit.degradations.join(' + ')})`,
+      target: `= ${rateLimit.limit}`,
+      verdict: verdict(rateLimit.acceptedInFirstWindow === rateLimit.limit && Object.keys(rateLimit.otherStatuses).length === 0),
+    });
+  }
+  return rows;
+}
+
+export function markdownTable(rows: Row[]): string {
+  const lines = ['| measurement | measured | target | |', '|---|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.measurement} | ${r.measured} | ${r.target} | ${r.verdict} |`);
+  return lines.join('\n');
+}
+
+export function textTable(rows: Row[]): string {
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => [r.measurement, r.measured, r.target, r.verdict][i]!.length), ['measurement', 'measured', 'target', ''][i]!.length));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  return [line(['measurement', 'measured', 'target', '']), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict]))].join('\n');
+}
