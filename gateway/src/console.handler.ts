@@ -1,37 +1,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '@platform/core';
 import { CONSOLE_PATH, type ConsoleAssets } from './console.assets';
+import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
 import { sendError } from './responses';
 
-/**
- * Only the gateway's own files run and are fetched: no inline script or style, no other origin,
- * no framing, no form submission (the forms are handled by the script; should it fail to load,
- * the browser must not send the admin token in a URL), and Trusted Types so no string can
- * become HTML or script (the console builds its DOM with textContent only).
- */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ');
-
-/** Headers on every /console answer, errors included. */
-export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': CONSOLE_CSP,
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
-};
+/** The same policy as every page of the gateway's own. */
+export const CONSOLE_CSP = PAGE_CSP;
+export const CONSOLE_SECURITY_HEADERS = PAGE_SECURITY_HEADERS;
 
 // File names carry no content hash, so browsers keep a copy but ask each time; the ETag makes
 // that a 304 without a body. The page holds no secret (the token lives in script memory).

@@ -4,37 +4,14 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { join } from 'node:path';
 import { ApiError, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
 import type { Upstreams } from './proxy';
+import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
 import { sendError } from './responses';
 
 /** The URL path of the API reference. */
 export const DOCS_PATH = '/docs';
 
-/**
- * The page runs only the gateway's own script and style sheet and fetches only the gateway's
- * own JSON: no other origin, no inline code, no framing, and Trusted Types so that no string can
- * become HTML (the renderer builds its DOM with textContent only).
- */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ');
-
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': DOCS_CSP,
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-};
+/** The same policy as every page of the gateway's own. */
+export const DOCS_CSP = PAGE_CSP;
 
 /** How long a service's document is reused: a deploy shows in the reference within this time. */
 export const DOCS_CACHE_MS = 30_000;
@@ -195,7 +172,7 @@ export async function serveDocs(
   base: OutgoingHttpHeaders,
   requestId: string,
 ): Promise<void> {
-  const headers: OutgoingHttpHeaders = { ...base, ...SECURITY_HEADERS };
+  const headers: OutgoingHttpHeaders = { ...base, ...PAGE_SECURITY_HEADERS };
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     headers.allow = 'GET, HEAD';
     return sendError(res, new ApiError(405, 'invalid_request', 'The API reference accepts GET and HEAD only.'), requestId, headers);
