@@ -9,6 +9,9 @@ import { direct, gateway, sleep, startLoop, statusCounts, waitFor, type Outcome 
 
 const NAME = 'drill_pg';
 const GATEWAY_TIMEOUT_MS = 3_000;
+// The warehouse's own bounds on PostgreSQL, shorter than the gateway's: the service answers first.
+const DATABASE_QUERY_TIMEOUT_MS = 1_500;
+const DATABASE_CONNECT_TIMEOUT_MS = 1_000;
 let redis: RedisServer;
 let proxy: TcpProxy;
 let platform: Platform;
@@ -24,7 +27,17 @@ beforeAll(async () => {
   platform = await startPlatform({
     name: NAME,
     redisUrl: redis.url,
-    processes: [{ kind: 'warehouse', env: { WAREHOUSE_DATABASE_URL: throughProxy.toString() } }, 'gateway'],
+    processes: [
+      {
+        kind: 'warehouse',
+        env: {
+          WAREHOUSE_DATABASE_URL: throughProxy.toString(),
+          DATABASE_QUERY_TIMEOUT_MS: String(DATABASE_QUERY_TIMEOUT_MS),
+          DATABASE_CONNECT_TIMEOUT_MS: String(DATABASE_CONNECT_TIMEOUT_MS),
+        },
+      },
+      'gateway',
+    ],
     env: { GATEWAY_UPSTREAM_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) },
   });
   // The drill's own view of the data: straight to the server, not through the proxy.
@@ -106,7 +119,7 @@ test('connections to PostgreSQL dropped mid-request: 503 temporarily_unavailable
   expect(healedAt).toBeGreaterThan(faultAt);
 }, 60_000);
 
-test('PostgreSQL unreachable without an answer (a partition): clients get 503 within the gateway timeout, the service recovers, no half-applied adjustment', async () => {
+test('PostgreSQL unreachable without an answer (a partition): the service answers 503 within its query timeout, recovers, no half-applied adjustment', async () => {
   let directProbe: Promise<Outcome> | undefined;
   const result = await adjustUnderLoad('partition', async () => {
     const faultAt = Date.now();
@@ -124,7 +137,14 @@ test('PostgreSQL unreachable without an answer (a partition): clients get 503 wi
   expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(GATEWAY_TIMEOUT_MS + 1_500);
   expect(quantity).toBe(adjustments.reduce((sum, a) => sum + a.delta, 0));
   expect([...answered201].filter((note) => !landed.has(note))).toEqual([]);
+  // The service itself bounds the wait (DATABASE_QUERY_TIMEOUT_MS / DATABASE_CONNECT_TIMEOUT_MS):
+  // straight to it, without the gateway's timeout in between, the answer is a prompt 503 too.
   const probe = await directProbe!;
   process.stdout.write(`direct probe during the partition: ${probe.status} after ${probe.ms} ms\n`);
+  expect(probe.status).toBe(503);
+  expect(probe.body.error.code).toBe('temporarily_unavailable');
+  expect(probe.ms).toBeLessThan(DATABASE_QUERY_TIMEOUT_MS + DATABASE_CONNECT_TIMEOUT_MS + 1_000);
+  // The gateway's 503 for a silent upstream never had to step in: every 503 is the warehouse's own.
+  for (const o of outcomes.filter((o) => o.status === 503)) expect(o.ms).toBeLessThan(GATEWAY_TIMEOUT_MS);
 }, 60_000);
 

@@ -18,7 +18,7 @@ async function main(): Promise<number> {
     return await runCli(
       process.argv.slice(2),
       {
-        store: () => (store ??= keysStore((db ??= createDatabase(config.GATEWAY_DATABASE_URL)))),
+        store: () => (store ??= keysStore((db ??= createDatabase(config.GATEWAY_DATABASE_URL, config)))),
         publisher: async (): Promise<RevocationPublisher> => {
           // One attempt, no retries: a CLI should report an unreachable Redis, not wait for it.
           redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@platform/core';
+import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -20,6 +20,7 @@ export const GatewayConfig = z.object({
   /** 400 while events is beta v0; 800 once GA (contract section 6). */
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
   LOG_LEVEL: env.logLevel(),
+  ...DatabaseTimeoutsConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -28,5 +29,5 @@ export function readConfig(): GatewayConfig {
 }
 
 /** What the CLI needs: the database, and Redis to announce revocations. */
-export const CliConfig = GatewayConfig.pick({ GATEWAY_DATABASE_URL: true, REDIS_URL: true });
+export const CliConfig = GatewayConfig.pick({ GATEWAY_DATABASE_URL: true, REDIS_URL: true, DATABASE_CONNECT_TIMEOUT_MS: true, DATABASE_QUERY_TIMEOUT_MS: true });
 export type CliConfig = z.infer<typeof CliConfig>;

@@ -8,7 +8,7 @@ import { closeRedis, createRedis, createSubscriber } from './redis';
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger('gateway', config.LOG_LEVEL);
-  const db = createDatabase(config.GATEWAY_DATABASE_URL);
+  const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
   const redis = createRedis(config.REDIS_URL, logger);
   const subscriber = createSubscriber(config.REDIS_URL, logger);
   const metrics = createMetricsRegistry();

@@ -68,6 +68,11 @@ describe('isTransientBackendError (a database connection dropped mid-request is 
     expect(isTransientBackendError(dropped)).toBe(true);
     expect(isTransientBackendError({ cause: { kind: 'SocketTimeout' } })).toBe(true);
   });
+  test("node-postgres's own timeouts (DATABASE_QUERY_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS)", () => {
+    expect(isTransientBackendError(new Error('Query read timeout'))).toBe(true);
+    expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);
+    expect(isTransientBackendError(new Error('Connection terminated due to connection timeout'))).toBe(true);
+  });
   test('constraint and data errors are not transient', () => {
     expect(isTransientBackendError(Object.assign(new Error('UniqueConstraintViolation'), { cause: { kind: 'UniqueConstraintViolation' } }))).toBe(false);
     expect(isTransientBackendError(new Error('boom'))).toBe(false);

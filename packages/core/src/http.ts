@@ -120,7 +120,7 @@ export function isTransientBackendError(err: unknown): boolean {
     if (typeof anyErr.code === 'string' && TRANSIENT_DB_CODES.has(anyErr.code)) return true;
     if (typeof anyErr.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(anyErr.kind)) return true;
     const message = typeof anyErr.message === 'string' ? anyErr.message : '';
-    if (/ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is/i.test(message)) return true;
+    if (/ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is|Query read timeout|timeout exceeded when trying to connect/i.test(message)) return true;
     e = anyErr.cause;
   }
   return false;

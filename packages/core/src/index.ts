@@ -1,5 +1,6 @@
 export * from './config';
 export * from './contract';
+export * from './database';
 export * from './errors';
 export * from './http';
 export * from './internal-signature';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@platform/core';
+import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
 import { WebhooksConfig } from '@platform/webhooks';
 
 export const EventsConfig = z.object({
@@ -11,6 +11,7 @@ export const EventsConfig = z.object({
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
   ...WebhooksConfig.shape,
+  ...DatabaseTimeoutsConfig.shape,
 });
 export type EventsConfig = z.infer<typeof EventsConfig>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@platform/core';
+import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
 import { WebhooksConfig } from '@platform/webhooks';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
@@ -23,6 +23,7 @@ export const PipelinesConfig = z.object({
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
   ...WebhooksConfig.shape,
+  ...DatabaseTimeoutsConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;
 

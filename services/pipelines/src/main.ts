@@ -8,7 +8,7 @@ import { createRunsProducer } from './runs.queue';
 
 const config = readConfig();
 const logger = createLogger('pipelines', config.LOG_LEVEL);
-const db = createDatabase(config.PIPELINES_DATABASE_URL);
+const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
 const metrics = createMetricsRegistry();
 // A producer fails fast: no offline queue, one try per command; a trigger answers 503 at once
 // instead of waiting for Redis.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@platform/core';
+import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
@@ -34,6 +34,7 @@ export const WorkerConfig = z.object({
   /** http-json may fetch loopback and private addresses (local use, tests). */
   CONNECTORS_ALLOW_PRIVATE: env.boolean(false),
   LOG_LEVEL: env.logLevel(),
+  ...DatabaseTimeoutsConfig.shape,
 });
 export type WorkerConfig = z.infer<typeof WorkerConfig>;
 

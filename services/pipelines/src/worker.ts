@@ -12,7 +12,7 @@ import { readWorkerConfig } from './worker.config';
 /** The run worker: drains the run queue; deployed apart from the API. */
 const config = readWorkerConfig();
 const logger = createLogger('pipelines-worker', config.LOG_LEVEL);
-const db = createDatabase(config.PIPELINES_DATABASE_URL);
+const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
 // The postgres destination's default database (the pipelines database), shared by all runs.
 const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
 destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));

@@ -1,12 +1,13 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import { databasePoolSettings, DatabaseTimeoutsConfig } from '@platform/core';
 import { PrismaClient } from './generated/prisma/client';
 
 export type Database = PrismaClient;
 
-/** Prisma Client over node-postgres (no engine binary). */
-export function createDatabase(url: string): Database {
+/** Prisma Client over node-postgres (no engine binary), with bounded connect and query waits. */
+export function createDatabase(url: string, timeouts: DatabaseTimeoutsConfig = DatabaseTimeoutsConfig.parse({})): Database {
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url }),
+    adapter: new PrismaPg({ connectionString: url, ...databasePoolSettings(timeouts) }),
     // Stock adjustments of one item queue on its row lock; under a burst a transaction may wait
     // for a pooled connection longer than Prisma's 2 s default before it starts.
     transactionOptions: { maxWait: 10_000, timeout: 10_000 },

@@ -6,7 +6,7 @@ import { createDatabase } from './database';
 
 const config = readConfig();
 const logger = createLogger('warehouse', config.LOG_LEVEL);
-const db = createDatabase(config.WAREHOUSE_DATABASE_URL);
+const db = createDatabase(config.WAREHOUSE_DATABASE_URL, config);
 const metrics = createMetricsRegistry();
 const webhooks = startServiceWebhooks({ service: 'warehouse', sql: db, redisUrl: config.REDIS_URL, config, logger, metrics });
 const app = createApp({
