@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (root): starts a platform of its own (dedicated databases, a throwaway
  * redis-server on a free port, every process on 127.0.0.1), runs each case, prints a table of
- * medians with the targets beside them, and writes results/latest.json (git-ignored).
+ * medians with the targets beside them, and writes results/latest.json (git-ignored; a --quick or
+ * --only run writes latest-quick.* or latest-only-<cases>.* instead).
  * `--quick` runs a short version of every case, to try the harness.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -129,12 +130,14 @@ async function main(): Promise<void> {
       table: rows,
       results,
     };
-    writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    // Only a full run replaces latest.*: a --quick or --only run must not overwrite the table the README quotes.
+    const resultName = only ? `latest-only-${only.join('-')}` : quick ? 'latest-quick' : 'latest';
+    writeFileSync(join(resultsDir, `${resultName}.json`), `${JSON.stringify(report, null, 2)}\n`);
     const loads = Object.values(load).flat();
     const heading =
       `Machine: ${env.cores} cores (${env.cpu}) / Node ${env.node.slice(1)} / ${env.postgres} / ${env.redis}, ${date.slice(0, 10)}${quick ? ' (--quick)' : ''}; ` +
       `1-min load average ${Math.min(...loads)}-${Math.max(...loads)} during the cases`;
-    writeFileSync(join(resultsDir, 'latest.md'), `${heading}\n\n${markdownTable(rows)}\n`);
+    writeFileSync(join(resultsDir, `${resultName}.md`), `${heading}\n\n${markdownTable(rows)}\n`);
 
     process.stdout.write(`\n${heading}\n\n${textTable(rows)}\n`);
     for (const [name, profile] of Object.entries(results.proxy?.profiles ?? {})) {
@@ -143,7 +146,7 @@ async function main(): Promise<void> {
       process.stdout.write('  top frames (self time)\n');
       for (const f of profile.top.slice(0, 8)) process.stdout.write(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}\n`);
     }
-    process.stdout.write(`\nresults: ${join(resultsDir, 'latest.json')} (table also in latest.md); ${report.durationS} s\n`);
+    process.stdout.write(`\nresults: ${join(resultsDir, `${resultName}.json`)} (table also in ${resultName}.md); ${report.durationS} s\n`);
     if (rows.some((r) => r.verdict === 'MISSED')) process.stdout.write('Some targets were missed: see the MISSED rows.\n');
   } finally {
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
