@@ -207,6 +207,16 @@ export function runsStore(db: Database) {
         return run;
       });
     },
+
+    /** The oldest runs still `queued` that were created before `createdBefore` (served by the partial active-run index). */
+    async staleQueued(createdBefore: Date, limit: number) {
+      return db.run.findMany({
+        where: { status: 'queued', createdAt: { lt: createdBefore } },
+        select: { id: true, workspaceId: true, pipelineId: true },
+        orderBy: { createdAt: 'asc' },
+        take: limit,
+      });
+    },
   };
 }
 export type RunsStore = ReturnType<typeof runsStore>;

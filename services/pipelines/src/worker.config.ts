@@ -22,6 +22,12 @@ export const WorkerConfig = z.object({
   WORKER_LOCK_DURATION_MS: int(500, 600_000, 30_000),
   /** How often a worker looks for stalled jobs. */
   WORKER_STALLED_INTERVAL_MS: int(100, 600_000, 30_000),
+  /** A run `queued` this long without a job in the queue gets its job again (runs.requeue.ts). */
+  WORKER_REQUEUE_AFTER_MS: int(1_000, 86_400_000, 60_000),
+  /** How often the worker looks for such runs. */
+  WORKER_REQUEUE_INTERVAL_MS: int(100, 3_600_000, 30_000),
+  /** First retry delay of a re-added run's job; the API's PIPELINES_RUN_BACKOFF_MS, for the same job options. */
+  PIPELINES_RUN_BACKOFF_MS: int(0, 3_600_000, 5_000),
   /**
    * Stall recoveries BullMQ allows before it fails a job. 2 = three pick-ups, which is also the
    * worker's own cap (MAX_RUN_ATTEMPTS), so the run's attempts counter decides first.

@@ -5,6 +5,8 @@ import pg from 'pg';
 import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, onShutdownSignals, registeredCounter, startMetricsServer, trackQueueDepth } from '@platform/core';
 import type { ConnectorRuntime } from './connectors';
 import { createDatabase } from './database';
+import type { RunsQueue } from './runs.queue';
+import { startRunRequeue } from './runs.requeue';
 import { runsStore } from './runs.store';
 import { createRunsWorker } from './runs.worker';
 import { readWorkerConfig } from './worker.config';
@@ -99,14 +101,24 @@ async function start(): Promise<void> {
   }
   void runs.worker.run().catch((err: unknown) => logger.error({ err }, 'runs worker stopped'));
   await runs.worker.waitUntilReady();
+  requeue = startRunRequeue({
+    queue: runsQueue as RunsQueue,
+    runs: runsStore(db),
+    afterMs: config.WORKER_REQUEUE_AFTER_MS,
+    intervalMs: config.WORKER_REQUEUE_INTERVAL_MS,
+    backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
+    logger,
+  });
   logger.info({ queue: config.PIPELINES_RUNS_QUEUE, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
 }
+let requeue: { stop(): Promise<void> } | undefined;
 void start();
 
 onShutdownSignals(
   gracefulShutdown(
     [
       // Running runs finish their current step, are handed back to the queue, then the worker closes.
+      { name: 'run requeue', run: () => requeue?.stop() ?? Promise.resolve() },
       { name: 'runs worker', run: () => runs.close() },
       { name: 'health server', run: () => closeServer(health) },
       { name: 'metrics server', run: () => closeServer(metricsServer) },

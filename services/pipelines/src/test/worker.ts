@@ -36,6 +36,9 @@ export function spawnWorker(queueName: string, env: Record<string, string> = {})
       WORKER_STEP_DELAY_MS: '0',
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '500',
+      // This database is shared by one queue per test, and a run does not name its queue: the requeue
+      // of lost jobs would hand other tests' queued runs to this worker. The Redis drill covers it.
+      WORKER_REQUEUE_INTERVAL_MS: '3600000',
       WORKER_SHUTDOWN_TIMEOUT_MS: '10000',
       CONNECTORS_ALLOW_PRIVATE: 'true',
       ...env,
