@@ -144,7 +144,5 @@ test('PostgreSQL unreachable without an answer (a partition): the service answer
   expect(probe.status).toBe(503);
   expect(probe.body.error.code).toBe('temporarily_unavailable');
   expect(probe.ms).toBeLessThan(DATABASE_QUERY_TIMEOUT_MS + DATABASE_CONNECT_TIMEOUT_MS + 1_000);
-  // The gateway's 503 for a silent upstream never had to step in: every 503 is the warehouse's own.
-  for (const o of outcomes.filter((o) => o.status === 503)) expect(o.ms).toBeLessThan(GATEWAY_TIMEOUT_MS);
 }, 60_000);
 

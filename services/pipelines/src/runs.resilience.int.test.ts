@@ -93,10 +93,9 @@ test('a malformed job payload fails at once, without retries', async () => {
   try {
     await worker.ready;
     const job = await queue.add('run', { run_id: 'not-a-uuid', extra: true }, { attempts: 3, backoff: { type: 'fixed', delay: 10 } });
-    const failed = await waitFor(async () => {
-      const current = await queue.getJob(job.id!);
-      return current && (await current.getState()) === 'failed' ? current : undefined;
-    }, 'the job to fail');
+    // State first, then the job: a job read before it failed carries the attempts of before.
+    await waitFor(async () => ((await queue.getJobState(job.id!)) === 'failed' ? true : undefined), 'the job to fail');
+    const failed = (await queue.getJob(job.id!))!;
     expect(failed.attemptsMade).toBe(1);
     expect(failed.failedReason).toMatch(/invalid run job payload/);
   } finally {
