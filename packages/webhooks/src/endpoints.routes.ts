@@ -64,6 +64,12 @@ const NoBody = z.strictObject({});
 
 const NOT_FOUND = 'No webhook endpoint with this id in the workspace.';
 const TAG = 'Webhook endpoints';
+
+/** The OpenAPI tag of the webhook endpoint routes, as each service's document lists it. */
+export const WEBHOOK_ENDPOINTS_TAG = {
+  name: TAG,
+  description: 'Where the service sends its events (Standard Webhooks), and the record of every delivery attempt.',
+};
 const URL_REFUSED =
   'The URL targets a private or loopback address (`errors[0].code: private_address`), unless the platform runs with `WEBHOOKS_ALLOW_PRIVATE=true`.';
 

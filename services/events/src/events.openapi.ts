@@ -1,5 +1,5 @@
 import { documentationOnly, openApiDocument, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
-import { webhookRoutes, type Sql } from '@platform/webhooks';
+import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import { Ticket } from './events.resources';
 import { eventsRouteDefinitions } from './events.routes';
 import { eventsStore, type EventsStore } from './events.store';
@@ -24,7 +24,7 @@ export function eventsApiDocument(definitions: Record<RoutesOf<'events'>, RouteD
     tags: [
       { name: 'Events', description: 'Events that tickets are issued for.' },
       { name: 'Tickets', description: 'Tickets of an event and their validation at the entrance.' },
-      { name: 'Webhook endpoints', description: 'Where the service sends its events (Standard Webhooks), and the record of every delivery attempt.' },
+      WEBHOOK_ENDPOINTS_TAG,
     ],
     webhooks: { 'ticket.validated': { summary: 'A ticket was validated', data: Ticket } },
   });

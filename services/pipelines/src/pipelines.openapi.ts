@@ -1,5 +1,5 @@
 import { documentationOnly, openApiDocument, SERVICES, type Logger, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
-import { webhookRoutes, type Sql } from '@platform/webhooks';
+import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import type { Database } from './database';
 import { Run } from './pipelines.resources';
 import { pipelinesRouteDefinitions } from './pipelines.routes';
@@ -30,7 +30,7 @@ export function pipelinesApiDocument(definitions: Record<RoutesOf<'pipelines'>, 
     tags: [
       { name: 'Pipelines', description: 'A source, a destination, and whether new runs are accepted.' },
       { name: 'Runs', description: 'Runs of a pipeline: `queued` → `running` → `succeeded` | `failed`, or `cancelled`.' },
-      { name: 'Webhook endpoints', description: 'Where the service sends its events (Standard Webhooks), and the record of every delivery attempt.' },
+      WEBHOOK_ENDPOINTS_TAG,
     ],
     webhooks: {
       'run.queued': { summary: 'A run was queued', data: Run },

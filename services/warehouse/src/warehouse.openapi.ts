@@ -1,5 +1,5 @@
 import { documentationOnly, openApiDocument, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
-import { webhookRoutes, type Sql } from '@platform/webhooks';
+import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import type { Database } from './database';
 import { Adjustment, Item, Movement } from './warehouse.resources';
 import { warehouseRouteDefinitions } from './warehouse.routes';
@@ -24,7 +24,7 @@ export function warehouseApiDocument(definitions: Record<RoutesOf<'warehouse'>, 
     tags: [
       { name: 'Locations', description: 'Where items are stored.' },
       { name: 'Items', description: 'Items, their stock adjustments and movements; `If-Match` guards concurrent updates.' },
-      { name: 'Webhook endpoints', description: 'Where the service sends its events (Standard Webhooks), and the record of every delivery attempt.' },
+      WEBHOOK_ENDPOINTS_TAG,
     ],
     webhooks: {
       'item.created': { summary: 'An item was created', data: Item },
