@@ -30,7 +30,8 @@ const keys = new KeyCache(async (hash) => {
   const key = await store.findApiKeyByTokenHash(hash);
   return key ? cachedKey(key) : null;
 });
-const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`);
+// One Lua call per request, as the issue's reference design (no slots leased ahead).
+const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`, undefined, { maxLease: 1 });
 const routes = new RouteTable();
 
 export const upstreams: Record<ServiceName, string> = { events: env('EVENTS_URL'), warehouse: env('WAREHOUSE_URL'), pipelines: env('PIPELINES_URL') };

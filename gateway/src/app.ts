@@ -18,6 +18,7 @@ import {
   MemorySlidingWindow,
   RATE_LIMIT_WINDOW_MS,
   RedisSlidingWindow,
+  type LeaseOptions,
   type LimiterState,
   type Limits,
 } from './rate-limiter';
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   /** Per-bucket limits; defaults are the contract's. */
   limits?: Partial<Limits>;
   rateLimitWindowMs?: number;
+  /** Leasing rate-limit slots ahead for busy tokens; `{ maxLease: 1 }`: one Redis call per request. */
+  rateLimitLeases?: Partial<LeaseOptions>;
   keyCache?: Partial<KeyCacheOptions>;
   lastUsedFlushMs?: number;
   /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
@@ -85,7 +88,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   );
 
   const memoryLimiter = new MemorySlidingWindow(windowMs).start();
-  const limiter = new FailoverLimiter(deps.redis, new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs), memoryLimiter, deps.logger);
+  const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs, deps.rateLimitLeases).start();
+  const limiter = new FailoverLimiter(deps.redis, redisLimiter, memoryLimiter, deps.logger);
   const lastUsed = new LastUsedRecorder(store, deps.logger, deps.lastUsedFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
@@ -138,6 +142,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       (closing ??= (async () => {
         stopListening();
         memoryLimiter.close();
+        await redisLimiter.close();
         await lastUsed.close();
         await proxy.close();
       })()),
