@@ -185,11 +185,26 @@ export class RedisSlidingWindow implements Limiter {
     if (now - state.periodStartedAt >= this.options.leaseMs) {
       // Lease about as many slots as this instance used in the last lease time, within bounds.
       const used = now - state.periodStartedAt < 2 * this.options.leaseMs ? state.usedThisPeriod : 0;
-      state.batch = Math.min(this.maxLease(limit), 2 ** Math.ceil(Math.log2(Math.max(1, used))));
+      state.batch = this.batchFor(limit, used);
       state.usedThisPeriod = 0;
       state.periodStartedAt = now;
     }
     return state;
+  }
+
+  /**
+   * A key used again within the lease time gets its batch at once, from the rate so far (over at
+   * least a tenth of the lease time), so a burst does not pay one call per request until the
+   * lease time is over.
+   */
+  private growBatch(state: KeyLeases, now: number): void {
+    if (state.usedThisPeriod < 2) return;
+    const elapsed = Math.max(now - state.periodStartedAt, this.options.leaseMs / 10);
+    state.batch = Math.max(state.batch, this.batchFor(state.limit, (state.usedThisPeriod * this.options.leaseMs) / elapsed));
+  }
+
+  private batchFor(limit: number, usesPerLease: number): number {
+    return Math.min(this.maxLease(limit), 2 ** Math.ceil(Math.log2(Math.max(1, usesPerLease))));
   }
 
   private maxLease(limit: number): number {
@@ -232,6 +247,7 @@ export class RedisSlidingWindow implements Limiter {
       const taken = this.takeLeased(key, state, this.now());
       if (taken) return taken;
     }
+    this.growBatch(state, this.now());
     // One slot for this request, and the batch ahead unless the key is scarce or another call is on its way.
     const wanted = this.scarce(state) || state.calls > 0 ? 1 : state.batch;
     // This call's own answer: other calls' answers may have updated the key's state meanwhile.
@@ -387,21 +403,38 @@ export class FailoverLimiter implements Limiter {
     private readonly retryAfterMs = 1_000,
   ) {}
 
-  async hit(key: string, limit: number): Promise<LimitResult> {
+  /** Synchronous when the answer is (a leased slot, or the in-memory limiter). */
+  hit(key: string, limit: number): LimitResult | Promise<LimitResult> {
     if (this.redis.status === 'ready' && Date.now() >= this.retryRedisAt) {
+      let answer: LimitResult | Promise<LimitResult>;
       try {
-        const result = await this.primary.hit(key, limit);
-        if (this.mode === 'memory') this.switchTo('redis');
-        this.remember(key, result);
-        return result;
+        answer = this.primary.hit(key, limit);
       } catch (err) {
-        this.redisFailures++;
-        this.retryRedisAt = Date.now() + this.retryAfterMs;
-        if (this.mode === 'redis') this.switchTo('memory', err);
+        return this.failOver(key, limit, err);
       }
-    } else if (this.mode === 'redis') {
-      this.switchTo('memory', new Error(`redis connection is ${this.redis.status}`));
+      if (answer instanceof Promise) {
+        return answer.then(
+          (result) => this.fromRedis(key, result),
+          (err: unknown) => this.failOver(key, limit, err),
+        );
+      }
+      return this.fromRedis(key, answer);
     }
+    if (this.mode === 'redis') this.switchTo('memory', new Error(`redis connection is ${this.redis.status}`));
+    this.memoryDecisions++;
+    return this.fallbackHit(key, limit);
+  }
+
+  private fromRedis(key: string, result: LimitResult): LimitResult {
+    if (this.mode === 'memory') this.switchTo('redis');
+    this.remember(key, result);
+    return result;
+  }
+
+  private failOver(key: string, limit: number, err: unknown): LimitResult {
+    this.redisFailures++;
+    this.retryRedisAt = Date.now() + this.retryAfterMs;
+    if (this.mode === 'redis') this.switchTo('memory', err);
     this.memoryDecisions++;
     return this.fallbackHit(key, limit);
   }
