@@ -7,14 +7,14 @@ import { cpuTimeMs, spawnNode, type ExtraProcess } from '../proc';
 import { monotonicUs, newestProfile, summarizeProfile, type ProfileSummary } from '../profile';
 import { median, sleep } from '../stats';
 
-export type Variant = 'direct' | 'gateway' | 'bare' | 'express';
+export type Variant = 'direct' | 'gateway' | 'passthrough' | 'bare' | 'express';
 /** The separately started comparison proxies. */
-export type ExtraVariant = 'bare' | 'express';
+export type ExtraVariant = 'passthrough' | 'bare' | 'express';
 
 export interface ProxyRun extends LoadResult {
   variant: Variant;
   round: number;
-  /** CPU of the proxy process (gateway, bare or Express variant) per 2xx answer, µs; NaN for direct. */
+  /** CPU of the proxy process (gateway, pass-through, bare or Express variant) per 2xx answer, µs; NaN for direct. */
   proxyCpuUsPerRequest: number;
   /** CPU of the events service per 2xx answer, µs. */
   serviceCpuUsPerRequest: number;
@@ -69,7 +69,7 @@ async function createTickets(ctx: BenchContext, count: number): Promise<string[]
   return tickets.rows.map((r) => r.id);
 }
 
-/** The Express + http-proxy-middleware variant or the bare node:http + undici one, as a process of its own. */
+/** A comparison proxy (pass-through, bare node:http + undici, Express + http-proxy-middleware), as a process of its own. */
 export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = []): Promise<ExtraProcess> {
   const port = await freePort();
   const { platform } = ctx;
@@ -95,10 +95,12 @@ export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nod
 export const BENCH_EVENTS_LIMIT = 100_000_000;
 
 /**
- * Ticket validation straight to the events service, through the gateway, through a bare node:http
- * + undici proxy doing the same steps (the floor), and through the Express + http-proxy-middleware
- * variant: interleaved per round (the order rotates), at each connection count; then a CPU
- * profile of each proxy under the highest connection count.
+ * Ticket validation straight to the events service, through the gateway, through a node:http +
+ * undici pass-through that does nothing but forward (the floor of any node proxy), through a bare
+ * node:http + undici proxy doing the gateway's steps with one Redis call per request (the issue's
+ * reference design), and through the Express + http-proxy-middleware variant: interleaved per
+ * round (the order rotates), at each connection count; then a CPU profile of the gateway, bare and
+ * Express proxies under the highest connection count.
  */
 export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<ProxyResults> {
   const { platform, log } = ctx;
@@ -110,7 +112,11 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
     return tickets[used++]!;
   };
 
-  const extras: Record<ExtraVariant, ExtraProcess> = { bare: await startVariant(ctx, 'bare'), express: await startVariant(ctx, 'express') };
+  const extras: Record<ExtraVariant, ExtraProcess> = {
+    passthrough: await startVariant(ctx, 'passthrough'),
+    bare: await startVariant(ctx, 'bare'),
+    express: await startVariant(ctx, 'express'),
+  };
   try {
     const viaProxy = (variant: Exclude<Variant, 'direct'>) => ({
       get url() {
@@ -123,13 +129,18 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
         body: VALIDATE_BODY,
       }),
     });
+    // Signed for the service itself: a direct call, or one the pass-through forwards as it came.
+    const signedForService = (): LoadRequest => {
+      const path = `/tickets/${nextTicket()}/validate`;
+      return { method: 'POST', path, headers: { ...signed(ctx, 'POST', path), 'content-type': 'application/json' }, body: VALIDATE_BODY };
+    };
     const targets: Record<Variant, { url: string; next: () => LoadRequest }> = {
-      direct: {
-        url: platform.serviceUrls.events,
-        next: () => {
-          const path = `/tickets/${nextTicket()}/validate`;
-          return { method: 'POST', path, headers: { ...signed(ctx, 'POST', path), 'content-type': 'application/json' }, body: VALIDATE_BODY };
+      direct: { url: platform.serviceUrls.events, next: signedForService },
+      passthrough: {
+        get url() {
+          return extras.passthrough.url;
         },
+        next: signedForService,
       },
       gateway: viaProxy('gateway'),
       bare: viaProxy('bare'),
@@ -149,10 +160,10 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
     };
 
     log('warm-up');
-    for (const variant of ['direct', 'gateway', 'bare', 'express'] as Variant[]) await measure(variant, 10, 2, 0);
+    for (const variant of ['direct', 'gateway', 'passthrough', 'bare', 'express'] as Variant[]) await measure(variant, 10, 2, 0);
 
     const runs: ProxyRun[] = [];
-    const order: Variant[] = ['direct', 'gateway', 'bare', 'express'];
+    const order: Variant[] = ['direct', 'gateway', 'passthrough', 'bare', 'express'];
     for (let round = 1; round <= plan.rounds; round++) {
       for (const connections of plan.connections) {
         // Rotate the order every round so no variant always runs right after another.
@@ -160,7 +171,7 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
         for (const variant of rotated) {
           const run = await measure(variant, connections, plan.durationS[connections]!, round);
           runs.push(run);
-          log(`  round ${round} c=${connections} ${variant.padEnd(7)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
+          log(`  round ${round} c=${connections} ${variant.padEnd(11)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
           await sleep(300);
         }
       }
@@ -168,7 +179,7 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
 
     const summary: ProxySummary[] = [];
     for (const connections of plan.connections) {
-      for (const variant of ['gateway', 'bare', 'express'] as const) {
+      for (const variant of ['gateway', 'passthrough', 'bare', 'express'] as const) {
         const mine = runs.filter((r) => r.variant === variant && r.connections === connections);
         const direct = runs.filter((r) => r.variant === 'direct' && r.connections === connections);
         // Ratios and differences pair each run with the direct run of the same round.
