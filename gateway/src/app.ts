@@ -53,7 +53,7 @@ export interface GatewayDeps {
 }
 
 export interface GatewayState {
-  rateLimiter: LimiterState;
+  rateLimiter: LimiterState & { leasedSlots: number };
   keyCache: { entries: number };
 }
 
@@ -94,7 +94,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
-  const state = (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } });
+  const state = (): GatewayState => ({ rateLimiter: { ...limiter.state(), leasedSlots: redisLimiter.leasedSlots }, keyCache: { entries: keys.size } });
   const metrics = new GatewayMetrics(deps.metrics ?? new Registry(), Object.keys(limits) as (keyof Limits)[], state);
 
   const consoleDir = deps.consoleDir === undefined ? defaultConsoleDir() : deps.consoleDir;
