@@ -162,7 +162,7 @@ export class RedisSlidingWindow implements Limiter {
     await Promise.all(returns);
   }
 
-  async sweep(): Promise<void> {
+  private async sweep(): Promise<void> {
     const now = this.now();
     const calls: Promise<unknown>[] = [];
     for (const [key, state] of this.keys) {
