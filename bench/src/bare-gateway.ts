@@ -1,25 +1,14 @@
 /**
- * The floor for the gateway, for the benchmark only: a bare node:http server doing the gateway's
- * proxied-path steps (variant-steps.ts) and streaming through an undici keep-alive pool, with
- * nothing else (no request log, idempotency, body limits, hop-by-hop header filtering). Run as its
- * own process: `node dist/bare-gateway.js` with the gateway's variables and VARIANT_PORT.
+ * The issue's reference design, for the benchmark only: a bare node:http server doing the gateway's
+ * proxied-path steps (variant-steps.ts, with one Redis call per request) and streaming through an
+ * undici keep-alive pool, with nothing else (no request log, idempotency, body limits, hop-by-hop
+ * header filtering). Run as its own process: `node dist/bare-gateway.js` with the gateway's
+ * variables and VARIANT_PORT.
  */
 import http from 'node:http';
-import { createRequire } from 'node:module';
-import type { Writable } from 'node:stream';
 import type { ServiceName } from '@platform/core';
+import { Pool, type StreamPool } from './gateway-undici';
 import { checkRequest, env, errorBody, onStop, upstreams } from './variant-steps';
-
-// The very undici the gateway runs (its dependency, not a second copy in bench/).
-interface StreamPool {
-  stream(
-    options: { method: string; path: string; headers: Record<string, string>; body: http.IncomingMessage | null },
-    factory: (data: { statusCode: number; headers: http.IncomingHttpHeaders }) => Writable,
-  ): Promise<unknown>;
-}
-const { Pool } = createRequire(require.resolve('@platform/gateway/package.json'))('undici') as {
-  Pool: new (origin: string, options: { connections: number; keepAliveTimeout: number }) => StreamPool;
-};
 
 const pools = Object.fromEntries(
   (Object.keys(upstreams) as ServiceName[]).map((s) => [s, new Pool(upstreams[s], { connections: 128, keepAliveTimeout: 30_000 })]),

@@ -7,19 +7,7 @@
  * `node dist/passthrough-gateway.js` with EVENTS_URL and VARIANT_PORT (no database, no Redis).
  */
 import http from 'node:http';
-import { createRequire } from 'node:module';
-import type { Writable } from 'node:stream';
-
-// The very undici the gateway runs (its dependency, not a second copy in bench/).
-interface StreamPool {
-  stream(
-    options: { method: string; path: string; headers: http.IncomingHttpHeaders; body: http.IncomingMessage | null },
-    factory: (data: { statusCode: number; headers: http.IncomingHttpHeaders }) => Writable,
-  ): Promise<unknown>;
-}
-const { Pool } = createRequire(require.resolve('@platform/gateway/package.json'))('undici') as {
-  Pool: new (origin: string, options: { connections: number; keepAliveTimeout: number }) => StreamPool;
-};
+import { Pool } from './gateway-undici';
 
 const pool = new Pool(process.env.EVENTS_URL!, { connections: 128, keepAliveTimeout: 30_000 });
 

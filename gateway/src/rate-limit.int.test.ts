@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { testRedisUrl, uniqueName } from '@platform/testing';
-import { RedisSlidingWindow, type LimitResult } from './rate-limiter';
+import { RedisSlidingWindow, type LeaseOptions, type LimitResult } from './rate-limiter';
 import { maxInAnyWindow } from './test/windows';
 
 let redis: Redis;
@@ -13,8 +13,10 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Counts the Lua calls a limiter makes (its only Redis command), once connected (no offline-queue resends). */
-async function countCalls(client: Redis): Promise<{ readonly calls: number }> {
+/** A limiter on a Redis connection of its own, whose Lua calls (its only command) are counted once connected. */
+async function countedLimiter(options: Partial<LeaseOptions>, now?: () => number) {
+  const client = new Redis(testRedisUrl());
+  // Connected first: commands from ioredis's offline queue are sent again on connect and would count twice.
   await client.ping();
   const counter = { calls: 0 };
   const send = client.sendCommand.bind(client);
@@ -22,7 +24,15 @@ async function countCalls(client: Redis): Promise<{ readonly calls: number }> {
     if (command.name === 'evalsha' || command.name === 'eval') counter.calls++;
     return send(command, stream);
   }) as Redis['sendCommand'];
-  return counter;
+  const limiter = new RedisSlidingWindow(client, `test:${uniqueName('lease')}:`, 60_000, options, now);
+  return {
+    limiter,
+    counter,
+    close: async () => {
+      await limiter.close();
+      client.disconnect();
+    },
+  };
 }
 
 /**
@@ -98,11 +108,9 @@ describe('slots leased ahead for a busy key', () => {
   const LIMIT = 1_000_000_000;
 
   test('a busy key is decided mostly without a Redis call on the request path, and Remaining still counts down by one', async () => {
-    const client = new Redis(testRedisUrl());
-    const counter = await countCalls(client);
     // This process's clock, moved by hand: one lease time per 500 requests.
     let now = 1_000_000;
-    const limiter = new RedisSlidingWindow(client, `test:${uniqueName('lease')}:`, 60_000, { maxLease: 32, leaseMs: 200 }, () => now);
+    const { limiter, counter, close } = await countedLimiter({ maxLease: 32, leaseMs: 200 }, () => now);
     try {
       const remaining: number[] = [];
       let decidedAtOnce = 0;
@@ -122,8 +130,7 @@ describe('slots leased ahead for a busy key', () => {
       expect(counter.calls).toBeLessThan(2_000 / 8);
       expect(limiter.leasedSlots).toBeGreaterThan(0);
     } finally {
-      await limiter.close();
-      client.disconnect();
+      await close();
     }
   });
 
@@ -151,9 +158,7 @@ describe('slots leased ahead for a busy key', () => {
   });
 
   test('an idle key costs one call per request, as without leasing', async () => {
-    const client = new Redis(testRedisUrl());
-    const counter = await countCalls(client);
-    const limiter = new RedisSlidingWindow(client, `test:${uniqueName('lease')}:`, 60_000, { maxLease: 32, leaseMs: 100 });
+    const { limiter, counter, close } = await countedLimiter({ maxLease: 32, leaseMs: 100 });
     try {
       for (let i = 0; i < 5; i++) {
         expect((await limiter.hit('k', 1_000)).remaining).toBe(999 - i);
@@ -162,8 +167,7 @@ describe('slots leased ahead for a busy key', () => {
       expect(counter.calls).toBe(5);
       expect(limiter.leasedSlots).toBe(0);
     } finally {
-      await limiter.close();
-      client.disconnect();
+      await close();
     }
   });
 

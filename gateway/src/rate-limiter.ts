@@ -76,12 +76,18 @@ interface Lease {
   expiresAt: number;
 }
 
+/** Slots this instance holds unused for a key (a busy key has one or two leases at a time). */
+function unusedSlots(state: KeyLeases): number {
+  let slots = 0;
+  for (const lease of state.leases) slots += lease.end - lease.next;
+  return slots;
+}
+
 /** What one instance knows of one key. */
 interface KeyLeases {
   limit: number;
   /** Oldest first; a request takes the next slot of the first. */
   leases: Lease[];
-  unused: number;
   /** Redis's count at its last answer: accepted requests and leased slots of every instance. */
   count: number;
   resetMs: number;
@@ -136,7 +142,7 @@ export class RedisSlidingWindow implements Limiter {
   /** Slots held unused right now, over every key (for tests and metrics). */
   get leasedSlots(): number {
     let slots = 0;
-    for (const state of this.keys.values()) slots += state.unused;
+    for (const state of this.keys.values()) slots += unusedSlots(state);
     return slots;
   }
 
@@ -155,7 +161,6 @@ export class RedisSlidingWindow implements Limiter {
     const returns = [...this.keys].map(([key, state]) => {
       for (const lease of state.leases) state.giveBack.push(lease.name, lease.next, lease.end - 1);
       state.leases = [];
-      state.unused = 0;
       return state.giveBack.length > 0 ? this.call(key, state, 0, false).catch(() => undefined) : undefined;
     });
     this.keys.clear();
@@ -169,19 +174,19 @@ export class RedisSlidingWindow implements Limiter {
       this.expireLeases(state, now);
       if (state.calls > 0) continue;
       if (state.giveBack.length > 0) calls.push(this.call(key, state, 0, false).catch(() => undefined));
-      else if (state.unused === 0 && now - state.periodStartedAt > 2 * this.options.leaseMs) this.keys.delete(key);
+      else if (state.leases.length === 0 && now - state.periodStartedAt > 2 * this.options.leaseMs) this.keys.delete(key);
     }
     await Promise.all(calls);
   }
 
   private keyState(key: string, limit: number, now: number): KeyLeases {
     let state = this.keys.get(key);
-    if (!state || state.limit !== limit) {
-      // A changed limit starts afresh: slots leased under the old one are given back.
-      const giveBack = state ? [...state.giveBack, ...state.leases.flatMap((l) => [l.name, l.next, l.end - 1])] : [];
-      state = { limit, leases: [], unused: 0, count: 0, resetMs: now, batch: 1, usedThisPeriod: 0, periodStartedAt: now, calls: 0, giveBack };
+    if (!state) {
+      state = { limit, leases: [], count: 0, resetMs: now, batch: 1, usedThisPeriod: 0, periodStartedAt: now, calls: 0, giveBack: [] };
       this.keys.set(key, state);
     }
+    // Slots leased under another limit are slots all the same; the script applies the new one.
+    state.limit = limit;
     if (now - state.periodStartedAt >= this.options.leaseMs) {
       // Lease about as many slots as this instance used in the last lease time, within bounds.
       const used = now - state.periodStartedAt < 2 * this.options.leaseMs ? state.usedThisPeriod : 0;
@@ -220,7 +225,6 @@ export class RedisSlidingWindow implements Limiter {
     while (state.leases.length > 0 && state.leases[0]!.expiresAt <= now) {
       const lease = state.leases.shift()!;
       state.giveBack.push(lease.name, lease.next, lease.end - 1);
-      state.unused -= lease.end - lease.next;
       // No longer held, and about to leave Redis's count: Remaining must not drop meanwhile.
       state.count -= lease.end - lease.next;
     }
@@ -232,13 +236,13 @@ export class RedisSlidingWindow implements Limiter {
     const lease = state.leases[0];
     if (!lease) return undefined;
     if (++lease.next === lease.end) state.leases.shift();
-    state.unused--;
-    if (state.refill === undefined && state.batch > 1 && state.unused <= state.batch / 2 && !this.scarce(state)) {
+    const unused = unusedSlots(state);
+    if (state.refill === undefined && state.batch > 1 && unused <= state.batch / 2 && !this.scarce(state)) {
       state.refill = this.call(key, state, state.batch, false)
         .catch(() => undefined) // the next request without a slot asks (and meets the error) itself
         .finally(() => (state.refill = undefined));
     }
-    return this.allowed(state.limit, state.count, state.unused, state.resetMs, now);
+    return this.allowed(state.limit, state.count, unused, state.resetMs, now);
   }
 
   private async callForSlot(key: string, state: KeyLeases): Promise<LimitResult> {
@@ -253,7 +257,7 @@ export class RedisSlidingWindow implements Limiter {
     // This call's own answer: other calls' answers may have updated the key's state meanwhile.
     const { granted, count, resetMs, nowMs } = await this.call(key, state, wanted, true);
     if (granted === 0) return { allowed: false, limit: state.limit, remaining: 0, resetMs, nowMs };
-    return this.allowed(state.limit, count, state.unused, resetMs, nowMs);
+    return this.allowed(state.limit, count, unusedSlots(state), resetMs, nowMs);
   }
 
   /** Slots this instance holds unused are this client's to take: not yet spent. */
@@ -300,7 +304,6 @@ export class RedisSlidingWindow implements Limiter {
       const first = granted - ahead;
       state.leases.push({ name, next: first, end: granted, expiresAt });
       state.leases.sort((a, b) => a.expiresAt - b.expiresAt);
-      state.unused += ahead;
     }
     return { granted, count: state.count, resetMs: state.resetMs, nowMs: nowUs / 1000 };
   }
