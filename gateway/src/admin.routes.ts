@@ -4,14 +4,13 @@ import type { z } from 'zod';
 import {
   ApiError,
   errorHandler,
-  fieldErrorsFromZod,
-  invalidRequest,
   jsonBody,
   notFoundHandler,
+  parseRequest,
+  pathEscapeErrors,
   platformHeaders,
   requestLog,
   unauthorized,
-  type FieldError,
   type Logger,
 } from '@platform/core';
 import { AdminListQuery, ApiKeyParams, CreateApiKeyBody, CreateWorkspaceBody, WorkspaceParams } from './admin.schemas';
@@ -67,23 +66,10 @@ interface Schemas {
 }
 type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-/** Validates params, query and body at once (every problem in one 400) before the handler runs. */
+/** Validates params, query and body at once, after the string rule (core's parseRequest: every problem in one 400), before the handler runs. */
 function validated<S extends Schemas>(schemas: S, handle: (input: { params: Parsed<S['params']>; query: Parsed<S['query']>; body: Parsed<S['body']> }, req: Request) => Promise<{ status: number; body?: unknown }>): RequestHandler {
   return async (req, res) => {
-    const errors: FieldError[] = [];
-    const part = (schema: z.ZodType | undefined, value: unknown, location: FieldError['in']): unknown => {
-      if (!schema) return undefined;
-      const result = schema.safeParse(value);
-      if (result.success) return result.data;
-      errors.push(...fieldErrorsFromZod(result.error, location, value));
-      return undefined;
-    };
-    const input = {
-      params: part(schemas.params, req.params, 'path'),
-      query: part(schemas.query, req.query, 'query'),
-      body: part(schemas.body, req.body ?? {}, 'body'),
-    };
-    if (errors.length > 0) throw invalidRequest(errors);
+    const input = parseRequest(schemas, req);
     const reply = await handle(input as Parameters<typeof handle>[0], req);
     if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);
@@ -130,6 +116,7 @@ export function adminRoutes(deps: AdminDeps): Router {
     }),
   );
 
+  router.use(pathEscapeErrors(['/workspaces/:id', '/workspaces/:id/api-keys', '/workspaces/:id/api-keys/:key_id']));
   return router;
 }
 

@@ -1,5 +1,5 @@
 import { ApiError } from './errors';
-import { decodeCursor, encodeCursor, listPage, ListQuery } from './pagination';
+import { decodeCursor, encodeCursor, listPage, ListQuery, parseCursor } from './pagination';
 
 describe('lists', () => {
   test('a cursor round-trips and a forged one is a 400 on the query', () => {
@@ -28,5 +28,29 @@ describe('lists', () => {
     const rows = [1, 2, 3].map((n) => ({ id: `00000000-0000-4000-8000-00000000000${n}`, createdAt: new Date(n) }));
     expect(listPage(rows, 2, (r) => r.id.slice(-1))).toEqual({ data: ['1', '2'], next_cursor: encodeCursor(rows[1]!) });
     expect(listPage(rows, 3, (r) => r.id.slice(-1))).toEqual({ data: ['1', '2', '3'], next_cursor: null });
+  });
+});
+
+describe('a cursor the platform did not issue is a 400, whatever it holds', () => {
+  const ID = '0b7e0c2a-93a4-4a5e-8a55-1f0c2a7d9e11';
+  const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  test.each([
+    ['year 0', forge(['0000-01-01T00:00:00.000Z', ID])],
+    ['year 10000', forge(['+010000-01-01T00:00:00.000Z', ID])],
+    ['a date that is no date', forge(['not a date', ID])],
+    ['NaN', forge([null, ID])],
+    ['a number for the date', forge([0, ID])],
+    ['an id that is not a UUID', forge(['2024-12-01T09:30:00.000Z', 'x'])],
+    ['an upper-case id', forge(['2024-12-01T09:30:00.000Z', ID.toUpperCase()])],
+    ['an extra element', forge(['2024-12-01T09:30:00.000Z', ID, 1])],
+    ['one element', forge(['2024-12-01T09:30:00.000Z'])],
+    ['an object', forge({ createdAt: '2024-12-01T09:30:00.000Z', id: ID })],
+    ['another spelling of the date', forge(['2024-12-01T10:30:00+01:00', ID])],
+    ['stray characters', `${forge(['2024-12-01T09:30:00.000Z', ID])}!!`],
+    ['not base64 JSON', '%%%'],
+  ])('%s', (_name, cursor) => {
+    expect(parseCursor(cursor)).toBeUndefined();
+    expect(() => decodeCursor(cursor)).toThrow(ApiError);
+    expect(ListQuery.safeParse({ cursor }).success).toBe(false);
   });
 });

@@ -1,14 +1,9 @@
 import { z } from 'zod';
 import { invalidRequest } from './errors';
+import { isStorableInstant } from './validation';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** `?limit=` (1-100, default 20) and `?cursor=` of every list (contract section 2). */
-export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size.' }),
-  cursor: z.string().max(512).optional().meta({ description: 'The `next_cursor` of the previous page.' }),
-});
-export type ListQuery = z.infer<typeof ListQuery>;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CURSOR_MESSAGE = 'is not a cursor from this list';
 
 /** A keyset position: the last row's creation time and id. */
 export interface Cursor {
@@ -20,18 +15,46 @@ export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
 }
 
-/** Decodes `?cursor=`; a malformed one is a 400 on the query. */
+/**
+ * The position a cursor holds, or undefined when the platform did not issue it: exactly the
+ * bytes encodeCursor writes for a storable instant (years 0001-9999) and a lowercase UUID.
+ */
+export function parseCursor(value: string): Cursor | undefined {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2) return undefined;
+  const [createdAt, id] = decoded as unknown[];
+  if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id)) return undefined;
+  const date = new Date(createdAt);
+  if (Number.isNaN(date.getTime()) || !isStorableInstant(date)) return undefined;
+  const cursor = { createdAt: date, id };
+  // Base64 decoding skips stray characters and JSON has many spellings: only the issued bytes pass.
+  return encodeCursor(cursor) === value ? cursor : undefined;
+}
+
+/** Decodes `?cursor=`; one the platform did not issue is a 400 on the query (`invalid_format`, `cursor`). */
 export function decodeCursor(value: string | undefined): Cursor | undefined {
   if (value === undefined) return undefined;
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    if (typeof id !== 'string' || !UUID.test(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw invalidRequest([{ in: 'query', field: 'cursor', code: 'invalid_format', message: 'is not a cursor from this list' }]);
-  }
+  const cursor = parseCursor(value);
+  if (!cursor) throw invalidRequest([{ in: 'query', field: 'cursor', code: 'invalid_format', message: CURSOR_MESSAGE }]);
+  return cursor;
 }
+
+/** `?limit=` (1-100, default 20) and `?cursor=` of every list (contract section 2); a cursor is checked with the other fields. */
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size.' }),
+  cursor: z
+    .string()
+    .max(512)
+    .refine((value) => parseCursor(value) !== undefined, { message: CURSOR_MESSAGE, params: { code: 'invalid_format' } })
+    .optional()
+    .meta({ description: 'The `next_cursor` of the previous page.' }),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
 
 /** The list body: `limit + 1` rows fetched tells whether a next page exists. */
 export function listPage<Row extends { createdAt: Date; id: string }, Out>(

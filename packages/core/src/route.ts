@@ -1,11 +1,11 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { ApiError, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
+import { ApiError, FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
 import type { Identity, WorkspaceId } from './http';
 import { InternalHeaders, verifyInternalSignature } from './internal-signature';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
 import type { RouteDocs } from './openapi';
-import { fieldErrorsFromZod } from './validation';
+import { rawQueryErrors, strictDecode, TEXT_RULE_MESSAGE, textRuleErrors, zodFieldErrors } from './validation';
 
 /** What a handler returns; the route builder sends it as JSON. */
 export interface Reply {
@@ -19,6 +19,11 @@ export interface RouteSchemas {
   query?: z.ZodType;
   body?: z.ZodType;
   headers?: z.ZodType;
+  /**
+   * Top-level body arrays whose elements the handler judges each on its own (bulk entries): the
+   * string rule is not applied inside them here, so one bad entry does not refuse the others.
+   */
+  entries?: readonly string[];
 }
 
 type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -49,12 +54,72 @@ export function route<S extends RouteSchemas>(spec: S & { docs?: RouteDocs }, ha
   return { schemas, docs, handle: handle as RouteDefinition['handle'] };
 }
 
-function parsePart(schema: z.ZodType | undefined, value: unknown, location: FieldError['in'], errors: FieldError[]): unknown {
+function problemKey(error: FieldError): string {
+  return `${error.in}\u0000${error.field}\u0000${error.code}`;
+}
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, location: FieldError['in'], errors: FieldErrors, reported: Set<string>): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  errors.push(...fieldErrorsFromZod(result.error, location, value));
+  // A string the walk refused is one problem, not a second one for the schema's own format.
+  for (const error of zodFieldErrors(result.error, location, value)) if (!reported.has(problemKey(error))) errors.add(error);
   return undefined;
+}
+
+/** The parts of a request as its schemas parse them. */
+export type ParsedRequest<S extends RouteSchemas> = Pick<RouteInput<S>, 'params' | 'query' | 'body' | 'headers'>;
+
+/**
+ * Validates a request before any handler sees it: first the string rule on everything the
+ * client sent (the raw query string, the decoded path params, every string and key of the body),
+ * then the schemas. Every problem is reported in one 400 (the first 100, with their number).
+ */
+export function parseRequest<S extends RouteSchemas>(schemas: S, req: Request): ParsedRequest<S> {
+  const errors = new FieldErrors();
+  const reported = new Set<string>();
+  const note = (found: Iterable<FieldError>): void => {
+    for (const error of found) {
+      errors.add(error);
+      if (reported.size < 1000) reported.add(problemKey(error));
+    }
+  };
+  const queryAt = req.originalUrl.indexOf('?');
+  note(rawQueryErrors(queryAt === -1 ? '' : req.originalUrl.slice(queryAt + 1)));
+  note(textRuleErrors(req.params, 'path'));
+  note(textRuleErrors(req.body ?? {}, 'body', { opaque: schemas.entries }));
+  const parsed = {
+    params: parsePart(schemas.params, req.params, 'path', errors, reported),
+    query: parsePart(schemas.query, req.query, 'query', errors, reported),
+    headers: parsePart(schemas.headers, req.headers, 'header', errors, reported),
+    body: parsePart(schemas.body, req.body ?? {}, 'body', errors, reported),
+  };
+  if (errors.total > 0) throw invalidRequest(errors);
+  return parsed as ParsedRequest<S>;
+}
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').slice(1);
+}
+
+/**
+ * Turns the router's failure to percent-decode a path param (`/items/%C0`, a lone surrogate as
+ * `%ED%A0%80`) into the contract's 400 at that param, instead of a 500. `paths` are the router's
+ * route paths, which name the param.
+ */
+export function pathEscapeErrors(paths: readonly string[]): ErrorRequestHandler {
+  const patterns = paths.map(segmentsOf);
+  return (err: unknown, req, _res, next) => {
+    if (!(err instanceof URIError)) return next(err);
+    const rawPath = req.originalUrl.split('?')[0]!.slice(req.baseUrl.length);
+    const segments = segmentsOf(rawPath);
+    if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+    const bad = segments.findIndex((segment) => strictDecode(segment.replace(/\+/g, '%2B')) === undefined);
+    if (bad === -1) return next(err);
+    const pattern = patterns.find((p) => p.length === segments.length && p[bad]?.startsWith(':'));
+    const field = pattern ? pattern[bad]!.slice(1) : '';
+    next(invalidRequest([{ in: 'path', field, code: 'invalid_format', message: `${TEXT_RULE_MESSAGE} (as UTF-8, percent-encoded)` }]));
+  };
 }
 
 function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
@@ -62,17 +127,7 @@ function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
     const identity = req.identity;
     if (!identity) throw unauthorized('Request was not signed by the gateway.');
     if (identity.scopes !== null && !identity.scopes.includes(scope)) throw forbiddenScope(scope);
-    const errors: FieldError[] = [];
-    const { schemas } = definition;
-    const input = {
-      params: parsePart(schemas.params, req.params, 'path', errors),
-      query: parsePart(schemas.query, req.query, 'query', errors),
-      headers: parsePart(schemas.headers, req.headers, 'header', errors),
-      body: parsePart(schemas.body, req.body ?? {}, 'body', errors),
-      identity,
-      requestId: req.requestId,
-    };
-    if (errors.length > 0) throw invalidRequest(errors);
+    const input = { ...parseRequest(definition.schemas, req), identity, requestId: req.requestId };
     const reply = await definition.handle(input as RouteInput<RouteSchemas>);
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     if (reply.body === undefined) res.status(reply.status).end();
@@ -80,14 +135,17 @@ function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
   };
 }
 
-/** Mounts route definitions on a router, each checking the scope its spec names. */
+/** Mounts route definitions on a router, each checking the scope its spec names; a path param that does not decode is a 400. */
 export function mountRoutes(router: Router, specs: Readonly<Record<string, { scope: Scope }>>, definitions: Record<string, RouteDefinition>): Router {
+  const paths: string[] = [];
   for (const [key, definition] of Object.entries(definitions)) {
     const spec = specs[key];
     if (!spec) throw new Error(`${key} is not in the route table`);
     const { method, path } = parseRouteKey(key);
+    paths.push(path);
     router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec.scope, definition));
   }
+  router.use(pathEscapeErrors(paths));
   return router;
 }
 

@@ -6,6 +6,7 @@ import {
   ListQuery,
   route,
   Slug,
+  stringMap,
   Timestamp,
   Uuid,
   type RouteDefinition,
@@ -33,10 +34,10 @@ export const CreateEventBody = z.strictObject({
   ends_at: Timestamp.nullable().optional().meta({ description: 'Not before `starts_at`.' }),
 });
 
-export const TicketMetadata = z
-  .record(z.string(), codePointString(0, 500))
-  .refine((m) => Object.keys(m).length <= 20, { message: 'must have at most 20 keys', params: { code: 'too_many_keys' } })
-  .meta({ maxProperties: 20, description: 'At most 20 keys; values of at most 500 characters.' });
+/** Ticket metadata follows the rules of item metadata (contract section 8); every key is kept as sent. */
+export const TicketMetadata = stringMap(codePointString(0, 500), { keyLength: { min: 1, max: 500 }, maxKeys: 20 }).meta({
+  description: 'At most 20 keys of 1-500 characters; values of at most 500 characters.',
+});
 
 export const IssueTicketBody = z.strictObject({
   holder_name: codePointString(1, 200).nullable().optional(),

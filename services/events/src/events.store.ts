@@ -21,8 +21,17 @@ export function eventsStore(db: Database) {
       return db.event.findFirst({ where: { id, workspaceId } });
     },
 
+    /**
+     * Prisma builds JSON values by assigning keys into a fresh object, which silently drops a
+     * `__proto__` key; metadata holding one is written again as JSON text, exactly as sent.
+     */
     createTicket(workspaceId: WorkspaceId, eventId: string, data: { holderName: string | null; metadata: Record<string, string> }): Promise<Ticket> {
-      return db.ticket.create({ data: { workspaceId, eventId, ...data } });
+      if (!Object.hasOwn(data.metadata, '__proto__')) return db.ticket.create({ data: { workspaceId, eventId, ...data } });
+      return db.$transaction(async (tx) => {
+        const ticket = await tx.ticket.create({ data: { workspaceId, eventId, ...data } });
+        await tx.$executeRaw`UPDATE tickets SET metadata = ${JSON.stringify(data.metadata)}::jsonb WHERE id = ${ticket.id}::uuid`;
+        return { ...ticket, metadata: data.metadata };
+      });
     },
 
     listTickets(workspaceId: WorkspaceId, eventId: string, filter: { status?: TicketStatus; after?: Cursor; take: number }): Promise<Ticket[]> {

@@ -19,16 +19,14 @@ export interface WarehouseDeps {
 }
 
 export function createApp(deps: WarehouseDeps): Express {
-  const definitions = warehouseRouteDefinitions(warehouseStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }));
+  const definitions = warehouseRouteDefinitions(warehouseStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }), deps.logger);
   return createServiceApp({
     logger: deps.logger,
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,
     routes: contractRouter('warehouse', definitions),
     openapi: warehouseApiDocument(definitions),
-    ready: async () => {
-      await deps.db.$queryRaw`SELECT 1`;
-      await deps.redisReady();
-    },
+    // Redis down (webhook deliveries wait) degrades the service without failing readiness (contract section 12).
+    ready: { database: () => deps.db.$queryRaw`SELECT 1`, redis: deps.redisReady },
   });
 }

@@ -72,6 +72,43 @@ describe('POST /items/bulk', () => {
     expect(events.filter((e) => e.type === 'item.location_changed').map((e) => e.data)).toEqual(moves);
   });
 
+  test('[ok, NUL, ok]: 200 with three results (200, 400, 200), both good entries applied', async () => {
+    const c = client();
+    const [first, bad, third] = [await createItem(c), await createItem(c), await createItem(c)];
+    const raw = `{"items":[{"id":"${first.id}","name":"First"},{"id":"${bad.id}","name":"a\\u0000b"},{"id":"${third.id}","name":"Third"}]}`;
+    const res = await c.post('/items/bulk', raw).expect(200);
+    expect(res.body.results.map((r: { status: number }) => r.status)).toEqual([200, 400, 200]);
+    expect(res.body.results[1]).toEqual({
+      id: bad.id,
+      status: 400,
+      error: { code: 'invalid_request', message: expect.any(String), errors: [{ in: 'body', field: 'name', code: 'invalid_format', message: expect.any(String) }] },
+    });
+    expect((await c.get(`/items/${first.id}`)).body).toMatchObject({ name: 'First', version: 2 });
+    expect((await c.get(`/items/${bad.id}`)).body).toEqual(bad);
+    expect((await c.get(`/items/${third.id}`)).body).toMatchObject({ name: 'Third', version: 2 });
+  });
+
+  test('a lone surrogate or a bad key in one entry refuses that entry only; __proto__ keys are kept', async () => {
+    const c = client();
+    const [a, b, d] = [await createItem(c), await createItem(c), await createItem(c)];
+    const raw =
+      `{"items":[{"id":"${a.id}","metadata":{"k":"\\ud800"}},{"id":"${b.id}","metadata":{"k\\u0000":"v"},"x\\udc00":1},` +
+      `{"id":"${d.id}","metadata":{"__proto__":"x","constructor":"y"}}]}`;
+    const res = await c.post('/items/bulk', raw).expect(200);
+    const [ra, rb, rd] = res.body.results;
+    expect(ra).toMatchObject({ id: a.id, status: 400, error: { errors: [{ field: 'metadata.k', code: 'invalid_format' }] } });
+    expect(rb.status).toBe(400);
+    expect(rb.error.errors.map((e: { field: string; code: string }) => [e.field, e.code])).toEqual([
+      ['metadata.k\\u0000', 'invalid_format'],
+      ['x\\udc00', 'invalid_format'],
+      ['x\\udc00', 'unknown_field'],
+    ]);
+    expect(rd).toMatchObject({ id: d.id, status: 200 });
+    expect(JSON.stringify(rd.item.metadata)).toBe('{"__proto__":"x","constructor":"y"}');
+    expect((await c.get(`/items/${a.id}`)).body).toEqual(a);
+    expect((await c.get(`/items/${b.id}`)).body).toEqual(b);
+  });
+
   test('entries are applied in order: the later of two entries taking one sku gets 409', async () => {
     const c = client();
     const [x, y] = [await createItem(c), await createItem(c)];

@@ -43,21 +43,19 @@ describe('itemChanges', () => {
 
 describe('parseFields', () => {
   test('a valid body parses whole', () => {
-    expect(parseFields(ItemPatch, { name: 'x', location_id: '6F1C2C8E-0000-4000-8000-000000000001' })).toEqual({
-      ok: true,
-      value: { name: 'x', location_id: '6f1c2c8e-0000-4000-8000-000000000001' },
-      errors: [],
-    });
+    const parsed = parseFields(ItemPatch, { name: 'x', location_id: '6F1C2C8E-0000-4000-8000-000000000001' });
+    expect(parsed).toMatchObject({ ok: true, value: { name: 'x', location_id: '6f1c2c8e-0000-4000-8000-000000000001' } });
+    expect(parsed.errors.total).toBe(0);
   });
   test('an invalid body keeps its valid fields for the checks that need the database', () => {
     const parsed = parseFields(ItemPatch, { name: '', metadata: { a: 'b' }, location_id: null, quantity: 4 });
     expect(parsed.ok).toBe(false);
     expect(parsed.value).toEqual({ metadata: { a: 'b' }, location_id: null });
-    expect(parsed.errors.map((e) => [e.field, e.code])).toEqual([
+    expect(parsed.errors.list.map((e) => [e.field, e.code])).toEqual([
       ['name', 'too_short'],
       ['quantity', 'unknown_field'],
     ]);
-    expect(parsed.errors[1]!.message).toContain('stock-adjustments');
+    expect(parsed.errors.list[1]!.message).toContain('stock-adjustments');
   });
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePointString, fieldErrorsFromZod, Slug, Uuid, type FieldError } from '@platform/core';
+import { codePointString, FieldErrors, Slug, stringMap, Uuid, zodFieldErrors, type FieldError } from '@platform/core';
 
 /** PostgreSQL `integer`, the column type of every count. */
 export const INT4_MAX = 2_147_483_647;
@@ -17,26 +17,12 @@ export const LocationId = Uuid.transform((id) => id.toLowerCase());
 
 export type Metadata = Record<string, string>;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /**
- * A metadata merge patch (RFC 7396): string values set a key, null removes it. Key lengths are
- * checked even when a value is wrong, so one 400 lists every problem.
+ * A metadata merge patch (RFC 7396): string values set a key, null removes it. Every key is kept
+ * as sent (`__proto__` too); key lengths are checked even when a value is wrong, so one 400 lists
+ * every problem.
  */
-export const MetadataPatch = z.record(z.string(), codePointString(0, METADATA_MAX_LENGTH).nullable()).superRefine(
-  (patch, ctx) => {
-    for (const key of Object.keys(patch)) {
-      const length = [...key].length;
-      if (length === 0) ctx.addIssue({ code: 'custom', path: [key], message: 'key must not be empty', params: { code: 'too_short' } });
-      if (length > METADATA_MAX_LENGTH) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `key must be at most ${METADATA_MAX_LENGTH} characters`, params: { code: 'too_long' } });
-      }
-    }
-  },
-  { when: ({ value }) => isPlainObject(value) },
-);
+export const MetadataPatch = stringMap(codePointString(0, METADATA_MAX_LENGTH).nullable(), { keyLength: { min: 1, max: METADATA_MAX_LENGTH } });
 export type MetadataPatch = z.infer<typeof MetadataPatch>;
 
 /** The fields PATCH /items/{id} may set; null clears category, min_stock, location_id and metadata. */
@@ -58,7 +44,7 @@ export type NewItem = z.infer<typeof NewItem>;
 
 const QUANTITY_MESSAGE = 'cannot be set here: change stock with POST /items/{id}/stock-adjustments';
 
-export type ParsedFields<T> = { ok: true; value: T; errors: [] } | { ok: false; value: Partial<T>; errors: FieldError[] };
+export type ParsedFields<T> = { ok: true; value: T; errors: FieldErrors } | { ok: false; value: Partial<T>; errors: FieldErrors };
 
 /**
  * Parses a body object and, when it fails, keeps the fields that are valid on their own, so that
@@ -67,11 +53,13 @@ export type ParsedFields<T> = { ok: true; value: T; errors: [] } | { ok: false; 
  */
 export function parseFields<S extends z.ZodObject>(schema: S, body: Record<string, unknown>): ParsedFields<z.output<S>> {
   const result = schema.safeParse(body);
-  if (result.success) return { ok: true, value: result.data, errors: [] };
-  const errors = fieldErrorsFromZod(result.error, 'body', body).map((error) =>
-    error.field === 'quantity' && error.code === 'unknown_field' ? { ...error, message: QUANTITY_MESSAGE } : error,
-  );
-  const invalid = new Set(errors.map((error) => error.field.split('.')[0]));
+  const errors = new FieldErrors();
+  if (result.success) return { ok: true, value: result.data, errors };
+  const invalid = new Set<string>();
+  for (const error of zodFieldErrors(result.error, 'body', body)) {
+    invalid.add(error.field.split('.')[0]!);
+    errors.add(error.field === 'quantity' && error.code === 'unknown_field' ? { ...error, message: QUANTITY_MESSAGE } : error);
+  }
   const value: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
     if (invalid.has(key) || !Object.hasOwn(body, key)) continue;

@@ -135,6 +135,7 @@ describe('GET /items', () => {
     const errors = expectErrorBody(res.body, 'invalid_request').errors!;
     expect(errors.map((e) => [e.in, e.field]).sort()).toEqual([
       ['query', 'category'],
+      ['query', 'cursor'],
       ['query', 'limit'],
     ]);
   });

@@ -3,13 +3,19 @@ import {
   ApiError,
   conflict,
   errorBody,
-  fieldErrorsFromZod,
+  FieldErrors,
   invalidRequest,
+  isTransientBackendError,
+  isWellFormedText,
   notFound,
   outboxEvent,
+  temporarilyUnavailable,
+  textRuleErrors,
   timestamp,
   Uuid,
+  zodFieldErrors,
   type FieldError,
+  type Logger,
   type WorkspaceId,
 } from '@platform/core';
 import {
@@ -86,8 +92,9 @@ async function locationErrors(store: WarehouseStore, workspaceId: WorkspaceId, l
 export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId, body: Record<string, unknown>, now = new Date()): Promise<ItemRow> {
   const parsed = parseFields(NewItem, body);
   const metadata = mergeMetadata({}, parsed.value.metadata ?? null);
-  const errors = [...parsed.errors, ...metadataErrors(metadata), ...(await locationErrors(store, workspaceId, parsed.value.location_id))];
-  if (!parsed.ok || errors.length > 0) throw invalidRequest(errors);
+  const errors = parsed.errors;
+  errors.addAll([...metadataErrors(metadata), ...(await locationErrors(store, workspaceId, parsed.value.location_id))]);
+  if (!parsed.ok || errors.total > 0) throw invalidRequest(errors);
   const { sku, name, category, min_stock, location_id } = parsed.value;
   const fields: ItemFields = { sku, name, category: category ?? null, minStock: min_stock ?? null, locationId: location_id ?? null, metadata };
   try {
@@ -131,8 +138,10 @@ export async function updateItem(
       throw notFound('Item');
     }
     const changes = itemChanges({ ...current, metadata: metadataOf(current) }, parsed.value);
-    const errors = [...parsed.errors, ...locationProblems, ...(changes.metadata ? metadataErrors(changes.metadata) : [])];
-    if (!parsed.ok || errors.length > 0) throw invalidRequest(errors);
+    const errors = new FieldErrors();
+    errors.addAll(parsed.errors);
+    errors.addAll([...locationProblems, ...(changes.metadata ? metadataErrors(changes.metadata) : [])]);
+    if (!parsed.ok || errors.total > 0) throw invalidRequest(errors);
     if (precondition && !ifMatchAccepts(precondition, current.version)) throw versionConflict(precondition);
     // Nothing differs from the stored item: no write, no new version, no event.
     if (Object.keys(changes).length === 0) return current;
@@ -170,26 +179,39 @@ async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, cur
 
 const BulkEntryId = z.object({ id: Uuid });
 
+/** What a PATCH would have answered for an error: the contract's own, 503 for an outage, else 500 (logged). */
+function entryError(err: unknown, logger: Logger | undefined): ApiError {
+  if (err instanceof ApiError) return err;
+  if (isTransientBackendError(err)) return temporarilyUnavailable();
+  logger?.error({ err }, 'bulk entry failed');
+  return new ApiError(500, 'internal_error', 'Something went wrong on our side.');
+}
+
 /**
- * Applies each entry of a bulk request as its own PATCH (own transaction, own events), in order;
- * a failing entry does not stop the others. Errors other than the contract's (a database outage)
- * fail the whole request.
+ * Applies each entry of a bulk request as its own PATCH (own transaction, own events), in order.
+ * Whatever goes wrong with one entry (the string rule, validation, 404, 409, a database error) is
+ * that entry's result, with the status the PATCH would have had; the others are still applied.
  */
-export async function updateItems(store: WarehouseStore, workspaceId: WorkspaceId, entries: Record<string, unknown>[]): Promise<BulkResult[]> {
+export async function updateItems(store: WarehouseStore, workspaceId: WorkspaceId, entries: unknown[], logger?: Logger): Promise<BulkResult[]> {
   const results: BulkResult[] = [];
-  for (const entry of entries) {
-    const { id, ...fields } = entry;
-    const resultId = typeof id === 'string' ? id : null;
+  for (const [index, entry] of entries.entries()) {
+    const { id, ...fields } = entry as Record<string, unknown>;
+    const resultId = typeof id === 'string' && isWellFormedText(id) ? id : null;
     try {
+      // The route leaves entries to this function, so one bad string refuses only its own entry.
+      const problems = new FieldErrors();
+      problems.addAll(textRuleErrors(entry, 'body'));
       const idCheck = BulkEntryId.safeParse(entry);
-      if (!idCheck.success) {
-        throw invalidRequest([...fieldErrorsFromZod(idCheck.error, 'body', entry), ...parseFields(ItemPatch, fields).errors]);
+      if (!idCheck.success || problems.total > 0) {
+        problems.addAll(idCheck.success ? [] : zodFieldErrors(idCheck.error, 'body', entry));
+        problems.addAll(parseFields(ItemPatch, fields).errors);
+        throw invalidRequest(problems);
       }
       results.push({ id: resultId, status: 200, item: renderItem(await updateItem(store, workspaceId, idCheck.data.id, fields)) });
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      const { request_id: _requestId, ...error } = errorBody(err, '').error;
-      results.push({ id: resultId, status: err.status, error });
+      const apiError = entryError(err, logger && logger.child({ bulk_entry: index }));
+      const { request_id: _requestId, ...error } = errorBody(apiError, '').error;
+      results.push({ id: resultId, status: apiError.status, error });
     }
   }
   return results;

@@ -6,7 +6,9 @@ import {
   ListQuery,
   route,
   Slug,
+  stringMap,
   Uuid,
+  type Logger,
   type RouteDefinition,
   type RoutesOf,
   type WebhookRouteKey,
@@ -30,10 +32,10 @@ export const CreateLocationBody = z.strictObject({
  * need the database (location of the workspace, merged metadata), so one 400 lists every problem,
  * and a bulk entry is judged exactly like a PATCH of its own.
  */
-const ItemBody = z.record(z.string(), z.unknown());
+const ItemBody = stringMap(z.unknown());
 
 export const BulkBody = z.strictObject({
-  items: z.array(z.record(z.string(), z.unknown())).min(1, 'must have at least 1 item').max(100, 'must have at most 100 items'),
+  items: z.array(ItemBody).min(1, 'must have at least 1 item').max(100, 'must have at most 100 items'),
 });
 
 /** A filter sent empty (`?sku=&category=`, as the contract writes the route) filters nothing. */
@@ -95,7 +97,11 @@ const BulkEntry = ItemPatch.extend({ id: Uuid.meta({ description: 'The item to u
 const DocumentedBulkBody = BulkBody.extend({ items: z.array(BulkEntry).min(1).max(100) });
 
 /** The warehouse service's routes, each with its reference entry; handlers call the services. */
-export function warehouseRouteDefinitions(store: WarehouseStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'warehouse'>, RouteDefinition> {
+export function warehouseRouteDefinitions(
+  store: WarehouseStore,
+  webhooks: Record<WebhookRouteKey, RouteDefinition>,
+  logger?: Logger,
+): Record<RoutesOf<'warehouse'>, RouteDefinition> {
   return {
     ...webhooks,
     'POST /locations': route(
@@ -178,6 +184,7 @@ export function warehouseRouteDefinitions(store: WarehouseStore, webhooks: Recor
     'POST /items/bulk': route(
       {
         body: BulkBody,
+        entries: ['items'],
         docs: {
           operationId: 'bulkUpdateItems',
           summary: 'Update items in bulk',
@@ -192,7 +199,7 @@ export function warehouseRouteDefinitions(store: WarehouseStore, webhooks: Recor
       },
       async ({ identity, body }) => ({
         status: 200,
-        body: { results: await updateItems(store, identity.workspaceId, body.items) } satisfies BulkAnswer,
+        body: { results: await updateItems(store, identity.workspaceId, body.items, logger) } satisfies BulkAnswer,
       }),
     ),
 

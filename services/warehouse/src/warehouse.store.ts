@@ -33,6 +33,14 @@ export function metadataOf(item: Item): Metadata {
   return item.metadata as Metadata;
 }
 
+/**
+ * Prisma builds JSON values by assigning keys into a fresh object, which silently drops a
+ * `__proto__` key; metadata holding one is written again as JSON text, exactly as sent.
+ */
+function hasProtoKey(metadata: Metadata | undefined): metadata is Metadata {
+  return metadata !== undefined && Object.hasOwn(metadata, '__proto__');
+}
+
 function itemData(fields: Partial<ItemFields>) {
   const { metadata, ...rest } = fields;
   return { ...rest, ...(metadata !== undefined ? { metadata: metadata as Prisma.InputJsonObject } : {}) };
@@ -53,8 +61,12 @@ function queries(db: Prisma.TransactionClient) {
       return db.location.findMany({ where: { workspaceId, ...afterCursor(page.after) }, orderBy: [...LIST_ORDER], take: page.take });
     },
 
-    createItem(workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
-      return db.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
+    /** Inserts an item; call it in a transaction (its metadata may take a second statement). */
+    async createItem(workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
+      const item = await db.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
+      if (!hasProtoKey(fields.metadata)) return item;
+      await db.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
+      return { ...item, metadata: fields.metadata };
     },
 
     findItem(workspaceId: WorkspaceId, id: string): Promise<Item | null> {
@@ -83,7 +95,10 @@ function queries(db: Prisma.TransactionClient) {
         where: { id, workspaceId, version },
         data: { ...itemData(changes), version: { increment: 1 }, updatedAt: now },
       });
-      return rows[0] ?? null;
+      const item = rows[0];
+      if (!item || !hasProtoKey(changes.metadata)) return item ?? null;
+      await db.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(changes.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
+      return { ...item, metadata: changes.metadata };
     },
 
     /**
@@ -117,9 +132,11 @@ function queries(db: Prisma.TransactionClient) {
       return db.stockAdjustment.create({ data: { workspaceId, ...data } });
     },
 
-    /** Outbox rows for webhooks; written by the transaction that made the change. */
+    /** Outbox rows for webhooks; written by the transaction that made the change, `data` as JSON text (every key kept). */
     async recordEvents(events: OutboxRow[]): Promise<void> {
-      await db.outboxEvent.createMany({ data: events.map((event) => ({ ...event, data: event.data as Prisma.InputJsonObject })) });
+      if (events.length === 0) return;
+      const rows = events.map((e) => Prisma.sql`(${e.id}, ${e.workspaceId}::uuid, ${e.type}, ${JSON.stringify(e.data)}::jsonb, ${e.createdAt})`);
+      await db.$executeRaw`INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ${Prisma.join(rows)}`;
     },
   };
 }
