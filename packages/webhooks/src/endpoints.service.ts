@@ -1,7 +1,7 @@
 import { invalidRequest, notFound, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
-import { assertPublicUrl, resolveHost, UnsafeWebhookUrlError, type ResolveHost } from './address-guard';
+import { createAddressGuard, hostOfUrl, NonPublicAddressError, type Resolver } from '@platform/address-guard';
 import type { Sql } from './sql';
-import type { Delivery, Endpoint } from './endpoints.resources';
+import { redactUrlPassword, type Delivery, type Endpoint } from './endpoints.resources';
 import { generateWebhookSecret } from './webhook-signature';
 import { webhooksStore, type DeliveryRow, type EndpointRow } from './webhooks.store';
 
@@ -13,14 +13,14 @@ export interface EndpointsOptions {
   /** WEBHOOKS_ALLOW_PRIVATE: accept private and loopback targets (tests, local use). */
   allowPrivate: boolean;
   /** Host name resolution for the SSRF guard (default: the OS resolver). */
-  resolve?: ResolveHost;
+  resolve?: Resolver;
 }
 
 /** The endpoint as the API renders it; the secret is never part of it. */
 export function renderEndpoint(endpoint: EndpointRow): Endpoint {
   return {
     id: endpoint.id,
-    url: endpoint.url,
+    url: redactUrlPassword(endpoint.url),
     // Written only through CreateEndpointBody / UpdateEndpointBody, which allow just these values.
     events: endpoint.events as Endpoint['events'],
     enabled: endpoint.enabled,
@@ -50,15 +50,15 @@ function normalizeEvents(events: string[]): string[] {
 /** Endpoint management, free of HTTP: the routes call these. */
 export function endpointsService(options: EndpointsOptions) {
   const store = webhooksStore(options.sql);
-  const resolve = options.resolve ?? resolveHost;
+  const guard = createAddressGuard({ resolve: options.resolve });
 
   async function checkUrl(url: string): Promise<void> {
     if (options.allowPrivate) return;
     try {
-      await assertPublicUrl(url, resolve);
+      await guard.check(hostOfUrl(url));
     } catch (err) {
-      if (!(err instanceof UnsafeWebhookUrlError)) throw err;
-      throw invalidRequest([{ in: 'body', field: 'url', code: 'private_address', message: `must not target a private address: ${err.message}` }]);
+      if (!(err instanceof NonPublicAddressError)) throw err;
+      throw invalidRequest([{ in: 'body', field: 'url', code: 'private_address', message: err.message }]);
     }
   }
 

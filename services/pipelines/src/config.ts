@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
 import { WebhooksConfig } from '@platform/webhooks';
+import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
 /** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
@@ -8,6 +9,8 @@ export const PipelinesConfig = z.object({
   PIPELINES_PORT: env.port(4003),
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9103),
+  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
+  HOST: env.host(),
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
@@ -23,6 +26,7 @@ export const PipelinesConfig = z.object({
   PLATFORM_INTERNAL_SECRET: env.secret(),
   LOG_LEVEL: env.logLevel(),
   ...WebhooksConfig.shape,
+  ...ConnectorsConfig.shape,
   ...DatabaseTimeoutsConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;

@@ -1,5 +1,6 @@
 import { documentationOnly, openApiDocument, SERVICES, type Logger, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
 import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
+import type { ConnectorPolicy } from './connectors';
 import type { Database } from './database';
 import { Run } from './pipelines.resources';
 import { pipelinesRouteDefinitions } from './pipelines.routes';
@@ -16,6 +17,7 @@ function documentedDefinitions(): Record<RoutesOf<'pipelines'>, RouteDefinition>
     runs: { runs: runsStore(db), pipelines, producer: documentationOnly<RunsProducer>('runs queue'), logger: documentationOnly<Logger>('logger') },
     publicBasePath: SERVICES.pipelines.prefix,
     webhooks: webhookRoutes({ sql: documentationOnly<Sql>('webhooks database'), allowPrivate: false }),
+    connectors: documentationOnly<ConnectorPolicy>('connector policy'),
   });
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   codePointString,
   decodeCursor,
+  invalidRequest,
   listPage,
   ListQuery,
   route,
@@ -12,7 +13,7 @@ import {
   type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
-import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec } from './connectors';
+import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
 import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList } from './pipelines.resources';
 import { createPipeline, getPipeline, setPipelineStatus } from './pipelines.service';
@@ -47,6 +48,8 @@ export interface PipelinesRoutesDeps {
   /** The gateway's public base path of this service, put in front of the Location header's path. */
   publicBasePath: string;
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
+  /** Addresses and platform databases a connector config may not reach (checked again when a run connects). */
+  connectors: ConnectorPolicy;
 }
 
 const NOT_FOUND_PIPELINE = 'No pipeline with this id in the workspace.';
@@ -54,7 +57,7 @@ const NOT_FOUND_RUN = 'No such pipeline, or no run with this id of it, in the wo
 const NoBody = z.strictObject({});
 
 /** The pipelines service's routes, each with its reference entry; handlers call the services. */
-export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
+export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks, connectors }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,
     'POST /pipelines': route(
@@ -63,7 +66,8 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
         docs: {
           operationId: 'createPipeline',
           summary: 'Create a pipeline',
-          description: 'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`.',
+          description:
+            'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
           body: DocumentedCreatePipelineBody,
           responses: { 201: { description: 'The pipeline, `active`.', schema: Pipeline } },
           requestExample: {
@@ -74,6 +78,8 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
         },
       },
       async ({ identity, body }) => {
+        const refused = await verifyConnectors(body, connectors);
+        if (refused.length > 0) throw invalidRequest(refused);
         const pipeline = await createPipeline(pipelines, identity.workspaceId, {
           name: body.name,
           sourceConnector: body.source.connector,

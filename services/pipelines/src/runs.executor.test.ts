@@ -1,5 +1,4 @@
 import { ConnectorError } from './connectors';
-import { isPrivateAddress } from './connectors/network';
 import { validateRecords } from './runs.executor';
 
 describe('validateRecords', () => {
@@ -21,12 +20,4 @@ describe('validateRecords', () => {
       }
     },
   );
-});
-
-describe('isPrivateAddress', () => {
-  test.each(['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1'])(
-    '%s is refused',
-    (address) => expect(isPrivateAddress(address)).toBe(true),
-  );
-  test.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111'])('%s is public', (address) => expect(isPrivateAddress(address)).toBe(false));
 });

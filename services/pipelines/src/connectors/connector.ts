@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { z } from 'zod';
+import type { AddressGuard } from '@platform/address-guard';
 import type { WorkspaceId } from '@platform/core';
 
 /** One record as a source yields it; the run checks that it is an object with an id. */
@@ -13,7 +14,11 @@ export interface ValidRecord {
 
 export type RunErrorCode = 'source_error' | 'destination_error' | 'invalid_record';
 
-/** A connector failure with the run error it becomes; retryable ones get another attempt. */
+/**
+ * A connector failure with the run error it becomes; retryable ones get another attempt. Its
+ * message is shown to the tenant as the run's error: the platform's own words, never a driver's
+ * or a resolver's (no host, address, port, database or role); the cause is logged only.
+ */
 export class ConnectorError extends Error {
   override name = 'ConnectorError';
   constructor(
@@ -26,13 +31,27 @@ export class ConnectorError extends Error {
   }
 }
 
+/** What a connector's addresses are judged by: on create in the API, and again when a run connects. */
+export interface ConnectorPolicy {
+  /** The platform's one SSRF guard; CONNECTORS_ALLOW_PRIVATE lets private addresses through. */
+  addressGuard: AddressGuard;
+  /** Databases of the platform itself (lower case), which a connection_url may never name. */
+  platformDatabases: ReadonlySet<string>;
+}
+
 /** What the worker process lends connectors: settings and the shared pool of the pipelines database. */
-export interface ConnectorRuntime {
+export interface ConnectorRuntime extends ConnectorPolicy {
   /** The pipelines database, the postgres destination's default. */
   defaultPool: pg.Pool;
   httpTimeoutMs: number;
   httpMaxBytes: number;
-  allowPrivateNetworks: boolean;
+}
+
+/** A config field a connector refuses after its schema accepted it; `field` is the path inside `config`. */
+export interface ConfigProblem {
+  field: string;
+  code: string;
+  message: string;
 }
 
 export interface ReadContext {
@@ -61,6 +80,8 @@ interface ConnectorBase<C> {
   config: z.ZodType<C>;
   /** The config as the API shows it (secrets masked). */
   render?(config: C): object;
+  /** Checks that need the policy or DNS (addresses, platform databases); create refuses the pipeline with these. */
+  verify?(config: C, policy: ConnectorPolicy): Promise<ConfigProblem[]>;
 }
 
 export interface SourceConnector<C = unknown> extends ConnectorBase<C> {

@@ -1,6 +1,7 @@
+import { Agent, fetch, type Response } from 'undici';
 import { z } from 'zod';
-import { ConnectorError, type SourceConnector, type SourceRecord } from './connector';
-import { assertPublicHost } from './network';
+import { hostOfUrl, NonPublicAddressError, NOT_PUBLIC_MESSAGE, pinnedLookup, type CheckedAddress } from '@platform/address-guard';
+import { ConnectorError, type ConfigProblem, type ConnectorPolicy, type SourceConnector, type SourceRecord } from './connector';
 
 export const HttpJsonConfig = z.strictObject({
   url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2048),
@@ -12,11 +13,6 @@ export const HttpJsonConfig = z.strictObject({
 });
 export type HttpJsonConfig = z.output<typeof HttpJsonConfig>;
 
-/** The URL without credentials, query or fragment, for error messages a client will read. */
-function shown(url: URL): string {
-  return `${url.origin}${url.pathname}`;
-}
-
 function valueAtPath(body: unknown, path: string | undefined): unknown {
   if (path === undefined) return body;
   let value = body;
@@ -27,10 +23,10 @@ function valueAtPath(body: unknown, path: string | undefined): unknown {
   return value;
 }
 
-async function readBody(response: Response, maxBytes: number, url: URL): Promise<string> {
+async function readBody(response: Response, maxBytes: number): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
-    throw new ConnectorError('source_error', `${shown(url)} answered more than ${maxBytes} bytes`, false);
+    throw new ConnectorError('source_error', `the source answered more than ${maxBytes} bytes`, false);
   }
   if (!response.body) return '';
   const reader = response.body.getReader();
@@ -42,7 +38,7 @@ async function readBody(response: Response, maxBytes: number, url: URL): Promise
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new ConnectorError('source_error', `${shown(url)} answered more than ${maxBytes} bytes`, false);
+      throw new ConnectorError('source_error', `the source answered more than ${maxBytes} bytes`, false);
     }
     chunks.push(value);
   }
@@ -52,6 +48,16 @@ async function readBody(response: Response, maxBytes: number, url: URL): Promise
 /** Rate limits, timeouts and server errors may pass; other client errors will not. */
 function retryableStatus(status: number): boolean {
   return status >= 500 || status === 408 || status === 429;
+}
+
+/** The source's addresses, resolved once and checked by the address guard: the fetch connects to these only. */
+async function sourceAddresses(url: URL, policy: ConnectorPolicy): Promise<CheckedAddress[]> {
+  try {
+    return await policy.addressGuard.resolve(url.hostname);
+  } catch (err) {
+    if (err instanceof NonPublicAddressError) throw new ConnectorError('source_error', `the source URL ${NOT_PUBLIC_MESSAGE}`, false, { cause: err });
+    throw new ConnectorError('source_error', 'cannot connect to the source', true, { cause: err });
+  }
 }
 
 /** A JSON array fetched with GET; `records_path` points into the body when the array is nested. */
@@ -64,12 +70,23 @@ export const httpJsonSource: SourceConnector<HttpJsonConfig> = {
     if (url.password) url.password = '****';
     return { ...config, url: url.toString() };
   },
+  async verify(config, policy): Promise<ConfigProblem[]> {
+    try {
+      await policy.addressGuard.check(hostOfUrl(config.url));
+      return [];
+    } catch (err) {
+      if (err instanceof NonPublicAddressError) return [{ field: 'url', code: 'private_address', message: err.message }];
+      throw err;
+    }
+  },
   async *read(config, { since, batchSize, signal, runtime }) {
     const url = new URL(config.url);
-    if (!runtime.allowPrivateNetworks) await assertPublicHost(url.hostname);
+    // The name is resolved once, here; the connection goes to the addresses checked (no DNS rebinding).
+    const dispatcher = new Agent({ connect: { lookup: pinnedLookup(await sourceAddresses(url, runtime)) } });
     let text: string;
     try {
       const response = await fetch(url, {
+        dispatcher,
         headers: { accept: 'application/json' },
         // A redirect could lead to a private address that the check above did not see.
         redirect: 'error',
@@ -77,24 +94,26 @@ export const httpJsonSource: SourceConnector<HttpJsonConfig> = {
       });
       if (!response.ok) {
         await response.body?.cancel().catch(() => undefined);
-        throw new ConnectorError('source_error', `GET ${shown(url)} answered ${response.status}`, retryableStatus(response.status));
+        throw new ConnectorError('source_error', `the source answered ${response.status}`, retryableStatus(response.status));
       }
-      text = await readBody(response, runtime.httpMaxBytes, url);
+      text = await readBody(response, runtime.httpMaxBytes);
     } catch (err) {
       if (err instanceof ConnectorError || signal.aborted) throw err;
-      const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${runtime.httpTimeoutMs} ms` : 'failed';
-      throw new ConnectorError('source_error', `GET ${shown(url)} ${reason}`, true, { cause: err });
+      const message = (err as Error).name === 'TimeoutError' ? `the source did not answer within ${runtime.httpTimeoutMs} ms` : 'cannot connect to the source';
+      throw new ConnectorError('source_error', message, true, { cause: err });
+    } finally {
+      await dispatcher.destroy().catch(() => undefined);
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (err) {
-      throw new ConnectorError('source_error', `GET ${shown(url)} did not answer JSON`, false, { cause: err });
+      throw new ConnectorError('source_error', 'the source did not answer JSON', false, { cause: err });
     }
     const records = valueAtPath(body, config.records_path);
     if (!Array.isArray(records)) {
-      const where = config.records_path === undefined ? 'the body' : `records_path "${config.records_path}"`;
-      throw new ConnectorError('source_error', `${where} of ${shown(url)} is not an array`, false);
+      const where = config.records_path === undefined ? 'the body of the source' : `records_path "${config.records_path}" of the source`;
+      throw new ConnectorError('source_error', `${where} is not an array`, false);
     }
     // Records without a readable updated_at cannot be filtered, so they are always read.
     const selected = since

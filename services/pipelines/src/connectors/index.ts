@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import type { FieldError } from '@platform/core';
 import { requiredEnum } from '../validation';
-import type { DestinationConnector, SourceConnector } from './connector';
+import type { ConnectorPolicy, DestinationConnector, SourceConnector } from './connector';
 import { httpJsonSource } from './http-json';
 import { postgresDestination } from './postgres';
 import { sampleSource } from './sample';
 
 export * from './connector';
+export * from './policy';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySource = SourceConnector<any>;
@@ -53,6 +55,27 @@ function connectorSpec<const N extends string>(names: [N, ...N[]], lookup: (name
 
 export const SourceSpec = connectorSpec(SOURCE_NAMES, sourceConnector);
 export const DestinationSpec = connectorSpec(DESTINATION_NAMES, destinationConnector);
+
+/**
+ * What the connectors refuse beyond their config schemas (a non-public address, a platform
+ * database), as a 400's field errors; nothing when both pass.
+ */
+export async function verifyConnectors(
+  pipeline: { source: { connector: string; config: unknown }; destination: { connector: string; config: unknown } },
+  policy: ConnectorPolicy,
+): Promise<FieldError[]> {
+  const sides = [
+    ['source', sourceConnector(pipeline.source.connector), pipeline.source.config],
+    ['destination', destinationConnector(pipeline.destination.connector), pipeline.destination.config],
+  ] as const;
+  const errors: FieldError[] = [];
+  for (const [side, connector, config] of sides) {
+    for (const problem of (await connector.verify?.(config, policy)) ?? []) {
+      errors.push({ in: 'body', field: `${side}.config.${problem.field}`, code: problem.code, message: problem.message });
+    }
+  }
+  return errors;
+}
 
 type Branches = [z.ZodObject, z.ZodObject, ...z.ZodObject[]] | [z.ZodObject];
 

@@ -1,14 +1,67 @@
+import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { z } from 'zod';
+import { NonPublicAddressError, NOT_PUBLIC_MESSAGE, parseHost } from '@platform/address-guard';
 import { isTransientBackendError, type WorkspaceId } from '@platform/core';
-import { ConnectorError, type DestinationConnector, type DestinationWriter, type ValidRecord } from './connector';
+import { ConnectorError, type ConfigProblem, type ConnectorPolicy, type DestinationConnector, type DestinationWriter, type ValidRecord } from './connector';
 
-function isPostgresUrl(value: string): boolean {
+/** libpq's sslmode values, the one parameter a connection_url may carry. */
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+type SslMode = (typeof SSL_MODES)[number];
+
+/** Where a connection_url points, read by the platform (not by pg, which would also honour PG* variables and URL parameters). */
+export interface PostgresTarget {
+  /** As written: a name, or an IP literal without brackets. */
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  /** The database the server will open: the path, or the user name when the path is empty (as libpq does). */
+  database: string;
+  sslmode: SslMode | undefined;
+}
+
+function decoded(text: string): string | undefined {
   try {
-    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+    return decodeURIComponent(text);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** A connection_url read strictly, or why it is refused (the `invalid_format` message). */
+export function parseConnectionUrl(text: string): { target: PostgresTarget } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: 'must be a postgres:// or postgresql:// URL' };
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return { problem: 'must be a postgres:// or postgresql:// URL' };
+  // One host, written as a name or an IP address: no socket paths, host lists or percent-escapes.
+  if (url.hostname === '' || parseHost(url.hostname).kind === 'invalid') return { problem: 'must name one host' };
+  const user = decoded(url.username);
+  if (!user) return { problem: 'must name a user' };
+  const password = decoded(url.password);
+  const path = decoded(url.pathname.replace(/^\//, ''));
+  if (password === undefined || path === undefined || path.includes('/') || path.includes('\u0000') || user.includes('\u0000')) {
+    return { problem: 'must be a URL of the form postgresql://user:password@host:port/database' };
+  }
+  if (url.hash !== '') return { problem: 'must not have a fragment' };
+  const names = [...url.searchParams.keys()];
+  if (names.some((name) => name !== 'sslmode') || names.length > 1) return { problem: 'may carry no parameter but sslmode' };
+  const sslmode = url.searchParams.get('sslmode') ?? undefined;
+  if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode)) return { problem: `sslmode must be one of ${SSL_MODES.join(', ')}` };
+  return {
+    target: {
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port === '' ? 5432 : Number(url.port),
+      user,
+      password: password ?? '',
+      database: path === '' ? user : path,
+      sslmode: sslmode as SslMode | undefined,
+    },
+  };
 }
 
 export const PostgresConfig = z.strictObject({
@@ -16,16 +69,34 @@ export const PostgresConfig = z.strictObject({
   connection_url: z
     .string()
     .max(2048)
-    .refine(isPostgresUrl, { message: 'must be a postgres:// or postgresql:// URL', params: { code: 'invalid_format' } })
+    .superRefine((value, ctx) => {
+      const parsed = parseConnectionUrl(value);
+      if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem, params: { code: 'invalid_format' } });
+    })
     .optional(),
 });
 export type PostgresConfig = z.output<typeof PostgresConfig>;
+
+/**
+ * By name alone, whatever the host: the platform's server answers to many names and addresses
+ * (localhost, 127.0.0.1, ::ffff:127.0.0.1, its service name, a pod address), so a host comparison
+ * could always be walked around. A tenant's own database of the same name can be renamed.
+ */
+function namesPlatformDatabase(target: PostgresTarget, policy: ConnectorPolicy): boolean {
+  return policy.platformDatabases.has(target.database.toLowerCase());
+}
+
+const PLATFORM_DATABASE_MESSAGE = 'must not name a database of the platform';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * In the pipelines database every workspace writes to its own schema, so two workspaces that
  * name the same table never share rows, and no table can shadow the service's own tables.
  */
 export function workspaceSchema(workspaceId: WorkspaceId): string {
+  // A uuid maps to one schema and back; anything else could collide with another workspace's.
+  if (!UUID.test(workspaceId)) throw new Error('a workspace id is a uuid');
   return `ws_${workspaceId.replace(/-/g, '').toLowerCase()}`;
 }
 
@@ -36,19 +107,78 @@ function quote(identifier: string): string {
 // Connection trouble, lack of resources, shutdowns, serialization failures and deadlocks pass.
 const RETRYABLE_SQLSTATE = /^(08|53|57P|40001|40P01)/;
 
-function destinationError(err: unknown, doing: string): ConnectorError {
+/** The run error for a driver failure: the platform's fixed words; the driver's text stays in the cause (logged, never shown). */
+function destinationError(err: unknown, message: string): ConnectorError {
   if (err instanceof ConnectorError) return err;
-  const sqlState = (err as { code?: unknown }).code;
+  const sqlState = (err as { code?: unknown } | null)?.code;
   const retryable = isTransientBackendError(err) || (typeof sqlState === 'string' && RETRYABLE_SQLSTATE.test(sqlState));
-  const detail = err instanceof Error ? err.message : String(err);
-  return new ConnectorError('destination_error', `${doing}: ${detail}`, retryable, { cause: err });
+  return new ConnectorError('destination_error', message, retryable, { cause: err });
 }
+
+const CANNOT_CONNECT = 'cannot connect to the destination';
+const CANNOT_CREATE = 'cannot create the destination table';
+const CANNOT_WRITE = 'cannot write to the destination table';
 
 function masked(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '****';
+  // Configs stored before parameters were refused may still carry one.
   for (const key of [...parsed.searchParams.keys()]) if (/password/i.test(key)) parsed.searchParams.set(key, '****');
   return parsed.toString();
+}
+
+/** TLS as libpq's sslmode asks; the certificate is checked against the name in the URL, not the address connected to. */
+function tlsOptions(target: PostgresTarget): false | ConnectionOptions {
+  const servername = parseHost(target.host).kind === 'name' ? target.host : undefined;
+  switch (target.sslmode) {
+    case undefined:
+    case 'disable':
+    case 'allow':
+      return false;
+    // pg cannot fall back to plain text: prefer asks for TLS like require (no certificate check, as libpq without a root certificate).
+    case 'prefer':
+    case 'require':
+      return { rejectUnauthorized: false, servername };
+    case 'verify-ca':
+      return { rejectUnauthorized: true, servername, checkServerIdentity: () => undefined };
+    case 'verify-full':
+      return { rejectUnauthorized: true, servername };
+  }
+}
+
+/**
+ * A pool on the database at connection_url, connected to the address the guard checked. Every
+ * setting is given here, so no URL parameter and no PG* variable of the worker can change the
+ * host, database, user, password or TLS (the password as a function: an empty one would send pg to
+ * PGPASSWORD and ~/.pgpass).
+ */
+async function externalPool(connectionUrl: string, policy: ConnectorPolicy): Promise<pg.Pool> {
+  const parsed = parseConnectionUrl(connectionUrl);
+  if ('problem' in parsed) throw new ConnectorError('destination_error', 'the stored postgres config is no longer valid; create the pipeline again', false);
+  const { target } = parsed;
+  if (namesPlatformDatabase(target, policy)) throw new ConnectorError('destination_error', `connection_url ${PLATFORM_DATABASE_MESSAGE}`, false);
+  let address: string;
+  try {
+    address = (await policy.addressGuard.resolve(target.host))[0]!.address;
+  } catch (err) {
+    if (err instanceof NonPublicAddressError) throw new ConnectorError('destination_error', `connection_url ${NOT_PUBLIC_MESSAGE}`, false, { cause: err });
+    throw new ConnectorError('destination_error', CANNOT_CONNECT, true, { cause: err });
+  }
+  const password = target.password;
+  const pool = new pg.Pool({
+    host: address,
+    port: target.port,
+    user: target.user,
+    password: () => password,
+    database: target.database,
+    ssl: tlsOptions(target),
+    application_name: 'platform-pipelines',
+    client_encoding: 'UTF8',
+    connectionTimeoutMillis: 10_000,
+    max: 2,
+  });
+  pool.on('error', () => undefined); // an idle client's error resurfaces on the next query
+  return pool;
 }
 
 /**
@@ -57,7 +187,12 @@ function masked(url: string): string {
  */
 async function ensureTable(pool: pg.Pool, schema: string | null, table: string): Promise<string> {
   const target = schema ? `${quote(schema)}.${quote(table)}` : quote(table);
-  const client = await pool.connect();
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw destinationError(err, CANNOT_CONNECT);
+  }
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pipelines-destination:${target}`]);
@@ -73,28 +208,44 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string):
     return target;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+    throw destinationError(err, CANNOT_CREATE);
   } finally {
     client.release();
   }
 }
 
-/** Upserts records by id into a table of the pipelines database or of the database at connection_url. */
+/**
+ * Upserts records by id into a table of the workspace's own schema in the pipelines database,
+ * or into a table of the database at connection_url.
+ */
 export const postgresDestination: DestinationConnector<PostgresConfig> = {
   kind: 'destination',
   name: 'postgres',
   config: PostgresConfig,
   render: (config) => (config.connection_url === undefined ? config : { ...config, connection_url: masked(config.connection_url) }),
+  async verify(config, policy): Promise<ConfigProblem[]> {
+    if (config.connection_url === undefined) return [];
+    const parsed = parseConnectionUrl(config.connection_url);
+    if ('problem' in parsed) return [{ field: 'connection_url', code: 'invalid_format', message: parsed.problem }];
+    if (namesPlatformDatabase(parsed.target, policy)) return [{ field: 'connection_url', code: 'platform_database', message: PLATFORM_DATABASE_MESSAGE }];
+    try {
+      await policy.addressGuard.check(parsed.target.host);
+      return [];
+    } catch (err) {
+      if (err instanceof NonPublicAddressError) return [{ field: 'connection_url', code: 'private_address', message: err.message }];
+      throw err;
+    }
+  },
   async open(config, { workspaceId, runtime }): Promise<DestinationWriter> {
     const external = config.connection_url !== undefined;
-    const pool = external ? new pg.Pool({ connectionString: config.connection_url, max: 2, connectionTimeoutMillis: 10_000 }) : runtime.defaultPool;
-    if (external) pool.on('error', () => undefined); // an idle client's error resurfaces on the next query
+    const pool = external ? await externalPool(config.connection_url!, runtime) : runtime.defaultPool;
     let target: string;
     try {
+      // Without connection_url the table is always qualified with the workspace's schema: no search_path involved.
       target = await ensureTable(pool, external ? null : workspaceSchema(workspaceId), config.table);
     } catch (err) {
       if (external) await pool.end().catch(() => undefined);
-      throw destinationError(err, `cannot create table ${config.table}`);
+      throw err;
     }
     return {
       async write(records: ValidRecord[]): Promise<number> {
@@ -109,7 +260,7 @@ export const postgresDestination: DestinationConnector<PostgresConfig> = {
             [JSON.stringify(unique)],
           );
         } catch (err) {
-          throw destinationError(err, `cannot write to ${config.table}`);
+          throw destinationError(err, CANNOT_WRITE);
         }
         return unique.length;
       },
