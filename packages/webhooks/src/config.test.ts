@@ -2,8 +2,15 @@ import { parseConfig } from '@platform/core';
 import { WebhooksConfig } from './config';
 
 describe('WebhooksConfig', () => {
-  test('defaults: private targets refused, the contract schedule, 10 s timeout', () => {
-    expect(parseConfig(WebhooksConfig, {})).toEqual({ WEBHOOKS_ALLOW_PRIVATE: false, WEBHOOKS_TIMEOUT_MS: 10_000, WEBHOOKS_RELAY_POLL_MS: 1000 });
+  test('defaults: queue prefix "platform", private targets refused, the contract schedule, 10 s timeout', () => {
+    expect(parseConfig(WebhooksConfig, {})).toEqual({ QUEUE_PREFIX: 'platform', WEBHOOKS_ALLOW_PRIVATE: false, WEBHOOKS_TIMEOUT_MS: 10_000, WEBHOOKS_RELAY_POLL_MS: 1000 });
+  });
+
+  test('QUEUE_PREFIX: a name, or a Redis Cluster hash tag; never a ":" (it would reach into another prefix\'s keys)', () => {
+    for (const prefix of ['acme-prod', 'platform.eu_1', '{acme}']) expect(parseConfig(WebhooksConfig, { QUEUE_PREFIX: prefix }).QUEUE_PREFIX).toBe(prefix);
+    for (const prefix of ['', 'a:b', 'bull:', 'has space', '{a}b', 'x'.repeat(65)]) {
+      expect(() => parseConfig(WebhooksConfig, { QUEUE_PREFIX: prefix })).toThrow(/QUEUE_PREFIX/);
+    }
   });
 
   test('reads WEBHOOKS_ALLOW_PRIVATE and a retry schedule in milliseconds', () => {

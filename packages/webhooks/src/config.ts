@@ -7,10 +7,26 @@ const durations = z
   .transform((value) => value.split(',').map(Number));
 
 /**
+ * BullMQ's key prefix: every key of a deployment's queues is `<prefix>:<queue>:...`, so two
+ * platforms on one Redis with different prefixes never see each other's jobs. The prefix, not the
+ * queue name: names (and the `queue` label of queue_depth) stay the same in every deployment, and
+ * a platform's keys are one pattern, `<prefix>:*` (a Redis ACL key pattern, one cleanup). `{name}`
+ * (a Redis Cluster hash tag) is allowed; `:` is not, so no `<prefix>:` starts another's keys.
+ */
+export const QueuePrefix = z
+  .string()
+  .regex(/^(\{[A-Za-z0-9_.-]{1,62}\}|[A-Za-z0-9_.-]{1,64})$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . - (or {name}, a Redis Cluster hash tag)');
+
+/** QUEUE_PREFIX when unset: enough for one platform per Redis; a second one on the same Redis must set its own. */
+export const DEFAULT_QUEUE_PREFIX = 'platform';
+
+/**
  * The webhook variables; a service adds them to its own config schema
  * (`ServiceConfig.extend(WebhooksConfig.shape)`) and parses once at start.
  */
 export const WebhooksConfig = z.object({
+  /** The deployment's queue key prefix, shared by every deployable of one platform (the runs queue too). */
+  QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
   /** Accept private and loopback targets (tests, local use only). */
   WEBHOOKS_ALLOW_PRIVATE: env.boolean(false),
   /** Delays before each retry in ms; unset = the contract's 5 s ... 10 h. */
@@ -20,8 +36,12 @@ export const WebhooksConfig = z.object({
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
-/** Webhook settings for integration tests: loopback receivers, retries within milliseconds. */
+/**
+ * Webhook settings for integration tests: loopback receivers, retries within milliseconds. A test
+ * that starts a runtime gives it a QUEUE_PREFIX of its own and deletes its keys afterwards.
+ */
 export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
+  QUEUE_PREFIX: 'platform-test',
   WEBHOOKS_ALLOW_PRIVATE: true,
   WEBHOOKS_RETRY_SCHEDULE_MS: [50, 100],
   WEBHOOKS_TIMEOUT_MS: 2000,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { outboxEvent, type EventType } from '@platform/core';
-import { serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
-import { createDeliveryQueue, deliveryJobId, type DeliveryQueue } from './deliveries.queue';
-import { startDeliveryWorker, type DeliveryWorker } from './deliveries.worker';
+import { createLogger, outboxEvent, type EventType, type Logger } from '@platform/core';
+import { deleteRedisKeys, redisKeys, serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
+import { createDeliveryQueue, DELIVERY_JOB_NAME, deliveryJobId, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
+import { startDeliveryWorker, type DeliveryWorker, type UndeliverableReason } from './deliveries.worker';
 import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
 import { sleep, startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
@@ -21,11 +21,14 @@ afterAll(async () => {
   await pool.end();
 });
 
-/** One test's queue, worker and relays; everything is closed after the test. */
+/** One test's queue, worker and relays under a key prefix of their own; closed after the test, their keys deleted. */
 interface Harness {
+  prefix: string;
   queue: DeliveryQueue;
   worker: DeliveryWorker;
   startRelay(batchSize?: number): OutboxRelay;
+  /** What the worker reported as undeliverable, in order. */
+  undeliverable: UndeliverableReason[];
 }
 let cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -35,20 +38,25 @@ afterEach(async () => {
   if (errors.length > 0) throw errors[0];
 });
 
-function harness(options: { schedule?: number[]; timeoutMs?: number; allowPrivate?: boolean; relay?: boolean } = {}): Harness {
-  const queueName = uniqueName('webhooks-test');
-  const queue = createDeliveryQueue(queueName, testRedisUrl());
+function harness(options: { schedule?: number[]; timeoutMs?: number; allowPrivate?: boolean; relay?: boolean; logger?: Logger } = {}): Harness {
+  const prefix = uniqueName('webhooks-test');
+  const queueName = 'webhooks-test';
+  const queue = createDeliveryQueue(queueName, testRedisUrl(), { prefix });
+  const undeliverable: UndeliverableReason[] = [];
   const worker = startDeliveryWorker({
     sql,
     connection: { url: testRedisUrl() },
     queueName,
+    prefix,
     schedule: options.schedule ?? [30, 30, 30],
     timeoutMs: options.timeoutMs ?? 2000,
     allowPrivate: options.allowPrivate ?? true,
+    logger: options.logger,
+    onUndeliverable: (reason) => undeliverable.push(reason),
   });
   cleanups.push(async () => {
-    await queue.obliterate({ force: true });
     await queue.close();
+    await deleteRedisKeys(prefix, testRedisUrl());
   });
   cleanups.push(() => worker.close());
   const startRelay = (batchSize = 50) => {
@@ -57,7 +65,7 @@ function harness(options: { schedule?: number[]; timeoutMs?: number; allowPrivat
     return relay;
   };
   if (options.relay ?? true) startRelay();
-  return { queue, worker, startRelay };
+  return { prefix, queue, worker, startRelay, undeliverable };
 }
 
 /** A path of its own on the receiver, answering as scripted (default 204). */
@@ -277,7 +285,7 @@ describe('delivery', () => {
         const list = await deliveries(c, endpoint.id);
         return list.length === 1 && list;
       });
-      expect(records[0]).toMatchObject({ status: 'failed', response_status: null, error: expect.stringMatching(/private, loopback or link-local address|loopback host name/) });
+      expect(records[0]).toMatchObject({ status: 'failed', response_status: null, error: expect.stringContaining('must be a public address') });
     }
     expect(receiver.at(literal.path)).toHaveLength(0);
     expect(receiver.at(named.path)).toHaveLength(0);
@@ -308,7 +316,116 @@ describe('delivery', () => {
   });
 });
 
+describe('deliveries that cannot be made', () => {
+  /** The job as the relay would have enqueued it, added straight to the queue. */
+  async function enqueue(queue: DeliveryQueue, workspaceId: string, endpointId: string): Promise<string> {
+    const event = await writeEvent(workspaceId);
+    await sql.$executeRawUnsafe(`UPDATE "outbox_events" SET "published_at" = now() WHERE "id" = $1::text`, event.id);
+    const data: DeliveryJob = {
+      endpoint_id: endpointId,
+      event: { id: event.id, type: 'ticket.validated', created_at: event.createdAt.toISOString(), workspace_id: workspaceId, data: ticket() },
+    };
+    await queue.add(DELIVERY_JOB_NAME, data, deliveryJobOptions(event.id, endpointId));
+    return deliveryJobId(event.id, endpointId);
+  }
+
+  async function finalState(queue: DeliveryQueue, jobId: string): Promise<{ state: string; reason: string | undefined }> {
+    const state = await waitFor(`job ${jobId} to end`, async () => {
+      const current = await queue.getJobState(jobId);
+      return (current === 'failed' || current === 'completed') && current;
+    });
+    return { state, reason: (await queue.getJob(jobId))?.failedReason };
+  }
+
+  test('a job whose endpoint this database does not know (deleted, or of another platform) fails with its reason, logged and counted: never completed', async () => {
+    const logger = createLogger('webhooks-test', 'silent');
+    const warn = jest.spyOn(logger, 'warn');
+    const { queue, undeliverable } = harness({ relay: false, logger });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    const deleted = await createEndpoint(c, hook.url);
+    await c.delete(`/webhook-endpoints/${deleted.id}`).expect(204);
+    const elsewhere = randomUUID();
+
+    for (const endpointId of [deleted.id, elsewhere]) {
+      const jobId = await enqueue(queue, c.identity.workspaceId, endpointId);
+      expect(await finalState(queue, jobId)).toEqual({ state: 'failed', reason: 'undeliverable: unknown_endpoint' });
+      expect(warn).toHaveBeenLastCalledWith(
+        expect.objectContaining({ job_id: jobId, reason: 'unknown_endpoint', endpoint_id: endpointId, workspace_id: c.identity.workspaceId }),
+        'webhook delivery cannot be made',
+      );
+    }
+    expect(undeliverable).toEqual(['unknown_endpoint', 'unknown_endpoint']);
+    expect(receiver.at(hook.path)).toHaveLength(0);
+  });
+
+  test('a job for an endpoint disabled since it was enqueued is not sent: a failed delivery record says so and the job fails with its reason', async () => {
+    const { queue, undeliverable } = harness({ relay: false });
+    const c = serviceClient(app, testIdentity());
+    const hook = hookPath(200);
+    const endpoint = await createEndpoint(c, hook.url);
+    await c.patch(`/webhook-endpoints/${endpoint.id}`, { enabled: false }).expect(200);
+
+    const jobId = await enqueue(queue, c.identity.workspaceId, endpoint.id);
+    expect(await finalState(queue, jobId)).toEqual({ state: 'failed', reason: 'undeliverable: endpoint_disabled' });
+    expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status, r.response_status, r.error])).toEqual([[1, 'failed', null, 'not sent: the endpoint is disabled']]);
+    expect(undeliverable).toEqual(['endpoint_disabled']);
+    expect(receiver.at(hook.path)).toHaveLength(0);
+  });
+
+  test('a malformed job fails at once as invalid_job, without retries', async () => {
+    const { queue, undeliverable } = harness({ relay: false });
+    await queue.add(DELIVERY_JOB_NAME, { endpoint_id: 'not-a-uuid' } as unknown as DeliveryJob, { jobId: 'malformed', attempts: 5 });
+    const { state, reason } = await finalState(queue, 'malformed');
+    expect(state).toBe('failed');
+    expect(reason).toMatch(/^undeliverable: invalid_job: /);
+    expect((await queue.getJob('malformed'))!.attemptsMade).toBe(1);
+    expect(undeliverable).toEqual(['invalid_job']);
+  });
+
+  test('a harness leaves no key of its prefix in Redis once closed', async () => {
+    const { prefix, queue } = harness();
+    await enqueue(queue, randomUUID(), randomUUID());
+    expect((await redisKeys(prefix, testRedisUrl())).length).toBeGreaterThan(0);
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    cleanups = [];
+    expect(await redisKeys(prefix, testRedisUrl())).toEqual([]);
+  });
+});
+
 describe('outbox relay', () => {
+  test('one batch holding two workspaces\' events: each workspace\'s "*" endpoint gets its own workspace\'s events and no other', async () => {
+    const { queue } = harness({ relay: false });
+    const a = serviceClient(app, testIdentity());
+    const b = serviceClient(app, testIdentity());
+    const hooks = { a: hookPath(200), b: hookPath(200) };
+    const endpoints = { a: (await createEndpoint(a, hooks.a.url, ['*'])).id, b: (await createEndpoint(b, hooks.b.url, ['*'])).id };
+    // Interleaved in the outbox, so the batch mixes them.
+    const events = { a: [] as string[], b: [] as string[] };
+    for (let i = 0; i < 3; i++) {
+      events.a.push((await writeEvent(a.identity.workspaceId, 'item.created', { id: randomUUID() })).id);
+      events.b.push((await writeEvent(b.identity.workspaceId, 'item.created', { id: randomUUID() })).id);
+    }
+
+    const published = await sql.$transaction((tx) => publishOutboxBatch(tx, queue, 100));
+    expect(published.events).toBeGreaterThanOrEqual(6);
+    for (const id of [...events.a, ...events.b]) expect(await isPublished(id)).toBe(true);
+
+    // The jobs of that one batch: each endpoint has exactly its workspace's events.
+    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).map((job) => job.data);
+    const eventsOf = (endpointId: string) => jobs.filter((job) => job.endpoint_id === endpointId).map((job) => job.event.id).sort();
+    expect(eventsOf(endpoints.a)).toEqual([...events.a].sort());
+    expect(eventsOf(endpoints.b)).toEqual([...events.b].sort());
+
+    await waitFor('both endpoints\' events', () => receiver.at(hooks.a.path).length >= 3 && receiver.at(hooks.b.path).length >= 3);
+    await sleep(200);
+    for (const [side, client] of [['a', a], ['b', b]] as const) {
+      const got = receiver.at(hooks[side].path);
+      expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual([...events[side]].sort());
+      for (const r of got) expect(JSON.parse(String(r.body)).workspace_id).toBe(client.identity.workspaceId);
+    }
+  });
+
   test('events committed while no relay runs are delivered once a relay starts', async () => {
     const { startRelay } = harness({ relay: false });
     const c = serviceClient(app, testIdentity());
@@ -354,7 +471,7 @@ describe('outbox relay', () => {
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
-    const unreachable = createDeliveryQueue(uniqueName('webhooks-down'), 'redis://127.0.0.1:1');
+    const unreachable = createDeliveryQueue('webhooks-down', 'redis://127.0.0.1:1', { prefix: uniqueName('webhooks-test') });
     unreachable.on('error', () => undefined);
     const stuck = startOutboxRelay({ sql, queue: unreachable, pollIntervalMs: 20 });
     await sleep(300);
@@ -394,8 +511,8 @@ describe('outbox relay', () => {
     };
     cleanups.push(() => (proxy.listening ? cut() : Promise.resolve()));
 
-    const { queue: viaRedis } = harness({ relay: false });
-    const queue = createDeliveryQueue(viaRedis.name, `redis://127.0.0.1:${port}`);
+    const { queue: viaRedis, prefix } = harness({ relay: false });
+    const queue = createDeliveryQueue(viaRedis.name, `redis://127.0.0.1:${port}`, { prefix });
     queue.on('error', () => undefined);
     cleanups.push(() => queue.close());
     const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20 });

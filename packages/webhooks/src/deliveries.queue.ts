@@ -7,7 +7,7 @@ import { EVENT_TYPES, Uuid, type Logger } from '@platform/core';
  * queue name, job name, payload schema and job options live here and nowhere else.
  */
 
-/** Each service has its own delivery queue, e.g. `webhooks-events`. */
+/** Each service has its own delivery queue, e.g. `webhooks-events`, under the deployment's QUEUE_PREFIX. */
 export function deliveryQueueName(service: string): string {
   return `webhooks-${service}`;
 }
@@ -52,35 +52,42 @@ const MAX_ATTEMPTS = 100;
 
 /**
  * Finished jobs are kept so their ids keep deduplicating re-enqueues; a relay re-enqueues only
- * rows it claimed and failed to mark, within seconds, so a day is ample.
+ * rows it claimed and failed to mark, within seconds, so a day (or the last 10,000) is ample; an
+ * id already dropped costs at most a second delivery, which at-least-once allows.
+ * Failed jobs (retries used up, or undeliverable) are kept a week for operators; every attempt is
+ * also in `webhook_deliveries` (an undeliverable job is also logged and counted). The counts cap
+ * what a burst of failures can put in the Redis that also holds rate limits: a job carries its
+ * event (typically 1-2 KB), so each state stays within some 10-20 MB per service.
  */
-const KEEP_COMPLETED_SECONDS = 24 * 60 * 60;
-const KEEP_FAILED_SECONDS = 7 * 24 * 60 * 60;
+const KEEP_COMPLETED = { age: 24 * 60 * 60, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 24 * 60 * 60, count: 10_000 };
 
 export function deliveryJobOptions(eventId: string, endpointId: string): JobsOptions {
   return {
     jobId: deliveryJobId(eventId, endpointId),
     attempts: MAX_ATTEMPTS,
     backoff: { type: DELIVERY_BACKOFF },
-    removeOnComplete: { age: KEEP_COMPLETED_SECONDS },
-    removeOnFail: { age: KEEP_FAILED_SECONDS },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
   };
 }
 
 /**
- * The producer side of the delivery queue. With connection options (or a URL), its Redis client
+ * The producer side of the delivery queue, under the deployment's key prefix (QUEUE_PREFIX): the
+ * worker must be given the same prefix. With connection options (or a URL), its Redis client
  * fails fast while Redis is down (`enableOfflineQueue: false`): an add rejects at once instead of
  * waiting, so the relay's transaction rolls back and the rows wait for the next poll. A passed
  * client is used as it is. Connection errors go to `logger` (else BullMQ prints them).
  */
-export function createDeliveryQueue(name: string, connection: ConnectionOptions | string, logger?: Logger): DeliveryQueue {
-  const options: ConnectionOptions =
+export function createDeliveryQueue(name: string, connection: ConnectionOptions | string, options: { prefix: string; logger?: Logger }): DeliveryQueue {
+  const { prefix, logger } = options;
+  const redis: ConnectionOptions =
     typeof connection === 'string'
       ? { url: connection, enableOfflineQueue: false }
       : isClient(connection)
         ? connection
         : { ...connection, enableOfflineQueue: false };
-  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: options });
+  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: redis, prefix });
   if (logger) queue.on('error', (err) => logger.warn({ err, queue: name }, 'delivery queue: Redis error'));
   return queue;
 }

@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Logger, WorkspaceId } from '@platform/core';
-import { assertPublicUrl, publicOnlyLookup } from './address-guard';
+import { createAddressGuard, hostOfUrl } from '@platform/address-guard';
 import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
 import type { Sql } from './sql';
 import { webhookSignatureHeader } from './webhook-signature';
@@ -16,16 +16,30 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 const MAX_ERROR_LENGTH = 1000;
 // Only the status matters; the rest of a response is read up to this size, then dropped.
 const MAX_RESPONSE_BYTES = 64 * 1024;
+const publicGuard = createAddressGuard();
 
 export type AttemptOutcome =
   | { status: 'succeeded'; responseStatus: number }
   | { status: 'failed'; responseStatus: number | null; error: string; gone: boolean }
-  /** The endpoint was deleted or disabled since the event was enqueued: nothing sent, nothing recorded. */
-  | { status: 'skipped' };
+  /** Nothing was sent: see UndeliverableReason. */
+  | { status: 'undeliverable'; reason: UndeliverableReason };
+
+/**
+ * Why a delivery job could not be made. `unknown_endpoint`: no such endpoint in this database
+ * (deleted since the event was enqueued, or a job of another platform sharing the Redis and its
+ * queue prefix); `endpoint_disabled`: disabled since (recorded as a failed delivery, since the
+ * endpoint is there to show it); `invalid_job`: the payload does not parse.
+ */
+export type UndeliverableReason = 'unknown_endpoint' | 'endpoint_disabled' | 'invalid_job';
+
+/** The failedReason of a job that could not be delivered, as BullMQ keeps it. */
+export function undeliverableMessage(reason: UndeliverableReason): string {
+  return `undeliverable: ${reason}`;
+}
 
 export interface AttemptOptions {
   sql: Sql;
-  /** HTTP client; with allowPrivate false it must connect through publicOnlyLookup. */
+  /** HTTP client; with allowPrivate false it must connect through publicGuard.lookup. */
   dispatcher: Dispatcher;
   timeoutMs: number;
   allowPrivate: boolean;
@@ -48,8 +62,9 @@ function signingSecrets(endpoint: EndpointRow, now: Date): string[] {
 
 async function post(endpoint: EndpointRow, job: DeliveryJob, options: AttemptOptions): Promise<{ responseStatus: number | null; error: string | null }> {
   try {
-    // DNS may have changed since the endpoint was saved: check again (connect-time lookup covers host names too).
-    if (!options.allowPrivate) await assertPublicUrl(endpoint.url);
+    // DNS may have changed since the endpoint was saved: literal addresses are checked here, names by the
+    // dispatcher's connect-time lookup, which resolves once and connects to what it checked.
+    if (!options.allowPrivate) publicGuard.checkLiteral(hostOfUrl(endpoint.url));
     const now = options.now?.() ?? new Date();
     const body = JSON.stringify(job.event);
     const sentAt = Math.floor(now.getTime() / 1000);
@@ -83,7 +98,19 @@ export async function attemptDelivery(job: DeliveryJob, attempt: number, options
   // The workspace comes from the outbox row the relay read, not from a request.
   const workspaceId = job.event.workspace_id as WorkspaceId;
   const endpoint = await store.findEndpoint(workspaceId, job.endpoint_id);
-  if (!endpoint || !endpoint.enabled) return { status: 'skipped' };
+  if (!endpoint) return { status: 'undeliverable', reason: 'unknown_endpoint' };
+  if (!endpoint.enabled) {
+    await store.insertDelivery(workspaceId, {
+      endpointId: endpoint.id,
+      eventId: job.event.id,
+      eventType: job.event.type,
+      attempt,
+      status: 'failed',
+      responseStatus: null,
+      error: 'not sent: the endpoint is disabled',
+    });
+    return { status: 'undeliverable', reason: 'endpoint_disabled' };
+  }
 
   const { responseStatus, error } = await post(endpoint, job, options);
   const succeeded = error === null;
@@ -108,6 +135,8 @@ export interface DeliveryWorkerOptions {
   connection: ConnectionOptions;
   /** The service's delivery queue (deliveryQueueName). */
   queueName: string;
+  /** The deployment's queue key prefix (QUEUE_PREFIX), the same as the producer's. */
+  prefix: string;
   /** Delays before each retry, in ms (default DEFAULT_RETRY_SCHEDULE_MS); its length is the number of retries. */
   schedule?: readonly number[];
   /** Per attempt (default 10 s). */
@@ -119,6 +148,8 @@ export interface DeliveryWorkerOptions {
   logger?: Logger;
   /** Told how each attempt ended (metrics); `disabled`: the receiver answered 410 and the endpoint was disabled. */
   onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Told of each job that could not be delivered (metrics); the job fails with undeliverableMessage(reason). */
+  onUndeliverable?: (reason: UndeliverableReason) => void;
 }
 
 /** How a delivery attempt that was made ended. */
@@ -134,21 +165,26 @@ export interface DeliveryWorker {
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   const allowPrivate = options.allowPrivate ?? false;
-  const dispatcher = new Agent(allowPrivate ? {} : { connect: { lookup: publicOnlyLookup } });
+  const dispatcher = new Agent(allowPrivate ? {} : { connect: { lookup: publicGuard.lookup } });
   const attemptOptions: AttemptOptions = { sql: options.sql, dispatcher, timeoutMs: options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, allowPrivate };
 
   const worker = new Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(
     options.queueName,
     async (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>) => {
+      // Never completed without a word: a job that cannot be delivered fails (kept, with its reason), is logged and counted.
+      const undeliverable = (reason: UndeliverableReason, context: object, detail?: string): never => {
+        options.logger?.warn({ job_id: job.id, queue: options.queueName, reason, ...context }, 'webhook delivery cannot be made');
+        options.onUndeliverable?.(reason);
+        throw new UnrecoverableError(detail ? `${undeliverableMessage(reason)}: ${detail}` : undeliverableMessage(reason));
+      };
       const parsed = DeliveryJob.safeParse(job.data);
-      if (!parsed.success) throw new UnrecoverableError(`invalid delivery job: ${parsed.error.message}`);
+      if (!parsed.success) return undeliverable('invalid_job', {}, parsed.error.message.slice(0, MAX_ERROR_LENGTH));
       const attempt = job.attemptsMade + 1;
       const outcome = await attemptDelivery(parsed.data, attempt, attemptOptions);
-      options.logger?.info(
-        { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt, ...outcome },
-        'webhook delivery attempt',
-      );
-      if (outcome.status !== 'skipped') options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
+      const about = { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt };
+      if (outcome.status === 'undeliverable') return undeliverable(outcome.reason, about);
+      options.logger?.info({ ...about, ...outcome }, 'webhook delivery attempt');
+      options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
       if (outcome.status !== 'failed') return;
       if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
       // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.
@@ -156,6 +192,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     },
     {
       connection: options.connection,
+      prefix: options.prefix,
       concurrency: options.concurrency ?? 10,
       settings: { backoffStrategy: (attemptsMade: number) => schedule[attemptsMade - 1] ?? -1 },
     },

@@ -6,6 +6,44 @@ import { EVENT_TYPES, listOf, Uuid, UtcTimestamp } from '@platform/core';
  * functions are typed against these schemas and the API reference is generated from them.
  */
 
+/** What a URL's password is shown as (contract section 11). */
+export const REDACTED_PASSWORD = '***';
+
+// scheme ":" then any slashes (WHATWG accepts `https:host`, `https:\\host`), then the authority up to its last "@".
+const USERINFO = /^([\x00-\x20]*[A-Za-z][A-Za-z0-9+.-]*:[\\/\t\n\r]*)([^\\/?#]*)@/;
+
+/**
+ * The URL as sent, with its password (if any) replaced by `***`: `https://user:***@host/...`.
+ * The rest stays byte for byte; a URL whose password cannot be found in the text (tabs and
+ * newlines inside it, which the URL parser drops) is shown normalized, with the password replaced.
+ */
+export function redactUrlPassword(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (parsed.password === '') return url;
+  parsed.password = REDACTED_PASSWORD;
+  const match = USERINFO.exec(url);
+  if (match) {
+    const userinfo = match[2]!;
+    const colon = userinfo.indexOf(':');
+    const candidate = `${match[1]}${userinfo.slice(0, colon + 1)}${REDACTED_PASSWORD}@${url.slice(match[0].length)}`;
+    if (colon !== -1 && sameUrl(candidate, parsed)) return candidate;
+  }
+  return parsed.href;
+}
+
+function sameUrl(candidate: string, expected: URL): boolean {
+  try {
+    return new URL(candidate).href === expected.href;
+  } catch {
+    return false;
+  }
+}
+
 const EXAMPLE_ENDPOINT_ID = '2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a';
 
 /** `["*"]`, or the event types an endpoint receives. */
@@ -16,7 +54,7 @@ export const EndpointEvents = z
 export const Endpoint = z
   .object({
     id: Uuid,
-    url: z.string().meta({ format: 'uri' }),
+    url: z.string().meta({ format: 'uri', description: 'As sent, except a password, shown as `***` (`https://user:***@host/...`).' }),
     events: EndpointEvents,
     enabled: z.boolean(),
     created_at: UtcTimestamp,

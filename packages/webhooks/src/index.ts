@@ -1,4 +1,3 @@
-export * from './address-guard';
 export * from './config';
 export * from './deliveries.queue';
 export * from './deliveries.worker';

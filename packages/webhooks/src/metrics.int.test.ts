@@ -1,42 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import pg from 'pg';
+import type { Express } from 'express';
+import type pg from 'pg';
 import { createLogger, createMetricsRegistry, outboxEvent, type Registry } from '@platform/core';
-import { prepareTestDatabase, serviceClient, startReceiver, testDatabaseUrl, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import { deleteRedisKeys, serviceClient, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
 import { TEST_WEBHOOKS_CONFIG } from './config';
-import { createDeliveryQueue } from './deliveries.queue';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
-import { pgSql } from './sql';
-import { testApp } from './test/app';
+import type { Sql } from './sql';
+import { freshTestDatabase, testApp } from './test/app';
 
 // Metrics of a service's webhooks: delivery outcomes per attempt, and the delivery queue's depth.
 // A database of its own: this relay must not take the outbox rows of deliveries.int.test.ts.
-const DATABASE_URL = testDatabaseUrl('webhooks_metrics');
-const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 5 });
-const sql = pgSql(pool);
-const app = testApp(sql, { allowPrivate: true });
+let pool: pg.Pool;
+let sql: Sql;
+let app: Express;
 let receiver: Receiver;
 let webhooks: ServiceWebhooks | undefined;
-let queueName: string | undefined;
+const prefix = uniqueName('webhooks-metrics-test');
 
 beforeAll(async () => {
-  // Afresh on every run, as jest.global-setup.js does for the package's own test database.
-  const admin = new URL(DATABASE_URL);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS "${decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1))}" WITH (FORCE)`).finally(() => client.end());
-  await prepareTestDatabase(DATABASE_URL, join(__dirname, '..', 'test', 'migrations'));
+  ({ pool, sql } = await freshTestDatabase('webhooks_metrics'));
+  app = testApp(sql, { allowPrivate: true });
   receiver = await startReceiver();
 });
 afterEach(async () => {
   await webhooks?.close();
   webhooks = undefined;
-  if (queueName) {
-    const queue = createDeliveryQueue(queueName, testRedisUrl());
-    await queue.obliterate({ force: true });
-    await queue.close();
-  }
+  await deleteRedisKeys(prefix, testRedisUrl());
 });
 afterAll(async () => {
   await receiver.close();
@@ -50,18 +39,20 @@ async function sample(registry: Registry, line: string): Promise<number | undefi
 
 test('webhook_deliveries_total counts each attempt as succeeded, failed or disabled (410); queue_depth shows the delivery queue', async () => {
   const registry = createMetricsRegistry({ defaultMetrics: false });
-  queueName = uniqueName('webhooks-metrics-test');
+  const queueName = 'webhooks-metrics-test';
   webhooks = startServiceWebhooks({
     service: 'metrics-test',
-    queueName,
     sql,
     redisUrl: testRedisUrl(),
-    config: TEST_WEBHOOKS_CONFIG,
+    config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix },
     logger: createLogger('webhooks-metrics-test', 'silent'),
     metrics: registry,
   });
   // Every outcome is a series from the start, at 0.
   for (const outcome of ['succeeded', 'failed', 'disabled']) expect(await sample(registry, `webhook_deliveries_total{outcome="${outcome}"}`)).toBe(0);
+  for (const reason of ['unknown_endpoint', 'endpoint_disabled', 'invalid_job']) {
+    expect(await sample(registry, `webhook_deliveries_undeliverable_total{reason="${reason}"}`)).toBe(0);
+  }
 
   const c = serviceClient(app, testIdentity());
   const paths = { ok: `/hooks/${randomUUID()}`, failing: `/hooks/${randomUUID()}`, gone: `/hooks/${randomUUID()}` };

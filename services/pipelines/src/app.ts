@@ -1,6 +1,7 @@
 import { contractRouter, createServiceApp, type HttpMetrics, type Logger } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
+import type { ConnectorPolicy } from './connectors';
 import type { Database } from './database';
 import { pipelinesApiDocument } from './pipelines.openapi';
 import { pipelinesRouteDefinitions } from './pipelines.routes';
@@ -17,6 +18,8 @@ export interface PipelinesDeps {
   publicBasePath: string;
   /** Accept private and loopback webhook targets (tests, local use). */
   allowPrivateWebhooks: boolean;
+  /** What connector configs may reach (CONNECTORS_ALLOW_PRIVATE, the platform's databases). */
+  connectors: ConnectorPolicy;
   /** Request counts and latencies by route (GET /metrics); none when absent. */
   metrics?: HttpMetrics;
 }
@@ -28,6 +31,7 @@ export function createApp(deps: PipelinesDeps): Express {
     runs: { runs: runsStore(deps.db), pipelines, producer: deps.producer, logger: deps.logger },
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }),
+    connectors: deps.connectors,
   });
   return createServiceApp({
     logger: deps.logger,
@@ -35,9 +39,7 @@ export function createApp(deps: PipelinesDeps): Express {
     metrics: deps.metrics,
     routes: contractRouter('pipelines', definitions),
     openapi: pipelinesApiDocument(definitions),
-    ready: async () => {
-      await deps.db.$queryRaw`SELECT 1`;
-      await deps.producer.ping();
-    },
+    // Redis down (no triggers) degrades the API without failing readiness (contract section 12).
+    ready: { database: () => deps.db.$queryRaw`SELECT 1`, redis: () => deps.producer.ping() },
   });
 }

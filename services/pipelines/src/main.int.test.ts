@@ -1,14 +1,19 @@
 import { join } from 'node:path';
-import { freePorts, killSpawned, prepareTestDatabase, processRedisUrl, spawnProcess, TEST_INTERNAL_SECRET, testDatabaseUrl, uniqueName, waitForHttp } from '@platform/testing';
+import { deleteRedisKeys, freePorts, killSpawned, prepareTestDatabase, processRedisUrl, redisKeys, spawnProcess, TEST_INTERNAL_SECRET, testDatabaseUrl, uniqueName, waitForHttp } from '@platform/testing';
 
 // The real API process (node dist/main.js): /metrics on METRICS_PORT, not on its API port; SIGTERM exits 0.
 // A database of its own: the process's outbox relay must not take other test files' outbox rows.
 const DATABASE_URL = testDatabaseUrl('pipelines_main');
 const queueName = uniqueName('runs-main');
+// Its queues (runs and webhooks) under a prefix of its own, deleted afterwards.
+const queuePrefix = uniqueName('pipelines-main-test');
 beforeAll(async () => {
   await prepareTestDatabase(DATABASE_URL, join(__dirname, '..', 'prisma', 'migrations'));
 });
-afterAll(killSpawned);
+afterAll(async () => {
+  await killSpawned();
+  await deleteRedisKeys(queuePrefix, processRedisUrl());
+});
 
 test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', async () => {
   const [port, metricsPort] = await freePorts(2);
@@ -17,6 +22,7 @@ test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', as
     METRICS_PORT: String(metricsPort),
     PIPELINES_DATABASE_URL: DATABASE_URL,
     PIPELINES_RUNS_QUEUE: queueName,
+    QUEUE_PREFIX: queuePrefix,
     REDIS_URL: processRedisUrl(),
     PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     LOG_LEVEL: 'warn',
@@ -30,6 +36,8 @@ test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', as
   const text = await res.text();
   expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="200"} 1');
   expect(text).toMatch(/^queue_depth\{queue="webhooks-pipelines",state="waiting"\} \d+$/m);
+  // QUEUE_PREFIX is where the process's queues live.
+  expect((await redisKeys(queuePrefix, processRedisUrl())).some((key) => key.startsWith(`${queuePrefix}:webhooks-pipelines:`))).toBe(true);
 
   const exit = await proc.kill('SIGTERM');
   expect({ ...exit, output: exit.code === 0 ? '' : proc.output() }).toEqual({ code: 0, signal: null, output: '' });

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, HttpMetrics, listen, onShutdownSignals, startMetricsServer } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
+import { connectorPolicy } from './connectors';
 import { readConfig } from './config';
 import { createDatabase } from './database';
 import { createRunsProducer } from './runs.queue';
@@ -17,6 +18,7 @@ redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 const producer = createRunsProducer({
   redis,
   queueName: config.PIPELINES_RUNS_QUEUE,
+  prefix: config.QUEUE_PREFIX,
   backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
   timeoutMs: config.PIPELINES_ENQUEUE_TIMEOUT_MS,
   logger,
@@ -30,9 +32,10 @@ const app = createApp({
   metrics: new HttpMetrics(metrics),
   publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
   allowPrivateWebhooks: config.WEBHOOKS_ALLOW_PRIVATE,
+  connectors: connectorPolicy(config),
 });
-const server = listen(app, config.PIPELINES_PORT, logger, 'pipelines service');
-const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
+const server = listen(app, config.PIPELINES_PORT, logger, 'pipelines service', config.HOST);
+const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
 
 onShutdownSignals(
   gracefulShutdown(

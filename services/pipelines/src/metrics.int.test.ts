@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, createMetricsRegistry, startMetricsServer } from '@platform/core';
-import { serviceClient, testIdentity, uniqueName, waitFor } from '@platform/testing';
+import { serviceClient, testIdentity, waitFor } from '@platform/testing';
 import { closeTestPool, createPipeline, ended, waitForRun } from './test/fixtures';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, testQueue, type TestApp } from './test/app';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 
 // Contract section 12: GET /metrics on METRICS_PORT, apart from the API's port, for the API and the run worker.
@@ -15,10 +15,7 @@ let metricsServer: Server | undefined;
 afterEach(async () => {
   await worker?.kill('SIGTERM');
   if (metricsServer) await new Promise((resolve) => metricsServer!.close(resolve));
-  if (app) {
-    await app.close();
-    await dropQueue(app.queueName);
-  }
+  await app?.close();
   app = undefined;
   worker = undefined;
   metricsServer = undefined;
@@ -68,9 +65,10 @@ test('the API counts requests by route pattern on its metrics port; its API port
 });
 
 test('the worker serves run outcomes and the run queue depth on its own metrics port', async () => {
-  const queueName = uniqueName('runs-metrics');
-  worker = spawnWorker(queueName, { WORKER_STEP_DELAY_MS: '150' });
-  app = await startTestApp({ queueName });
+  const queue = testQueue('runs-metrics');
+  const queueName = queue.name;
+  worker = spawnWorker(queue, { WORKER_STEP_DELAY_MS: '150' });
+  app = await startTestApp({ queue });
   await worker.ready;
   const port = /"port":(\d+),[^\n]*"msg":"metrics listening"/.exec(worker.output())?.[1];
   expect(port).toBeDefined();
@@ -108,7 +106,8 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
   }
   text = await scrape(base);
   expect(sample(text, 'pipeline_runs_total{outcome="succeeded"}')).toBe(1);
-  expect(sample(text, `queue_depth{queue="${queueName}",state="failed"}`)).toBe(1);
+  // Two failed jobs: the failed run's, and the cancelled run's (a cancelled run's job fails, "run cancelled").
+  expect(sample(text, `queue_depth{queue="${queueName}",state="failed"}`)).toBe(2);
 
   // /healthz and /readyz stay on the worker's own port; its metrics port serves only /metrics.
   expect((await fetch(`${base}/healthz`)).status).toBe(404);

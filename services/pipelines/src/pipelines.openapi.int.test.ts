@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { openApiValidator, serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
 import { pipelinesApiDocument } from './pipelines.openapi';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, type TestApp } from './test/app';
 import { closeTestPool, createPipeline } from './test/fixtures';
 
 let app: TestApp;
@@ -13,7 +13,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await dropQueue(app.queueName);
   await closeTestPool();
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expectErrorBody, serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
 import { closeTestPool, createPipeline, runEvents, type RunBody } from './test/fixtures';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, type TestApp } from './test/app';
 
 // The API side of runs, with no worker draining the queue: runs stay queued unless cancelled.
 let app: TestApp;
@@ -11,7 +11,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await dropQueue(app.queueName);
   await closeTestPool();
 });
 

@@ -27,18 +27,20 @@ export interface RunControl {
   /** True once the process shuts down: stop after the current step and hand the run back. */
   stopping(): boolean;
   /**
-   * Aborted when the job is cancelled inside this worker (BullMQ's cancelJob): stop at once. A
-   * worker that lost its job's lock is stopped by the attempt fencing instead.
+   * Aborted when the run is cancelled while this worker runs it (the API's cancel message makes
+   * the worker call BullMQ's cancelJob): the step in progress stops at once. A worker that lost
+   * its job's lock is stopped by the attempt fencing instead.
    */
   signal: AbortSignal;
 }
 
 /**
- * How an attempt ended: the run `succeeded` or `failed`; it `stopped` because it is no longer
- * this attempt's (cancelled, or replaced after this worker lost it); it was `released` at
- * shutdown for another worker to continue; or it was `skipped` (not active when picked up).
+ * How an attempt ended: the run `succeeded` or `failed`; it was `cancelled` (while running, or
+ * before its job was picked up); it `stopped` because it is no longer this attempt's (replaced
+ * after this worker lost it); it was `released` at shutdown for another worker to continue; or it
+ * was `skipped` (already ended otherwise when picked up).
  */
-export type RunOutcome = 'succeeded' | 'failed' | 'stopped' | 'released' | 'skipped';
+export type RunOutcome = 'succeeded' | 'failed' | 'cancelled' | 'stopped' | 'released' | 'skipped';
 
 /** A failure that another attempt may get past; the queue retries the job with backoff. */
 export class RetryableRunError extends Error {
@@ -77,6 +79,12 @@ function storedConfig(connector: { name: string; config: z.ZodType }, stored: un
   return parsed.data;
 }
 
+/** Why this attempt no longer holds its run: the run was cancelled, or another attempt replaced this one. */
+async function lostRun(deps: RunExecutorDeps, job: RunJob): Promise<'cancelled' | 'stopped'> {
+  const run = await deps.runs.find(job.workspace_id, job.pipeline_id, job.run_id);
+  return run?.status === 'cancelled' ? 'cancelled' : 'stopped';
+}
+
 async function copyRecords(
   deps: RunExecutorDeps,
   job: RunJob,
@@ -84,7 +92,7 @@ async function copyRecords(
   pipeline: Pipeline,
   attempt: number,
   control: RunControl,
-): Promise<'succeeded' | 'stopped' | 'released'> {
+): Promise<'succeeded' | 'cancelled' | 'stopped' | 'released'> {
   const workspaceId = job.workspace_id;
   const source = sourceConnector(pipeline.sourceConnector);
   const destination = destinationConnector(pipeline.destinationConnector);
@@ -96,12 +104,14 @@ async function copyRecords(
   try {
     const batches = source.read(sourceConfig, { since: run.since, batchSize: deps.batchSize, signal: control.signal, runtime: deps.runtime });
     for await (const batch of batches) {
-      // One step: validate a batch, write it, record the progress; cancel and shutdown are seen here.
+      // One step: validate a batch, write it, record the progress; shutdown is seen here, a cancel here or as soon as it is announced.
       const records = validateRecords(batch, stats.recordsRead);
       if (deps.stepDelayMs > 0) await sleep(deps.stepDelayMs, undefined, { signal: control.signal });
+      // A cancel announced during this step stops it before it writes.
+      control.signal.throwIfAborted();
       if (writer) stats.recordsWritten += await writer.write(records);
       stats.recordsRead += records.length;
-      if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats))) return 'stopped';
+      if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats))) return lostRun(deps, job);
       if (control.stopping()) {
         await deps.runs.release(workspaceId, run.id, attempt, stats);
         return 'released';
@@ -110,7 +120,7 @@ async function copyRecords(
   } finally {
     await writer?.close();
   }
-  return (await deps.runs.succeed(workspaceId, run.id, attempt, stats, new Date())) ? 'succeeded' : 'stopped';
+  return (await deps.runs.succeed(workspaceId, run.id, attempt, stats, new Date())) ? 'succeeded' : lostRun(deps, job);
 }
 
 /**
@@ -121,7 +131,7 @@ async function copyRecords(
 export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: RunControl): Promise<RunOutcome> {
   const { workspace_id: workspaceId, run_id: runId } = job;
   const started = await deps.runs.startAttempt(workspaceId, runId, MAX_RUN_ATTEMPTS, new Date());
-  if (started.kind === 'inactive') return 'skipped';
+  if (started.kind === 'inactive') return started.status === 'cancelled' ? 'cancelled' : 'skipped';
   if (started.kind === 'exhausted') {
     // The earlier attempts all ended without a word (their workers died or lost the job).
     await deps.runs.fail(
@@ -139,9 +149,10 @@ export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: Ru
     log.info({ outcome }, 'run attempt ended');
     return outcome;
   } catch (err) {
-    if (control.signal.aborted) {
-      log.warn({ err }, 'run attempt aborted');
-      return 'stopped';
+    // Aborted: the run was cancelled (a signal with no cancel behind it is an interruption, retried below).
+    if (control.signal.aborted && (await lostRun(deps, job)) === 'cancelled') {
+      log.info({ outcome: 'cancelled' }, 'run attempt ended');
+      return 'cancelled';
     }
     const failure = failureOf(err);
     if (failure.retryable && attempt < MAX_RUN_ATTEMPTS) {

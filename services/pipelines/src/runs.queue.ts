@@ -36,14 +36,40 @@ export type RunJobData = z.input<typeof RunJob>;
 
 export type RunsQueue = Queue<RunJobData, void, typeof RUN_JOB_NAME>;
 
+/**
+ * The failedReason of a cancelled run's job. BullMQ's own cancellation ends a job failed with an
+ * UnrecoverableError: the job did not complete, it is not retried, and the reason says why.
+ */
+export const RUN_CANCELLED = 'run cancelled';
+
+/**
+ * The Redis pub/sub channel on which the API tells the workers of one queue that a run was
+ * cancelled (the message is the run id, which is the job id): the worker running it aborts its
+ * step at once (BullMQ's `worker.cancelJob`). A message lost while a worker reconnects costs
+ * only promptness: every step also checks the run row.
+ */
+export function runCancelChannel(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}:cancelled`;
+}
+
+/**
+ * Ended jobs are only traces for operators: the run row holds the status, stats and error. Both
+ * are capped by age and count, so a burst of runs or failures cannot grow the Redis that also
+ * holds rate limits and webhook deliveries: a job is a few hundred bytes, so 10,000 of each state
+ * stays around 5 MB. A failed job (failed or cancelled run) is kept a week for debugging; no
+ * job id is needed after its run ended (the requeue re-adds only runs still `queued`).
+ */
+const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
+
 /** One job per run (jobId = run id, so a repeated add is a no-op); retries back off exponentially. */
 export function runJobOptions(runId: string, backoffMs: number): JobsOptions {
   return {
     jobId: runId,
     attempts: MAX_RUN_ATTEMPTS,
     backoff: { type: 'exponential', delay: backoffMs },
-    removeOnComplete: { age: 24 * 3600, count: 10_000 },
-    removeOnFail: { age: 7 * 24 * 3600 },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
   };
 }
 
@@ -54,6 +80,8 @@ export class QueueUnavailableError extends Error {
 
 export interface RunsProducer {
   enqueue(job: RunJobData): Promise<void>;
+  /** Tells the workers the run was cancelled (runCancelChannel); never throws: the worker's step check is the fallback. */
+  cancelled(runId: string): Promise<void>;
   /** Resolves when Redis answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -64,10 +92,19 @@ export interface RunsProducer {
  * add is refused at once while the client is not connected, and bounded by `timeoutMs` otherwise
  * (BullMQ waits for a first connection that may never come).
  */
-export function createRunsProducer(options: { redis: Redis; queueName: string; backoffMs: number; timeoutMs: number; logger: Logger }): RunsProducer {
+export function createRunsProducer(options: {
+  redis: Redis;
+  queueName: string;
+  /** The deployment's queue key prefix (QUEUE_PREFIX), the same as the worker's. */
+  prefix: string;
+  backoffMs: number;
+  timeoutMs: number;
+  logger: Logger;
+}): RunsProducer {
   const { redis, logger } = options;
-  const queue: RunsQueue = new Queue<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, { connection: redis });
+  const queue: RunsQueue = new Queue<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, { connection: redis, prefix: options.prefix });
   queue.on('error', (err) => logger.warn({ err }, 'runs queue error'));
+  const cancelChannel = runCancelChannel(options.prefix, options.queueName);
   return {
     async enqueue(job) {
       const data = RunJob.parse(job);
@@ -81,6 +118,19 @@ export function createRunsProducer(options: { redis: Redis; queueName: string; b
       } catch (err) {
         if (err instanceof QueueUnavailableError) throw err;
         throw new QueueUnavailableError((err as Error).message, { cause: err });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async cancelled(runId) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+      });
+      try {
+        await Promise.race([redis.publish(cancelChannel, runId), timeout]);
+      } catch (err) {
+        logger.warn({ err, run_id: runId }, 'could not announce the cancel; the worker sees it at its next step');
       } finally {
         clearTimeout(timer);
       }

@@ -1,32 +1,29 @@
 import { Queue } from 'bullmq';
-import { serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
+import { serviceClient, testIdentity, testRedisUrl, type ServiceClient } from '@platform/testing';
 import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
 import { waitFor } from './test/poll';
 import { killAllWorkers, spawnWorker } from './test/worker';
 
 // Worker processes are killed (SIGKILL) and stopped (SIGTERM) mid-run; runs must still end right.
 let app: TestApp | undefined;
 
-async function setup(): Promise<{ c: ServiceClient; queueName: string }> {
-  const queueName = uniqueName('runs-resilience');
-  app = await startTestApp({ queueName });
-  return { c: serviceClient(app.server, testIdentity()), queueName };
+async function setup(): Promise<{ c: ServiceClient; queue: TestQueue }> {
+  const queue = testQueue('runs-resilience');
+  app = await startTestApp({ queue });
+  return { c: serviceClient(app.server, testIdentity()), queue };
 }
 
 afterEach(async () => {
   await killAllWorkers();
-  if (app) {
-    await app.close();
-    await dropQueue(app.queueName);
-  }
+  await app?.close();
   app = undefined;
 });
 afterAll(closeTestPool);
 
 test('a worker SIGKILLed mid-run: the stalled job is retried by another worker and succeeds (attempts 2), without duplicate rows', async () => {
-  const { c, queueName } = await setup();
-  const first = spawnWorker(queueName, { WORKER_STEP_DELAY_MS: '100' });
+  const { c, queue } = await setup();
+  const first = spawnWorker(queue, { WORKER_STEP_DELAY_MS: '100' });
   const pipeline = await createPipeline(c, {}, 150);
   await first.ready;
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
@@ -36,7 +33,7 @@ test('a worker SIGKILLed mid-run: the stalled job is retried by another worker a
   expect(orphan).toMatchObject({ status: 'running', attempts: 1 });
   expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBeGreaterThanOrEqual(30);
 
-  const second = spawnWorker(queueName);
+  const second = spawnWorker(queue);
   await second.ready;
   const run = await waitForRun(c, pipeline.id, trigger.body.id, ended, 'the retried run to end');
   expect(run).toMatchObject({ status: 'succeeded', attempts: 2, error: null, stats: { records_read: 150, records_written: 150 } });
@@ -47,8 +44,8 @@ test('a worker SIGKILLed mid-run: the stalled job is retried by another worker a
 });
 
 test('SIGTERM lets the current step finish, hands the run back, exits 0; the next worker completes it', async () => {
-  const { c, queueName } = await setup();
-  const first = spawnWorker(queueName, { WORKER_STEP_DELAY_MS: '400' });
+  const { c, queue } = await setup();
+  const first = spawnWorker(queue, { WORKER_STEP_DELAY_MS: '400' });
   const pipeline = await createPipeline(c, {}, 200);
   await first.ready;
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
@@ -66,7 +63,7 @@ test('SIGTERM lets the current step finish, hands the run back, exits 0; the nex
   expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBe(handedBack.stats.records_written);
   expect(first.output()).toMatch(/"outcome":"released"/);
 
-  const second = spawnWorker(queueName);
+  const second = spawnWorker(queue);
   await second.ready;
   const run = await waitForRun(c, pipeline.id, trigger.body.id, ended, 'the continued run to end');
   expect(run).toMatchObject({ status: 'succeeded', attempts: 1, stats: { records_read: 200, records_written: 200 } });
@@ -74,12 +71,12 @@ test('SIGTERM lets the current step finish, hands the run back, exits 0; the nex
 });
 
 test('a run already picked up 3 times (its workers died) is not started a 4th time: it ends failed, attempts_exhausted', async () => {
-  const { c, queueName } = await setup();
+  const { c, queue } = await setup();
   const pipeline = await createPipeline(c, {}, 10);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   // As three crashed attempts would have left it.
   await app!.db.run.update({ where: { id: trigger.body.id }, data: { status: 'running', attempts: 3, startedAt: new Date() } });
-  const worker = spawnWorker(queueName);
+  const worker = spawnWorker(queue);
   await worker.ready;
   const run = await waitForRun(c, pipeline.id, trigger.body.id, ended, 'the run to end');
   expect(run).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'attempts_exhausted' } });
@@ -87,9 +84,9 @@ test('a run already picked up 3 times (its workers died) is not started a 4th ti
 });
 
 test('a malformed job payload fails at once, without retries', async () => {
-  const { queueName } = await setup();
-  const worker = spawnWorker(queueName);
-  const queue = new Queue(queueName, { connection: { url: testRedisUrl() } });
+  const { queue: testRuns } = await setup();
+  const worker = spawnWorker(testRuns);
+  const queue = new Queue(testRuns.name, { connection: { url: testRedisUrl() }, prefix: testRuns.prefix });
   try {
     await worker.ready;
     const job = await queue.add('run', { run_id: 'not-a-uuid', extra: true }, { attempts: 3, backoff: { type: 'fixed', delay: 10 } });

@@ -78,10 +78,16 @@ export async function listRuns(
   return ctx.runs.list(workspaceId, pipelineId, filter);
 }
 
-/** queued|running → cancelled; a running run stops at its next step. 409 once the run has ended. */
+/**
+ * queued|running → cancelled, then announced to the workers: a running run stops in the step it is
+ * in (or, if the announcement is lost, at its next step). 409 once the run has ended.
+ */
 export async function cancelRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string, now = new Date()): Promise<Run> {
   const cancelled = await ctx.runs.cancel(workspaceId, pipelineId, runId, now);
-  if (cancelled) return cancelled;
+  if (cancelled) {
+    await ctx.producer.cancelled(cancelled.id);
+    return cancelled;
+  }
   const run = await getRun(ctx, workspaceId, pipelineId, runId);
   throw conflict(`The run has already ended (${run.status}).`, { run_status: run.status });
 }

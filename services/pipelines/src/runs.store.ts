@@ -25,7 +25,8 @@ export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'pipeline_
 export type StartAttemptResult =
   | { kind: 'started'; run: Run; pipeline: Pipeline; attempt: number }
   | { kind: 'exhausted'; run: Run }
-  | { kind: 'inactive' };
+  /** Not queued or running (null: no such run). */
+  | { kind: 'inactive'; status: RunStatus | null };
 
 const ONE_ACTIVE_RUN_INDEX = 'runs_one_active_per_pipeline';
 
@@ -158,9 +159,9 @@ export function runsStore(db: Database) {
             ? first
             : await tx.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: { lt: maxAttempts } }, data: reset });
         const run = await tx.run.findFirst({ where: { id, workspaceId }, include: { pipeline: true } });
-        if (!run) return { kind: 'inactive' };
+        if (!run) return { kind: 'inactive', status: null };
         const { pipeline, ...row } = run;
-        if (again.count === 0) return row.status === 'running' ? { kind: 'exhausted', run: row } : { kind: 'inactive' };
+        if (again.count === 0) return row.status === 'running' ? { kind: 'exhausted', run: row } : { kind: 'inactive', status: row.status };
         if (first.count === 1) await emit(tx, 'run.started', row, now);
         return { kind: 'started', run: row, pipeline, attempt: row.attempts };
       });

@@ -1,27 +1,42 @@
 import { createServer, type Server as HttpServer } from 'node:http';
-import { expectErrorBody, serviceClient, testIdentity, uniqueName, type ServiceClient } from '@platform/testing';
+import { Queue } from 'bullmq';
+import { expectErrorBody, redisKeys, serviceClient, testIdentity, testRedisUrl, type ServiceClient } from '@platform/testing';
+import { RUN_CANCELLED } from './runs.queue';
 import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
+import { waitFor } from './test/poll';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 
 // Every test: its own workspace, its own queue, its own real worker process (node dist/worker.js).
 let app: TestApp | undefined;
 let worker: WorkerProcess | undefined;
+let queue: TestQueue;
 
-async function setup(workerEnv: Record<string, string> = {}): Promise<ServiceClient> {
-  const queueName = uniqueName('runs-worker');
-  worker = spawnWorker(queueName, workerEnv);
-  app = await startTestApp({ queueName });
-  await worker.ready;
+async function setup(workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> {
+  queue = testQueue('runs-worker');
+  if (workerEnv) worker = spawnWorker(queue, workerEnv);
+  app = await startTestApp({ queue });
+  await worker?.ready;
   return serviceClient(app.server, testIdentity());
+}
+
+/** How the run's BullMQ job ended (it is kept: removeOnComplete/removeOnFail keep the recent ones). */
+async function jobEnd(runId: string): Promise<{ state: string; reason: string | undefined }> {
+  const runs = new Queue(queue.name, { connection: { url: testRedisUrl() }, prefix: queue.prefix });
+  try {
+    const state = await waitFor(async () => {
+      const current = await runs.getJobState(runId);
+      return current === 'completed' || current === 'failed' ? current : undefined;
+    }, 'the job to end');
+    return { state, reason: (await runs.getJob(runId))?.failedReason };
+  } finally {
+    await runs.close();
+  }
 }
 
 afterEach(async () => {
   await worker?.kill('SIGKILL');
-  if (app) {
-    await app.close();
-    await dropQueue(app.queueName);
-  }
+  await app?.close();
   app = undefined;
   worker = undefined;
 });
@@ -91,28 +106,52 @@ test('a dry run reads and validates, writes nothing and does not move last_succe
   expect(next.body.since).toBeNull();
 });
 
-test('cancelling a running run stops it at its next step (cancelled); cancelling it again is 409', async () => {
-  const c = await setup({ WORKER_STEP_DELAY_MS: '150' });
+test('cancelling a running run aborts the step in progress: not one batch is written after the cancel, and its job ends failed ("run cancelled")', async () => {
+  // Steps of 10 records that each wait 5 s before writing: a cancel seen only between steps would
+  // let the step in progress write its batch; announced, it stops that step.
+  const c = await setup({ WORKER_STEP_DELAY_MS: '5000' });
   const pipeline = await createPipeline(c, {}, 200);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
-  await waitForRun(c, pipeline.id, trigger.body.id, (r) => r.stats.records_read >= 20, 'two steps');
+  await waitForRun(c, pipeline.id, trigger.body.id, (r) => r.stats.records_written >= 10, 'the first step');
   const cancel = await c.post(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/cancel`).expect(200);
   expect(cancel.body).toMatchObject({ id: trigger.body.id, status: 'cancelled', finished_at: expect.any(String) });
+  const writtenAtCancel = cancel.body.stats.records_written as number;
+  expect(writtenAtCancel).toBeLessThan(200);
 
-  // The worker sees the cancel at its next step and writes no further batch.
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  const rowsAfterCancel = (await destinationRows(c.identity.workspaceId, 'sample_records')).total;
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  const rowsLater = (await destinationRows(c.identity.workspaceId, 'sample_records')).total;
-  expect(rowsLater).toBe(rowsAfterCancel);
-  expect(rowsLater).toBeLessThan(200);
+  // Once the job has ended nothing more can be written: compare then.
+  expect(await jobEnd(trigger.body.id)).toEqual({ state: 'failed', reason: RUN_CANCELLED });
+  expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBe(writtenAtCancel);
   const run = await getRun(c, pipeline.id, trigger.body.id);
-  expect(run.status).toBe('cancelled');
-  expect(worker!.output()).toMatch(/"outcome":"stopped"/);
+  expect(run).toMatchObject({ status: 'cancelled', stats: { records_written: writtenAtCancel } });
+  expect(worker!.output()).toMatch(/"outcome":"cancelled"/);
 
   const again = await c.post(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/cancel`).expect(409);
   expectErrorBody(again.body, 'conflict');
   expect((await runEvents(run.id)).map((e) => e.type)).toEqual(['run.queued', 'run.started', 'run.cancelled']);
+});
+
+test('a run cancelled while queued: its job ends failed ("run cancelled") once a worker picks it up, and nothing is written', async () => {
+  const c = await setup(null);
+  const pipeline = await createPipeline(c, {}, 30);
+  const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
+  await c.post(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/cancel`).expect(200);
+  worker = spawnWorker(queue);
+  await worker.ready;
+  expect(await jobEnd(trigger.body.id)).toEqual({ state: 'failed', reason: RUN_CANCELLED });
+  expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBe(0);
+  expect(await getRun(c, pipeline.id, trigger.body.id)).toMatchObject({ status: 'cancelled', started_at: null, attempts: 0 });
+});
+
+test('a test app and its worker leave no key of their queue prefix in Redis once closed', async () => {
+  const c = await setup();
+  const pipeline = await createPipeline(c, {}, 5);
+  const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
+  expect(await jobEnd(trigger.body.id)).toEqual({ state: 'completed', reason: undefined });
+  expect((await redisKeys(queue.prefix, testRedisUrl())).length).toBeGreaterThan(0);
+  await worker!.kill('SIGKILL');
+  await app!.close();
+  app = undefined;
+  expect(await redisKeys(queue.prefix, testRedisUrl())).toEqual([]);
 });
 
 test('cancelling a succeeded run is 409 conflict', async () => {

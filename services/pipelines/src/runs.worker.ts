@@ -3,12 +3,14 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from '@platform/core';
 import { executeRun, failAbandonedRun, type RunExecutorDeps } from './runs.executor';
-import { RUN_JOB_NAME, RunJob, type RunJobData } from './runs.queue';
+import { RUN_CANCELLED, RUN_JOB_NAME, runCancelChannel, RunJob, type RunJobData } from './runs.queue';
 
 export interface RunsWorkerOptions {
   /** Worker connections wait for Redis: the client needs `maxRetriesPerRequest: null`. */
   connection: Redis;
   queueName: string;
+  /** The deployment's queue key prefix (QUEUE_PREFIX), the same as the API's. */
+  prefix: string;
   concurrency: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
@@ -19,11 +21,13 @@ export interface RunsWorkerOptions {
   onOutcome?: (outcome: RunEnd) => void;
 }
 
-/** How a run ended in this worker. A run cancelled while queued never reaches one. */
+/** How a run whose job this worker ended finished (`cancelled`: while running, or before its job was picked up). */
 export type RunEnd = 'succeeded' | 'failed' | 'cancelled';
 
 export interface RunsWorker {
   worker: Worker<RunJobData, void, typeof RUN_JOB_NAME>;
+  /** Resolves once the worker listens for cancels (runCancelChannel). */
+  cancelsHeard: Promise<void>;
   /** Running runs stop after their current step and go back to the queue; then the worker closes. */
   close(): Promise<void>;
 }
@@ -43,24 +47,15 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
   const { logger } = options;
   let stopping = false;
 
-  /** A stopped attempt was cancelled, or replaced after this worker lost the run (then another worker reports it). */
-  const reportIfCancelled = async (job: RunJob): Promise<void> => {
-    try {
-      const run = await options.executor.runs.find(job.workspace_id, job.pipeline_id, job.run_id);
-      if (run?.status === 'cancelled') options.onOutcome?.('cancelled');
-    } catch (err) {
-      logger.warn({ err, run_id: job.run_id }, 'could not read how a stopped run ended');
-    }
-  };
-
   const processor = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
     const runJob = parseRunJob(job.data);
     const outcome = await executeRun(options.executor, runJob, {
       stopping: () => stopping,
       signal: signal ?? new AbortController().signal,
     });
-    if (outcome === 'succeeded' || outcome === 'failed') options.onOutcome?.(outcome);
-    else if (outcome === 'stopped' && options.onOutcome) void reportIfCancelled(runJob);
+    if (outcome === 'succeeded' || outcome === 'failed' || outcome === 'cancelled') options.onOutcome?.(outcome);
+    // Not "completed": the run did not complete. Failed without retries, as BullMQ's own cancellation ends a job.
+    if (outcome === 'cancelled') throw new UnrecoverableError(RUN_CANCELLED);
     if (outcome === 'released') {
       // Back to the queue without using up a retry; another worker continues the run.
       await job.moveToWait(token);
@@ -72,6 +67,7 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
 
   const worker = new Worker<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, processor, {
     connection: options.connection,
+    prefix: options.prefix,
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,
@@ -81,7 +77,7 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
   });
 
   worker.on('failed', (job, err) => {
-    if (!job) return;
+    if (!job || err.message === RUN_CANCELLED) return;
     const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!final) return;
     const parsed = RunJob.safeParse(job.data);
@@ -97,12 +93,26 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
   worker.on('stalled', (jobId) => logger.warn({ job_id: jobId }, 'run job stalled; it goes back to the queue'));
   worker.on('error', (err) => logger.error({ err }, 'runs worker error'));
 
+  // The API announces each cancel (runs.queue.ts runCancelChannel): the worker running that run aborts its step at once.
+  // ioredis subscribes again after a reconnect; a cancel announced meanwhile is seen at the run's next step.
+  const subscriber = options.connection.duplicate();
+  subscriber.on('error', (err) => logger.warn({ err: err.message }, 'runs cancel subscriber: Redis error'));
+  subscriber.on('message', (_channel: string, runId: string) => {
+    if (worker.cancelJob(runId, RUN_CANCELLED)) logger.info({ run_id: runId }, 'run cancelled: stopping its step');
+  });
+  const cancelsHeard = subscriber.subscribe(runCancelChannel(options.prefix, options.queueName)).then(() => undefined);
+  cancelsHeard.catch((err: unknown) => logger.error({ err }, 'runs cancel subscriber: could not subscribe; cancels are seen between steps only'));
+
   let closing: Promise<void> | undefined;
   return {
     worker,
+    cancelsHeard,
     close() {
       stopping = true;
-      closing ??= worker.close();
+      closing ??= (async () => {
+        await worker.close();
+        await subscriber.quit().catch(() => subscriber.disconnect());
+      })();
       return closing;
     },
   };

@@ -1,7 +1,7 @@
-import { serviceClient, startReceiver, testIdentity, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import { serviceClient, startReceiver, testIdentity, waitFor, type Receiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
 import { closeTestPool, createPipeline, ended, getRun, waitForRun } from './test/fixtures';
-import { dropQueue, startTestApp, type TestApp } from './test/app';
+import { startTestApp, testQueue, type TestApp } from './test/app';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 
 let app: TestApp;
@@ -9,16 +9,15 @@ let worker: WorkerProcess;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  const queueName = uniqueName('runs-webhooks');
-  worker = spawnWorker(queueName);
-  app = await startTestApp({ queueName, webhooks: true });
+  const queue = testQueue('runs-webhooks');
+  worker = spawnWorker(queue);
+  app = await startTestApp({ queue, webhooks: true });
   receiver = await startReceiver();
   await worker.ready;
 });
 afterAll(async () => {
   await worker.kill('SIGKILL');
   await app.close();
-  await dropQueue(app.queueName);
   await receiver.close();
   await killAllWorkers();
   await closeTestPool();

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, onShutdownSignals, registeredCounter, startMetricsServer, trackQueueDepth } from '@platform/core';
-import type { ConnectorRuntime } from './connectors';
+import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listeningAt, onShutdownSignals, Readiness, registeredCounter, startMetricsServer, trackQueueDepth } from '@platform/core';
+import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import { createDatabase } from './database';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
@@ -26,7 +26,7 @@ const runtime: ConnectorRuntime = {
   defaultPool: destinationPool,
   httpTimeoutMs: config.HTTP_JSON_TIMEOUT_MS,
   httpMaxBytes: config.HTTP_JSON_MAX_BYTES,
-  allowPrivateNetworks: config.CONNECTORS_ALLOW_PRIVATE,
+  ...connectorPolicy(config),
 };
 
 const metrics = createMetricsRegistry();
@@ -37,13 +37,14 @@ for (const child of Object.values(outcomeCounters)) child.inc(0);
 // never waits for Redis (the worker's connection waits for it by design).
 const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
 queueRedis.on('error', () => undefined);
-const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, { connection: queueRedis });
+const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, { connection: queueRedis, prefix: config.QUEUE_PREFIX });
 runsQueue.on('error', () => undefined);
 trackQueueDepth(metrics, runsQueue);
 
 const runs = createRunsWorker({
   connection: redis,
   queueName: config.PIPELINES_RUNS_QUEUE,
+  prefix: config.QUEUE_PREFIX,
   concurrency: config.WORKER_CONCURRENCY,
   lockDurationMs: config.WORKER_LOCK_DURATION_MS,
   stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
@@ -53,9 +54,9 @@ const runs = createRunsWorker({
   onOutcome: (outcome) => outcomeCounters[outcome].inc(),
 });
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
-}
+// Readiness follows the database only (contract section 12): without Redis the worker waits for it
+// and serves again once it is back; Redis is shown in the body and in platform_dependency_up.
+const readiness = new Readiness({ database: () => db.$queryRaw`SELECT 1`, redis: () => queueRedis.ping() }, { registry: metrics, logger });
 
 // Contract section 12: every process answers /healthz and /readyz on its own port.
 const health = createServer((req, res) => {
@@ -64,13 +65,7 @@ const health = createServer((req, res) => {
   };
   if (req.url === '/healthz') return answer(200, { status: 'ok' });
   if (req.url === '/readyz') {
-    Promise.all([withTimeout(db.$queryRaw`SELECT 1`, 1_000), withTimeout(redis.ping(), 1_000)]).then(
-      () => answer(200, { status: 'ready' }),
-      (err: Error) => {
-        logger.warn({ err: err.message }, 'not ready');
-        answer(503, { status: 'unavailable' });
-      },
-    );
+    void readiness.check().then(({ ready, checks }) => answer(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks }));
     return;
   }
   answer(404, { status: 'not_found' });
@@ -79,11 +74,8 @@ health.on('error', (err) => {
   logger.fatal({ err }, `worker health port ${config.PIPELINES_WORKER_PORT} unavailable`);
   process.exit(1);
 });
-health.listen(config.PIPELINES_WORKER_PORT, () => {
-  const address = health.address();
-  logger.info({ port: typeof address === 'object' && address ? address.port : config.PIPELINES_WORKER_PORT }, 'worker health listening');
-});
-const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
+health.listen(config.PIPELINES_WORKER_PORT, config.HOST, () => logger.info(listeningAt(health, config.PIPELINES_WORKER_PORT), 'worker health listening'));
+const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
 
 /**
  * Takes jobs only once the database answers: the first query also loads Prisma's query
@@ -101,6 +93,7 @@ async function start(): Promise<void> {
   }
   void runs.worker.run().catch((err: unknown) => logger.error({ err }, 'runs worker stopped'));
   await runs.worker.waitUntilReady();
+  await runs.cancelsHeard.catch(() => undefined);
   requeue = startRunRequeue({
     queue: runsQueue as RunsQueue,
     runs: runsStore(db),
@@ -109,7 +102,7 @@ async function start(): Promise<void> {
     backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
     logger,
   });
-  logger.info({ queue: config.PIPELINES_RUNS_QUEUE, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
+  logger.info({ queue: config.PIPELINES_RUNS_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
 }
 let requeue: { stop(): Promise<void> } | undefined;
 void start();

@@ -1,9 +1,10 @@
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Express } from 'express';
 import { createLogger, createServiceApp } from '@platform/core';
-import { TEST_INTERNAL_SECRET, testDatabaseUrl } from '@platform/testing';
+import { prepareTestDatabase, TEST_INTERNAL_SECRET, testDatabaseUrl } from '@platform/testing';
 import { webhooksRouter } from '../endpoints.routes';
-import type { ResolveHost } from '../address-guard';
+import type { Resolver } from '@platform/address-guard';
 import { pgSql, type Sql } from '../sql';
 
 /** A pool on the package's test database and its Sql. */
@@ -12,14 +13,33 @@ export function testSql(): { pool: pg.Pool; sql: Sql } {
   return { pool, sql: pgSql(pool) };
 }
 
+/**
+ * A test database of its own (`testDatabaseUrl(name)`), created afresh with the package's test
+ * migrations, as jest.global-setup.js does for the package's own one: for relays that must not
+ * take the outbox rows of other test files, or for a second platform.
+ */
+export async function freshTestDatabase(name: string): Promise<{ pool: pg.Pool; sql: Sql }> {
+  const url = testDatabaseUrl(name);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${decodeURIComponent(new URL(url).pathname.slice(1)).replace(/"/g, '""')}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+  await prepareTestDatabase(url, join(__dirname, '..', '..', 'test', 'migrations'));
+  const pool = new pg.Pool({ connectionString: url, max: 5 });
+  return { pool, sql: pgSql(pool) };
+}
+
 /** The webhook routes in the app every service shares, as a service mounts them. */
-export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: ResolveHost }): Express {
+export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Resolver }): Express {
   return createServiceApp({
     logger: createLogger('webhooks-test', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
     routes: webhooksRouter({ sql, ...options }),
-    ready: async () => {
-      await sql.$queryRawUnsafe('SELECT 1');
-    },
+    ready: { database: () => sql.$queryRawUnsafe('SELECT 1') },
   });
 }

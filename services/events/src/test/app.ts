@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createLogger, HttpMetrics, type Registry } from '@platform/core';
-import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { deleteRedisKeys, listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG, type ServiceWebhooks } from '@platform/webhooks';
 import { createApp } from '../app';
 import { createDatabase, type Database } from '../database';
@@ -13,13 +13,14 @@ export async function startTestApp(options: { webhooks?: boolean; metrics?: Regi
   const db = createDatabase(testDatabaseUrl('events'));
   const logger = createLogger('events-test', 'silent');
   let webhooks: ServiceWebhooks | undefined;
+  // Its delivery queue under a key prefix of its own, whose keys close() deletes.
+  const queuePrefix = uniqueName('events-test');
   if (options.webhooks) {
     webhooks = startServiceWebhooks({
       service: 'events',
-      queueName: uniqueName('webhooks-events-test'),
       sql: db,
       redisUrl: testRedisUrl(),
-      config: TEST_WEBHOOKS_CONFIG,
+      config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queuePrefix },
       logger,
       metrics: options.metrics,
     });
@@ -40,6 +41,7 @@ export async function startTestApp(options: { webhooks?: boolean; metrics?: Regi
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await webhooks?.close();
       await db.$disconnect();
+      if (webhooks) await deleteRedisKeys(queuePrefix, testRedisUrl());
     },
   };
 }

@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
+import type { Resolver } from '@platform/address-guard';
 import { createLogger, HttpMetrics, type Registry } from '@platform/core';
-import { listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { deleteRedisKeys, listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
+import { connectorPolicy, DEFAULT_PLATFORM_DATABASES, type ConnectorPolicy } from '../connectors';
 import { createDatabase, type Database } from '../database';
 import { createRunsProducer } from '../runs.queue';
 
@@ -12,7 +14,25 @@ export interface TestApp {
   server: Server;
   db: Database;
   queueName: string;
+  /** The key prefix of its runs and webhook queues (QUEUE_PREFIX); close() deletes every `<queuePrefix>:*` key. */
+  queuePrefix: string;
   close: () => Promise<void>;
+}
+
+/** The runs queue of one test: a name and a key prefix of its own, for the API (startTestApp) and its workers (spawnWorker). */
+export interface TestQueue {
+  name: string;
+  prefix: string;
+}
+
+/** A fresh queue: a unique name starting with `label`, and its prefix. */
+export function testQueue(label = 'runs-test'): TestQueue {
+  return queueNamed(uniqueName(label));
+}
+
+/** The queue of a given (unique) name: its prefix is derived from it, so an API and a worker given only the name agree. */
+export function queueNamed(name: string): TestQueue {
+  return { name, prefix: `test-${name}` };
 }
 
 function bounded(promise: Promise<unknown>, ms = 2_000): Promise<void> {
@@ -21,39 +41,63 @@ function bounded(promise: Promise<unknown>, ms = 2_000): Promise<void> {
 
 /**
  * The pipelines API on a real database, a real Redis and a real port, producing to its own queue
- * (`queueName`, unique unless given). `redisUrl` may point nowhere to play a Redis outage.
+ * (`queue`, unique unless given; a bare `queueName` gets a prefix of its own) under a key prefix
+ * of its own, which its webhook queue shares. `redisUrl` may point nowhere to play a Redis
+ * outage. close() deletes every key of the prefix: a test leaves nothing in Redis.
  */
 export async function startTestApp(
-  options: { queueName?: string; redisUrl?: string; enqueueTimeoutMs?: number; backoffMs?: number; webhooks?: boolean; metrics?: Registry } = {},
+  options: {
+    queue?: TestQueue;
+    queueName?: string;
+    redisUrl?: string;
+    enqueueTimeoutMs?: number;
+    backoffMs?: number;
+    webhooks?: boolean;
+    metrics?: Registry;
+    connectors?: ConnectorPolicy;
+  } = {},
 ): Promise<TestApp> {
-  const queueName = options.queueName ?? uniqueName('runs-test');
+  const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
+  const queueName = queue.name;
   const logger = createLogger('pipelines-test', 'silent');
   const db = createDatabase(testDatabaseUrl('pipelines'));
   const redis = new Redis(options.redisUrl ?? testRedisUrl(), { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000 });
   redis.on('error', () => undefined);
-  const producer = createRunsProducer({ redis, queueName, backoffMs: options.backoffMs ?? 100, timeoutMs: options.enqueueTimeoutMs ?? 1_000, logger });
+  const producer = createRunsProducer({ redis, queueName, prefix: queue.prefix, backoffMs: options.backoffMs ?? 100, timeoutMs: options.enqueueTimeoutMs ?? 1_000, logger });
   const webhooks = options.webhooks
-    ? startServiceWebhooks({ service: 'pipelines', queueName: uniqueName('webhooks-pipelines-test'), sql: db, redisUrl: testRedisUrl(), config: TEST_WEBHOOKS_CONFIG, logger, metrics: options.metrics })
+    ? startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: testRedisUrl(), config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queue.prefix }, logger, metrics: options.metrics })
     : undefined;
-  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, metrics: options.metrics && new HttpMetrics(options.metrics) });
+  // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
+  const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
+  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, connectors, metrics: options.metrics && new HttpMetrics(options.metrics) });
   const server = await listenOnFreePort(app);
   return {
     server,
     db,
     queueName,
+    queuePrefix: queue.prefix,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await bounded(producer.close());
       await webhooks?.close();
       redis.disconnect();
       await db.$disconnect();
+      await deleteRedisKeys(queue.prefix, testRedisUrl());
     },
   };
 }
 
-/** Removes a test queue's keys from Redis. */
-export async function dropQueue(queueName: string): Promise<void> {
-  const queue = new Queue(queueName, { connection: { url: testRedisUrl() } });
+/** The connector policy of the API or worker under test: the default platform databases plus the test database. */
+export function testConnectorPolicy(options: { allowPrivate: boolean; resolve?: Resolver }): ConnectorPolicy {
+  return connectorPolicy(
+    { CONNECTORS_ALLOW_PRIVATE: options.allowPrivate, PIPELINES_PLATFORM_DATABASES: [...DEFAULT_PLATFORM_DATABASES], PIPELINES_DATABASE_URL: testDatabaseUrl('pipelines') },
+    options.resolve,
+  );
+}
+
+/** Removes a queue's keys from Redis (a TestApp's close() already removes every key of its prefix). */
+export async function dropQueue(queueName: string, prefix?: string): Promise<void> {
+  const queue = new Queue(queueName, { connection: { url: testRedisUrl() }, prefix });
   try {
     await queue.obliterate({ force: true });
   } finally {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { testDatabaseUrl, testRedisUrl } from '@platform/testing';
+import { queueNamed, type TestQueue } from './app';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -17,16 +18,19 @@ const WORKER_ENTRY = join(__dirname, '..', '..', 'dist', 'worker.js');
 const running = new Set<WorkerProcess>();
 
 /**
- * Spawns the real worker (`node dist/worker.js`) on the test database and the given queue, with
- * short lock and stall intervals so a killed worker's job is recovered within seconds.
+ * Spawns the real worker (`node dist/worker.js`) on the test database and the given queue (name
+ * and key prefix, as the test's API has them), with short lock and stall intervals so a killed
+ * worker's job is recovered within seconds.
  */
-export function spawnWorker(queueName: string, env: Record<string, string> = {}): WorkerProcess {
+export function spawnWorker(queueOrName: TestQueue | string, env: Record<string, string> = {}): WorkerProcess {
+  const queue = typeof queueOrName === 'string' ? queueNamed(queueOrName) : queueOrName;
   const child = spawn(process.execPath, ['--enable-source-maps', WORKER_ENTRY], {
     env: {
       ...process.env,
       PIPELINES_DATABASE_URL: testDatabaseUrl('pipelines'),
       REDIS_URL: testRedisUrl(),
-      PIPELINES_RUNS_QUEUE: queueName,
+      PIPELINES_RUNS_QUEUE: queue.name,
+      QUEUE_PREFIX: queue.prefix,
       PIPELINES_WORKER_PORT: '0',
       // Several workers run at once in some tests: each metrics server on a free port.
       METRICS_PORT: '0',
