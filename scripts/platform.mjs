@@ -3,9 +3,10 @@
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -231,15 +232,115 @@ async function start() {
   process.stdout.write(lines.join('\n'));
 }
 
+function isExecutable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A browser that starts: `--version` answers (a snap stub or a broken install does not). */
+function browserRuns(path) {
+  return spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 }).status === 0;
+}
+
+/** Playwright's downloaded Chromium builds, newest first (~/.cache/ms-playwright, or PLAYWRIGHT_BROWSERS_PATH). */
+function playwrightBrowsers() {
+  const caches = [process.env.PLAYWRIGHT_BROWSERS_PATH, join(homedir(), '.cache', 'ms-playwright'), join(homedir(), 'Library', 'Caches', 'ms-playwright')].filter(Boolean);
+  const found = [];
+  for (const cache of caches) {
+    let builds = [];
+    try {
+      builds = readdirSync(cache).filter((name) => /^chromium(_headless_shell)?-\d+$/.test(name));
+    } catch {
+      continue;
+    }
+    builds.sort((a, b) => Number(b.split('-').at(-1)) - Number(a.split('-').at(-1)));
+    for (const build of builds) {
+      for (const binary of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell', 'chrome-mac/Chromium.app/Contents/MacOS/Chromium']) {
+        found.push(join(cache, build, binary));
+      }
+    }
+  }
+  return found;
+}
+
+/** Where a Chromium or Chrome may already be, in order: Debian's chromium, Chrome, Playwright's cache. */
+function browserCandidates() {
+  const onPath = (name) => (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  return [
+    '/usr/bin/chromium',
+    ...['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'].flatMap(onPath),
+    '/opt/google/chrome/chrome',
+    '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+    '/Applications/Chromium.app/Contents/MacOS/Chromium',
+    ...playwrightBrowsers(),
+  ];
+}
+
+/** The command that installs Debian packages here without asking: apt-get as root, or through password-less sudo; else null. */
+function aptInstaller() {
+  if (spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status !== 0) return null;
+  if (process.getuid?.() === 0) return [];
+  return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0 ? ['sudo', '-n', 'env', 'DEBIAN_FRONTEND=noninteractive'] : null;
+}
+
+/**
+ * The browser the e2e suite drives (the one discovery; e2e receives it as CHROMIUM_PATH): CHROMIUM_PATH
+ * when set, else one found (Debian's chromium, Chrome, Playwright's cache), else Debian's chromium
+ * installed with apt-get where this user may (root or password-less sudo); otherwise stops in one line.
+ */
+function ensureBrowser() {
+  const given = process.env.CHROMIUM_PATH;
+  if (given) {
+    if (!isExecutable(given) || !browserRuns(given)) fail(`CHROMIUM_PATH=${given} is not a browser that runs: point it at Chromium or Chrome, or unset it to let npm test find or install one.`);
+    return given;
+  }
+  const found = browserCandidates().find((path) => isExecutable(path) && browserRuns(path));
+  if (found) return found;
+  const sudo = aptInstaller();
+  if (!sudo) {
+    fail('npm test needs Chromium for the e2e suite and found none (CHROMIUM_PATH, chromium, Google Chrome, Playwright\'s cache), and cannot install it here: run `apt-get install chromium fonts-liberation` as root, or set CHROMIUM_PATH.');
+  }
+  process.stderr.write('No Chromium found for the e2e suite: installing Debian\'s chromium and fonts-liberation with apt-get...\n');
+  const apt = (args) => {
+    const [command, ...argv] = [...sudo, 'apt-get', ...args];
+    const result = spawnSync(command, argv, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (result.status !== 0) fail(`npm test needs Chromium for the e2e suite and \`apt-get ${args.join(' ')}\` failed (exit ${result.status ?? result.signal}): install chromium yourself, or set CHROMIUM_PATH.`);
+  };
+  apt(['update', '-qq']);
+  // fonts-liberation: pages render text where recommended packages are off.
+  apt(['install', '-y', '-qq', 'chromium', 'fonts-liberation']);
+  const installed = browserCandidates().find((path) => isExecutable(path) && browserRuns(path));
+  if (!installed) fail('npm test needs Chromium for the e2e suite: apt-get installed chromium, but no browser that runs was found after it; set CHROMIUM_PATH.');
+  return installed;
+}
+
+/** Whether the turbo arguments run the e2e suite: every package unless filtered, or a filter naming it. */
+function runsE2e(args) {
+  const filters = args.flatMap((arg, i) => (arg.startsWith('--filter=') ? [arg.slice('--filter='.length)] : arg === '--filter' || arg === '-F' ? [args[i + 1] ?? ''] : []));
+  return filters.length === 0 || filters.some((filter) => filter.includes('e2e'));
+}
+
+/** Prints the e2e suite's browser (found or installed), for `cd e2e && npx jest` without CHROMIUM_PATH. */
+async function browser() {
+  process.stdout.write(`${ensureBrowser()}\n`);
+}
+
 /** Runs every package's tests, then prints one closing line that sums them. */
 async function test() {
+  const args = process.argv.slice(3);
+  // Before anything runs: a missing browser stops here in one line, not as 8 failed e2e tests.
+  const chromium = runsE2e(args) ? ensureBrowser() : undefined;
   ensureDependencies();
   const env = platformEnv();
   await ensureBackends(env);
   const [command, ...prefix] = pnpmCommand();
-  const child = spawn(command, [...prefix, 'turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(3)], {
+  const child = spawn(command, [...prefix, 'turbo', 'run', 'test', '--concurrency=1', ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0' },
+    env: { ...process.env, FORCE_COLOR: '0', ...(chromium ? { CHROMIUM_PATH: chromium } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let passed = 0;
@@ -279,7 +380,7 @@ async function bench() {
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }
 
-const commands = { start, test, bench };
+const commands = { start, test, bench, browser };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 await command();

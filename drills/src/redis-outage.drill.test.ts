@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { direct, gateway, sleep, startLoop, statusCounts, waitFor, type Outcome } from './support/load';
+import { call, direct, gateway, sleep, startLoop, statusCounts, waitFor, type Outcome } from './support/load';
 
 // Redis (the platform's only one: rate limits, key revocations, the run queue, webhook queues) is
 // killed under load and started again on the same port. It runs as a queue's Redis runs in
@@ -58,7 +58,7 @@ async function runStatus(pipelineId: string, runId: string): Promise<string> {
   return res.body?.status;
 }
 
-test('Redis killed and restarted under load: the gateway keeps answering 2xx, triggers get a fast 503, the worker resumes, no accepted run is lost', async () => {
+test('Redis killed and restarted under load: every process stays ready, the gateway keeps answering 2xx, triggers get a fast 503, the worker resumes, no accepted run is lost', async () => {
   const event = await direct(platform, 'events').post('/events', { name: 'Drill', starts_at: new Date().toISOString() });
   expect(event.status).toBe(201);
   const pipelines = await createPipelines(30);
@@ -86,7 +86,11 @@ test('Redis killed and restarted under load: the gateway keeps answering 2xx, tr
   await sleep(1_500);
   const killedAt = Date.now();
   await redis.kill('SIGKILL');
-  await sleep(3_000);
+  await sleep(1_000);
+  // Readiness follows the database only (contract section 12): with Redis gone every process still
+  // serves, so it stays ready (in Kubernetes no pod leaves its Service) and shows Redis down.
+  const readiness = await Promise.all(platform.processes().map(async (p) => ({ name: p.name, ...(await call(`${p.url}/readyz`, { timeoutMs: 5_000 })) })));
+  await sleep(Math.max(0, killedAt + 3_000 - Date.now()));
   await redis.restart();
   const restartedAt = Date.now();
   // The producer and the worker reconnect on their own: wait for a trigger that is accepted again.
@@ -100,7 +104,11 @@ test('Redis killed and restarted under load: the gateway keeps answering 2xx, tr
   expect(readOutcomes.filter((o) => o.at > killedAt && o.at < restartedAt).length).toBeGreaterThan(10);
   expect(Math.max(...readOutcomes.map((o) => o.ms))).toBeLessThan(2_000);
 
-  // 2. Triggers during the outage: 503 temporarily_unavailable, fast (never the client's timeout).
+  // 2. Every process ready during the outage, Redis shown down (the gateway's body: gateway.handler.ts).
+  expect(readiness.map((r) => [r.name, r.status])).toEqual(platform.processes().map((p) => [p.name, 200]));
+  for (const r of readiness.filter((x) => x.name !== 'gateway')) expect([r.name, r.body]).toEqual([r.name, { status: 'ready', checks: { database: 'ok', redis: 'down' } }]);
+
+  // 3. Triggers during the outage: 503 temporarily_unavailable, fast (never the client's timeout).
   const duringOutage = triggerOutcomes.filter((o) => o.at > killedAt + 200 && o.at + o.ms < restartedAt);
   expect(duringOutage.length).toBeGreaterThan(5);
   for (const o of duringOutage) {
@@ -111,7 +119,7 @@ test('Redis killed and restarted under load: the gateway keeps answering 2xx, tr
   expect(Math.max(...triggerOutcomes.map((o) => o.ms))).toBeLessThan(ENQUEUE_TIMEOUT_MS + 1_000);
   expect(triggerOutcomes.every((o: Outcome) => o.status !== 0)).toBe(true);
 
-  // 3-4. The worker resumed, and every run that got a 202 (before, during or after) ends succeeded.
+  // 4-5. The worker resumed, and every run that got a 202 (before, during or after) ends succeeded.
   expect(accepted.length).toBeGreaterThan(10);
   const finals = await waitFor(
     'every accepted run to end',

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { Redis } from 'ioredis';
-import { Registry, type Logger } from '@platform/core';
+import { Readiness, Registry, type Logger } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import type { Database } from './database';
@@ -95,7 +95,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
   const state = (): GatewayState => ({ rateLimiter: { ...limiter.state(), leasedSlots: redisLimiter.leasedSlots }, keyCache: { entries: keys.size } });
-  const metrics = new GatewayMetrics(deps.metrics ?? new Registry(), Object.keys(limits) as (keyof Limits)[], state);
+  const registry = deps.metrics ?? new Registry();
+  const metrics = new GatewayMetrics(registry, Object.keys(limits) as (keyof Limits)[], state);
+  // Readiness follows the database only (contract section 12): without Redis the gateway serves,
+  // limiting per instance in memory; Redis is shown in the body and in platform_dependency_up.
+  const readiness = new Readiness({ database: () => deps.db.$queryRaw`SELECT 1`, redis: () => deps.redis.ping() }, { registry, logger: deps.logger });
 
   const consoleDir = deps.consoleDir === undefined ? defaultConsoleDir() : deps.consoleDir;
   if (consoleDir === undefined) deps.logger.warn('workspace console not built: /console answers 404');
@@ -130,9 +134,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     docs,
     metrics,
     ready: async () => {
-      // One after the other: a cold Prisma client can block the event loop longer than Redis's command timeout.
-      await deps.db.$queryRaw`SELECT 1`;
-      await deps.redis.ping();
+      await readiness.require();
     },
   });
 

@@ -5,6 +5,8 @@ export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
   /** GET /metrics (Prometheus) on a port of its own, never the public one; 0 picks a free one. */
   METRICS_PORT: env.port(9080),
+  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
+  HOST: env.host(),
   GATEWAY_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_gateway'),
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_ADMIN_TOKEN: env.secret(),

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, onShutdownSignals, startMetricsServer } from '@platform/core';
+import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listeningAt, onShutdownSignals, startMetricsServer } from '@platform/core';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
@@ -44,11 +44,9 @@ async function main(): Promise<void> {
   );
   // Longer than a load balancer's idle timeout (60 s is common), so the balancer closes idle connections first.
   server.keepAliveTimeout = 65_000;
-  server.listen(config.GATEWAY_PORT, () => {
-    logger.info({ port: config.GATEWAY_PORT }, 'gateway listening');
-  });
+  server.listen(config.GATEWAY_PORT, config.HOST, () => logger.info(listeningAt(server, config.GATEWAY_PORT), 'gateway listening'));
   // Never on the public port: scrapes reach the gateway's pods directly.
-  const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
+  const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
 
   onShutdownSignals(
     gracefulShutdown(

@@ -41,7 +41,7 @@ function eventsLikeService(): Server {
     logger: createLogger('events-stand-in', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
     routes: contractRouter('events', definitions),
-    ready: async () => undefined,
+    ready: { database: async () => undefined },
   });
   return http.createServer(app);
 }

@@ -1,5 +1,6 @@
 import { DEPLOYABLES, IMAGES, effectiveMetricsPort, effectivePort, requiredVariables, variables } from './deployables';
 import { type ComposeFile, composeProblems, durationSeconds, environmentOf, interpolate, readCompose } from './compose';
+import { imageEnvironment } from './dockerfile';
 
 /** A deep copy without the YAML anchors' shared objects, so a mutation touches one service. */
 const copy = (compose: ComposeFile): ComposeFile => JSON.parse(JSON.stringify(compose)) as ComposeFile;
@@ -35,6 +36,15 @@ describe('docker-compose.yml', () => {
     expect(new Set([...metrics, ...DEPLOYABLES.map((d) => effectivePort(d))]).size).toBe(DEPLOYABLES.length * 2);
   });
 
+  it('every deployable listens on every interface in its container (HOST=0.0.0.0, from its image), and PostgreSQL and Redis are published on 127.0.0.1 only', () => {
+    for (const d of DEPLOYABLES) {
+      const env = environmentOf(compose.services[d.name] ?? {});
+      expect([d.name, env.HOST ?? imageEnvironment(d.dir).HOST]).toEqual([d.name, '0.0.0.0']);
+    }
+    expect(compose.services.postgres?.ports).toEqual(['127.0.0.1:5432:5432']);
+    expect(compose.services.redis?.ports).toEqual(['127.0.0.1:6379:6379']);
+  });
+
   it('interpolates like compose with an empty environment', () => {
     expect(interpolate('${A:-x}/${B-y}/${C}/$$D')).toBe('x/y//$D');
     expect(durationSeconds('1m30s')).toBe(90);
@@ -63,6 +73,10 @@ describe('the compose rules catch', () => {
     ['a worker killed before its shutdown deadline', (c) => Object.assign(c.services['pipelines-worker'] ?? {}, { stop_grace_period: '20s' }), 'does not exceed its 30s shutdown deadline'],
     ['a missing Dockerfile', (c) => Object.assign(c.services.events ?? {}, { build: { context: '.', dockerfile: 'services/events/Dockerfile.nope' } }), 'does not exist'],
     ['a gateway not published', (c) => delete c.services.gateway?.ports, 'gateway: not published on 8080'],
+    ['a deployable on loopback in its container', (c) => Object.assign(c.services.events?.environment as object, { HOST: '127.0.0.1' }), 'events: listens on HOST 127.0.0.1 (set) inside its container'],
+    ['postgres published on every interface', (c) => Object.assign(c.services.postgres ?? {}, { ports: ['5432:5432'] }), 'postgres: publishes 5432 on every interface of the host'],
+    ['redis published on a public address', (c) => Object.assign(c.services.redis ?? {}, { ports: ['0.0.0.0:6379:6379'] }), 'redis: publishes 6379 on 0.0.0.0 of the host'],
+    ['redis published on every interface (long syntax)', (c) => Object.assign(c.services.redis ?? {}, { ports: [{ target: 6379, published: 6379 }] }), 'redis: publishes 6379 on every interface'],
     ['postgres behind another service', (c) => Object.assign(c.services.postgres ?? {}, { depends_on: ['redis'] }), 'postgres: depends on other services'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {

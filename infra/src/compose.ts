@@ -5,6 +5,7 @@ import {
   DEPLOYABLES,
   IMAGES,
   ROOT,
+  containerHostProblems,
   databaseVariables,
   effectivePort,
   entryProblems,
@@ -12,13 +13,14 @@ import {
   environmentProblems,
   shutdownSeconds,
 } from './deployables';
+import { imageEnvironment } from './dockerfile';
 
 export interface ComposeService {
   image?: string;
   build?: string | { context?: string; dockerfile?: string };
   command?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
-  ports?: Array<string | number | { target?: number | string; published?: number | string }>;
+  ports?: Array<string | number | { target?: number | string; published?: number | string; host_ip?: string }>;
   expose?: Array<string | number>;
   depends_on?: string[] | Record<string, { condition?: string }>;
   healthcheck?: { test?: string | string[] };
@@ -75,15 +77,24 @@ function commandOf(service: ComposeService): string[] | undefined {
   return Array.isArray(service.command) ? service.command : service.command.split(/\s+/);
 }
 
-/** Container ports a service publishes, as {published, target}. */
-function publishedPorts(service: ComposeService): Array<{ published?: number; target: number }> {
+/** Container ports a service publishes, as {hostIp, published, target}; no hostIp: every interface of the host. */
+function publishedPorts(service: ComposeService): Array<{ hostIp?: string; published?: number; target: number }> {
   return (service.ports ?? []).map((port) => {
-    if (typeof port === 'object') return { published: port.published === undefined ? undefined : Number(port.published), target: Number(port.target) };
-    const parts = interpolate(String(port)).replace(/\/(tcp|udp)$/, '').split(':');
+    if (typeof port === 'object') {
+      return { hostIp: port.host_ip, published: port.published === undefined ? undefined : Number(port.published), target: Number(port.target) };
+    }
+    let text = interpolate(String(port)).replace(/\/(tcp|udp)$/, '');
+    let hostIp: string | undefined;
+    const bracketed = /^\[([^\]]+)\]:(.*)$/.exec(text);
+    if (bracketed) [, hostIp, text] = bracketed as unknown as [string, string, string];
+    const parts = text.split(':');
+    if (parts.length === 3) hostIp = parts.shift();
     const target = Number(parts.at(-1));
-    return parts.length > 1 ? { published: Number(parts.at(-2)), target } : { target };
+    return parts.length > 1 ? { hostIp, published: Number(parts.at(-2)), target } : { hostIp, target };
   });
 }
+
+const LOOPBACK_IPS = ['127.0.0.1', '::1'];
 
 export function durationSeconds(value: string): number {
   let seconds = 0;
@@ -116,6 +127,9 @@ export function composeProblems(compose: ComposeFile): string[] {
     }
     if (!service.healthcheck?.test) problems.push(`${name}: no healthcheck (the others wait on service_healthy)`);
     if (!publishedPorts(service).some((p) => p.published === port && p.target === port)) problems.push(`${name}: does not publish ${port} for \`npm start\``);
+    for (const p of publishedPorts(service)) {
+      if (!LOOPBACK_IPS.includes(p.hostIp ?? '')) problems.push(`${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only ("127.0.0.1:${port}:${port}")`);
+    }
     if (Object.keys(dependsOn(service)).length > 0) problems.push(`${name}: depends on other services, so \`docker compose up -d postgres redis\` would start them`);
   }
 
@@ -142,6 +156,7 @@ export function composeProblems(compose: ComposeFile): string[] {
     const port = effectivePort(d, env);
     problems.push(...sameImage(d.name, service, d.dir, d.image));
     problems.push(...environmentProblems(d.name, env, d.schema, { complete: true }));
+    problems.push(...containerHostProblems(d.name, d, env, imageEnvironment(d.dir)));
 
     const command = commandOf(service);
     if (command ? command.join(' ') !== `node --enable-source-maps ${d.entry}` : d.entry !== 'dist/main.js') {

@@ -151,6 +151,26 @@ export function environmentProblems(where: string, env: Record<string, string | 
   return problems;
 }
 
+/** HOST values that listen on every interface: what a container needs (contract section 4). */
+export const EVERY_INTERFACE: readonly string[] = ['0.0.0.0', '::'];
+
+/**
+ * HOST in a deployable's container: its own environment, else its image's ENV, else the schema's
+ * default (127.0.0.1, the container itself). It must be every interface, or probes, other
+ * containers and published ports reach nothing.
+ */
+export function containerHostProblems(where: string, d: Deployable, env: Record<string, string | undefined>, imageEnv: Record<string, string>): string[] {
+  const field = d.schema.shape.HOST;
+  if (!field) return [`${where}: HOST is not a variable of its config schema (every process listens on HOST, contract section 4)`];
+  const value = env.HOST ?? imageEnv.HOST;
+  const parsed = field.safeParse(value);
+  if (!parsed.success) return [];
+  const host = String(parsed.data);
+  if (EVERY_INTERFACE.includes(host)) return [];
+  const from = env.HOST !== undefined ? 'set' : imageEnv.HOST !== undefined ? 'from its image' : 'its default';
+  return [`${where}: listens on HOST ${host} (${from}) inside its container, where nothing outside the container reaches it; HOST must be 0.0.0.0`];
+}
+
 /** `dist/x.js` is compiled from `src/x.ts`: the source a command runs must exist in its package. */
 export function entryProblems(where: string, dir: string, entry: string): string[] {
   const match = /^dist\/(.+)\.js$/.exec(entry);

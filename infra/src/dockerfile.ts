@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { type Deployable, effectivePort, entryProblems, metricsPortOrProblem, ROOT } from './deployables';
+import { readFileSync } from 'node:fs';
+import { type Deployable, effectivePort, entryProblems, EVERY_INTERFACE, metricsPortOrProblem, ROOT } from './deployables';
 
 export interface Instruction {
   keyword: string;
@@ -159,6 +160,10 @@ export function dockerfileProblems(text: string, d: Deployable, workspace: { pnp
   const user = last(runtime, 'USER')?.args.trim();
   if (user !== 'node') problems.push(`${where}: runtime stage does not end as USER node (uid 1000, what the Kubernetes manifests run as): ${user ?? 'root'}`);
   if (envOf(runtime).NODE_ENV !== 'production') problems.push(`${where}: runtime stage does not set NODE_ENV=production`);
+  const host = envOf(runtime).HOST;
+  if (!EVERY_INTERFACE.includes(host ?? '')) {
+    problems.push(`${where}: runtime stage does not set HOST=0.0.0.0 (${host === undefined ? 'unset' : host}): the process would listen on the container itself only`);
+  }
 
   const port = effectivePort(d);
   const exposed = runtime.instructions.filter((i) => i.keyword === 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map((p) => Number.parseInt(p, 10)));
@@ -185,4 +190,10 @@ export function dockerfileProblems(text: string, d: Deployable, workspace: { pnp
 
 export function dockerfileOf(dir: string): string {
   return join(ROOT, dir, 'Dockerfile');
+}
+
+/** The ENV of a package's image (its Dockerfile's runtime stage): what every container of it starts with. */
+export function imageEnvironment(dir: string): Record<string, string> {
+  const runtime = parseDockerfile(readFileSync(dockerfileOf(dir), 'utf8')).stages.at(-1);
+  return runtime ? envOf(runtime) : {};
 }

@@ -66,6 +66,8 @@ describe('the Dockerfile rules catch', () => {
     ['no frozen lockfile', (t) => t.replace(' --frozen-lockfile', ''), '--frozen-lockfile'],
     ['a build of another package', (t) => t.replace('--filter=@platform/events...', '--filter=@platform/core...'), 'turbo run build --filter=@platform/events...'],
     ['no NODE_ENV', (t) => t.replace('ENV NODE_ENV=production\n', ''), 'NODE_ENV=production'],
+    ['no HOST (the process would listen on the container itself)', (t) => t.replace('ENV HOST=0.0.0.0\n', ''), 'runtime stage does not set HOST=0.0.0.0 (unset)'],
+    ['HOST on loopback', (t) => t.replace('ENV HOST=0.0.0.0', 'ENV HOST=127.0.0.1'), 'runtime stage does not set HOST=0.0.0.0 (127.0.0.1)'],
     ['a full base image', (t) => t.replace('node:20-bookworm-slim', 'node:20'), 'not a node:20 slim image'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {

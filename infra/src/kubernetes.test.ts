@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { DEPLOYABLES, ROOT } from './deployables';
+import { imageEnvironment } from './dockerfile';
 import { AUTOSCALED, kubernetesProblems, schemaProblems } from './kubernetes';
 import { type K8sObject, containersOf, imageName, parseEnvFile, podOf, readDocuments, readKustomization, renderKustomization } from './kustomize';
 
@@ -87,6 +88,14 @@ describe('infra/k8s/base', () => {
       { name: 'http', containerPort: 4013 },
       { name: 'metrics', containerPort: 9113 },
     ]);
+  });
+
+  it('every Deployment listens on every interface of its pod (HOST=0.0.0.0 from its image; probes come from the kubelet)', () => {
+    for (const d of DEPLOYABLES) {
+      const [container] = containersOf(find(objects, 'Deployment', d.name));
+      const own = container?.env?.find((e) => e.name === 'HOST')?.value ?? (find(objects, 'ConfigMap', `${d.name}-config`).data as Record<string, string>).HOST;
+      expect([d.name, own ?? imageEnvironment(d.dir).HOST]).toEqual([d.name, '0.0.0.0']);
+    }
   });
 
   it('has Prometheus scrape every Deployment on its metrics port, never on its API port', () => {
@@ -179,6 +188,7 @@ describe('the Kubernetes rules catch', () => {
     ['metrics on the API port', (o) => Object.assign(find(o, 'ConfigMap', 'warehouse-config').data as object, { METRICS_PORT: '4002' }), 'Deployment warehouse: serves /metrics on its API port 4002'],
     ['no scrape annotation', (o) => delete podOf(deployment(o, 'pipelines-worker'))!.annotations['prometheus.io/scrape'], 'Deployment pipelines-worker: pod annotation prometheus.io/scrape is not "true"'],
     ['a scrape annotation on another port', (o) => Object.assign(podOf(deployment(o, 'pipelines'))!.annotations, { 'prometheus.io/port': '4003' }), 'Deployment pipelines: pod annotation prometheus.io/port is 4003, expected 9103'],
+    ['a deployable on loopback in its pod', (o) => Object.assign(find(o, 'ConfigMap', 'pipelines-worker-config').data as object, { HOST: '127.0.0.1' }), 'Deployment pipelines-worker: listens on HOST 127.0.0.1 (set) inside its container'],
     ['a config without its phase label', (o) => delete find(o, 'ConfigMap', 'events-config').metadata.labels?.['app.kubernetes.io/component'], 'ConfigMap events-config: label app.kubernetes.io/component is not config'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {

@@ -6,6 +6,7 @@ import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import {
   DEPLOYABLES,
   IMAGES,
+  containerHostProblems,
   databaseVariables,
   effectivePort,
   entryProblems,
@@ -14,6 +15,7 @@ import {
   shutdownSeconds,
   type Deployable,
 } from './deployables';
+import { imageEnvironment } from './dockerfile';
 import { type Container, type K8sObject, containersOf, imageName, podOf } from './kustomize';
 
 type Model = new (data: unknown) => { validate(): void };
@@ -178,6 +180,7 @@ function deploymentProblems(d: Deployable, objects: K8sObject[], refs: Lookup, p
 
   const { env, problems: envProblems } = environmentOf(where, container, refs);
   problems.push(...envProblems, ...environmentProblems(where, env, d.schema, { complete: true }));
+  problems.push(...containerHostProblems(where, d, env, imageEnvironment(d.dir)));
 
   const port = effectivePort(d, env);
   if (!container.ports?.some((p) => p.containerPort === port)) problems.push(`${where}: no containerPort ${port} (${d.portVariable})`);

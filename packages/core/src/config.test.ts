@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, env, parseConfig } from './config';
+import { ConfigError, DEFAULT_HOST, env, parseConfig } from './config';
 
 test('configuration is parsed once and a bad variable is named in one line', () => {
   const schema = z.object({ PORT: env.port(8080), SECRET: env.secret(), FLAG: env.boolean(false) });
@@ -16,4 +16,15 @@ test('configuration is parsed once and a bad variable is named in one line', () 
   })();
   expect(err?.message).toMatch(/SECRET/);
   expect(err?.message).not.toMatch(/\n/);
+});
+
+test('HOST is an IP address to listen on, 127.0.0.1 (this machine only) unless set', () => {
+  const schema = z.object({ HOST: env.host() });
+  expect(DEFAULT_HOST).toBe('127.0.0.1');
+  expect(parseConfig(schema, {})).toEqual({ HOST: '127.0.0.1' });
+  for (const host of ['0.0.0.0', '::', '10.0.0.7', '::1']) expect(parseConfig(schema, { HOST: host })).toEqual({ HOST: host });
+  // A shell's HOST is often the machine's name: refused, never resolved to whatever interface it names.
+  for (const host of ['my-laptop', 'localhost', '', '0.0.0.0:80', '127.0.0.256']) {
+    expect(() => parseConfig(schema, { HOST: host })).toThrow(/^invalid configuration: HOST: must be an IP address/);
+  }
 });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Thrown by parseConfig; its message is the one line that names the bad variable. */
@@ -26,6 +27,9 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
   }
 }
 
+/** Where a process listens unless HOST says otherwise: this machine only (contract section 4). */
+export const DEFAULT_HOST = '127.0.0.1';
+
 /** Common variable shapes. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
@@ -37,4 +41,14 @@ export const env = {
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * HOST, the address every server of a process listens on (its API port and its metrics port).
+   * An IP address only: a name (a shell's HOST is often the machine's name) would bind to whatever
+   * it resolves to, which may be a public interface. Containers set 0.0.0.0.
+   */
+  host: () =>
+    z
+      .string()
+      .refine((value) => isIP(value) !== 0, 'must be an IP address to listen on, such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)')
+      .default(DEFAULT_HOST),
 };

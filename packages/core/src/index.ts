@@ -16,3 +16,5 @@ export * from './validation';
 export * from './outbox';
 export * from './server';
 export * from './openapi';
+export * from './readiness';
+export * from './metrics-lint';

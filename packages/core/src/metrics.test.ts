@@ -75,7 +75,7 @@ describe('createServiceApp with metrics', () => {
     routes.post('/tickets/:id/validate', (req, res) => {
       res.status(req.params.id === TICKET ? 200 : 409).json({ ok: true });
     });
-    return createServiceApp({ logger: silent, internalSecret: SECRET, routes, ready: async () => undefined, metrics: new HttpMetrics(registry) });
+    return createServiceApp({ logger: silent, internalSecret: SECRET, routes, ready: { database: async () => undefined }, metrics: new HttpMetrics(registry) });
   }
   const signed = (path: string) =>
     signedIdentityHeaders(SECRET, { workspaceId: 'ws', keyId: 'key', scopes: null, method: 'POST', pathAndQuery: path });
@@ -162,11 +162,23 @@ describe('startMetricsServer', () => {
     expect(text).toContain('http_requests_total{method="GET",route="/x",status="200"} 1');
     expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    // prom-client's gauges named like counters are dropped; their per-type gauges stay.
+    expect(text).not.toMatch(/^nodejs_active_(handles|requests|resources)_total/m);
+    expect(text).toMatch(/^# TYPE nodejs_active_handles gauge$/m);
 
     expect((await fetch(`${base}/metrics?x=1`)).status).toBe(200);
     expect((await fetch(`${base}/`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`)).status).toBe(404);
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  test('listens on 127.0.0.1 unless given a host (HOST)', async () => {
+    const loopback = startMetricsServer(0, new Registry(), silent);
+    const everywhere = startMetricsServer(0, new Registry(), silent, '0.0.0.0');
+    servers.push(loopback, everywhere);
+    await Promise.all([listening(loopback), listening(everywhere)]);
+    expect((loopback.address() as AddressInfo).address).toBe('127.0.0.1');
+    expect((everywhere.address() as AddressInfo).address).toBe('0.0.0.0');
   });
 
   test('a port already in use is logged, and the process goes on', async () => {

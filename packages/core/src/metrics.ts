@@ -2,14 +2,26 @@ import { createServer, type Server } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { DEFAULT_HOST } from './config';
+import { listeningAt } from './server';
 
 // One prom-client for every package: metrics made with another copy would not render in this registry's text.
 export { Counter, Gauge, Histogram, Registry };
 
+/**
+ * prom-client's default gauges named like counters (`promtool check metrics`: non-counter metrics
+ * should not have "_total" suffix). Each is the sum of its per-type gauge, which stays:
+ * `sum(nodejs_active_handles)` is what `nodejs_active_handles_total` was.
+ */
+export const DROPPED_DEFAULT_METRICS: readonly string[] = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** A process's Prometheus registry; by default with Node's process metrics (CPU, memory, event loop lag, GC, handles). */
 export function createMetricsRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  }
   return registry;
 }
 
@@ -98,7 +110,11 @@ export class HttpMetrics {
   private readonly series: StatusSeries[] = [];
   private readonly bounds: readonly number[];
 
-  constructor(registry: Registry, buckets: readonly number[] = HTTP_DURATION_BUCKETS) {
+  constructor(
+    /** Where the two metrics are registered; other metrics of the same process may go there too. */
+    readonly registry: Registry,
+    buckets: readonly number[] = HTTP_DURATION_BUCKETS,
+  ) {
     this.bounds = [...buckets].sort((a, b) => a - b);
     const reset = () => {
       for (const s of this.series) {
@@ -174,7 +190,8 @@ const queueSources = new WeakMap<Registry, Map<string, CountableQueue>>();
 /** How long a scrape waits for a queue's counts; a queue that does not answer in time is left out of that scrape. */
 export const QUEUE_DEPTH_TIMEOUT_MS = 1_000;
 
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or a rejection when it has not settled within `ms`. */
+export function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
@@ -226,11 +243,11 @@ export function registeredCounter<L extends string>(registry: Registry, name: st
 }
 
 /**
- * Serves `GET /metrics` (Prometheus text) of `registry` on its own port, never the public one;
- * anything else is 404. A port that cannot be bound is logged and the process goes on serving:
- * metrics are not worth an outage (the scrape target shows down).
+ * Serves `GET /metrics` (Prometheus text) of `registry` on its own port, never the public one, on
+ * `host` (HOST; default this machine only); anything else is 404. A port that cannot be bound is
+ * logged and the process goes on serving: metrics are not worth an outage (the scrape target shows down).
  */
-export function startMetricsServer(port: number, registry: Registry, logger: Logger): Server {
+export function startMetricsServer(port: number, registry: Registry, logger: Logger, host: string = DEFAULT_HOST): Server {
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
@@ -254,10 +271,7 @@ export function startMetricsServer(port: number, registry: Registry, logger: Log
       },
     );
   });
-  server.on('error', (err) => logger.error({ err: err.message, port }, 'metrics port unavailable: /metrics is not served'));
-  server.listen(port, () => {
-    const address = server.address();
-    logger.info({ port: typeof address === 'object' && address ? address.port : port }, 'metrics listening');
-  });
+  server.on('error', (err) => logger.error({ err: err.message, host, port }, 'metrics port unavailable: /metrics is not served'));
+  server.listen(port, host, () => logger.info(listeningAt(server, port), 'metrics listening'));
   return server;
 }

@@ -1,6 +1,9 @@
-import { Agent, createServer, request } from 'node:http';
+import { once } from 'node:events';
+import { Agent, createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { closeServer } from './server';
+import { networkInterfaces } from 'node:os';
+import { createLogger } from './logger';
+import { closeServer, listen } from './server';
 
 /** One GET on `agent`; resolves with the status and the Connection header. */
 function get(port: number, agent: Agent): Promise<{ status: number; connection: string | undefined }> {
@@ -61,5 +64,54 @@ describe('closeServer', () => {
     await ended;
     const connections = [...received.matchAll(/^connection: (.*)\r$/gim)].map((m) => m[1]!.toLowerCase());
     expect(connections).toEqual(['keep-alive', 'close']);
+  });
+});
+
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Addresses of this machine other than 127.0.0.1: another loopback address (Linux answers all of
+ * 127/8 on lo) and every non-loopback IPv4 interface.
+ */
+function otherLocalAddresses(): string[] {
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i && i.family === 'IPv4' && !i.internal)
+    .map((i) => i!.address);
+  return [...(process.platform === 'linux' ? ['127.0.0.2'] : []), ...external];
+}
+
+describe('listen', () => {
+  const silent = createLogger('server-test', 'silent');
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server) await closeServer(server);
+    server = undefined;
+  });
+
+  test('without a host it listens on 127.0.0.1 only: no other address of this machine reaches it', async () => {
+    server = listen((_req, res) => res.end('ok'), 0, silent, 'test');
+    await once(server, 'listening');
+    const { address, port } = server.address() as AddressInfo;
+    expect(address).toBe('127.0.0.1');
+    expect(await accepts('127.0.0.1', port)).toBe(true);
+    const others = otherLocalAddresses();
+    expect(others.length).toBeGreaterThan(0);
+    for (const other of others) expect([other, await accepts(other, port)]).toEqual([other, false]);
+  });
+
+  test('HOST 0.0.0.0 (containers) listens on every interface', async () => {
+    server = listen((_req, res) => res.end('ok'), 0, silent, 'test', '0.0.0.0');
+    await once(server, 'listening');
+    const { address, port } = server.address() as AddressInfo;
+    expect(address).toBe('0.0.0.0');
+    for (const other of otherLocalAddresses()) expect([other, await accepts(other, port)]).toEqual([other, true]);
   });
 });

@@ -1,15 +1,22 @@
 import type { RequestListener, Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from 'pino';
+import { DEFAULT_HOST } from './config';
 
-/** Starts an HTTP server for a deployable's app and logs where it listens. */
-export function listen(app: RequestListener, port: number, logger: Logger, what: string): Server {
+/** Starts an HTTP server for a deployable's app on `host` (HOST; default this machine only) and logs where it listens. */
+export function listen(app: RequestListener, port: number, logger: Logger, what: string, host: string = DEFAULT_HOST): Server {
   const server = createServer(app);
   // Longer than the gateway's pool keep-alive, so the gateway, not this side, closes idle sockets
   // (a server closing first races a request the gateway is just sending on that socket).
   server.keepAliveTimeout = 65_000;
-  server.listen(port, () => logger.info({ port }, `${what} listening`));
+  server.listen(port, host, () => logger.info(listeningAt(server, port), `${what} listening`));
   return server;
+}
+
+/** The address and port a listening server is bound to, for its log line. */
+export function listeningAt(server: Server, port: number): { host?: string; port: number } {
+  const address = server.address();
+  return typeof address === 'object' && address ? { host: address.address, port: address.port } : { port };
 }
 
 /** How often a closing server looks for connections whose last answer went out. */

@@ -1,9 +1,9 @@
 import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
-import { temporarilyUnavailable } from './errors';
 import { errorHandler, jsonBody, notFoundHandler, platformHeaders, requestLog } from './http';
 import type { OpenApiDocument } from './openapi';
 import { httpMetricsMiddleware, type HttpMetrics } from './metrics';
+import { Readiness, type ReadinessChecks } from './readiness';
 import { requireGatewaySignature } from './route';
 
 export interface ServiceAppOptions {
@@ -11,8 +11,11 @@ export interface ServiceAppOptions {
   /** PLATFORM_INTERNAL_SECRET shared with the gateway. */
   internalSecret: string;
   routes: Router;
-  /** Resolves when the service's database and Redis answer. */
-  ready: () => Promise<void>;
+  /**
+   * What GET /readyz checks: it fails (503) only while the database does not answer; Redis down is
+   * shown in its body and in `platform_dependency_up` (on the registry of `metrics`).
+   */
+  ready: ReadinessChecks;
   /** Request counts and latencies by route pattern and status; none when absent. */
   metrics?: HttpMetrics;
   /** The service's OpenAPI document (openapi.ts), served unsigned at GET /openapi.json for the gateway's /docs. */
@@ -31,14 +34,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  const readiness = new Readiness(options.ready, { registry: options.metrics?.registry, logger: options.logger });
   app.get('/readyz', async (_req, res) => {
-    try {
-      await options.ready();
-      res.json({ status: 'ready' });
-    } catch (err) {
-      options.logger.warn({ err }, 'not ready');
-      throw temporarilyUnavailable('Not ready: a backend is unreachable.');
-    }
+    res.json(await readiness.require());
   });
   const openapi = options.openapi;
   if (openapi) {

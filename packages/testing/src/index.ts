@@ -152,6 +152,8 @@ export * from './receiver';
 export * from './platform';
 export * from './processes';
 export * from './openapi';
+export * from './bad-input';
+export * from './redis';
 
 /** Listens on a free loopback port (real HTTP for integration tests). */
 export function listenOnFreePort(app: import('node:http').RequestListener): Promise<import('node:http').Server> {

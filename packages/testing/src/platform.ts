@@ -5,6 +5,7 @@ import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrate } from '@platform/core';
+import { deleteRedisKeys } from './redis';
 
 /**
  * Starts the built platform (every deployable's `dist/`) as child processes on free loopback
@@ -39,7 +40,7 @@ export interface PlatformOptions {
   databaseUrl?: string;
   /** Drop and recreate the databases first (default true), so every start is clean. */
   fresh?: boolean;
-  /** Drop the databases in stop() (default true). */
+  /** Drop the databases and delete the queue keys in stop() (default true). */
   dropOnStop?: boolean;
   /** Create a workspace and an unrestricted API key (default: when a gateway runs). */
   seed?: boolean;
@@ -71,6 +72,8 @@ export interface Platform {
   databaseUrls: Record<Deployable, string>;
   redisUrl: string;
   runsQueue: string;
+  /** QUEUE_PREFIX of every process: this platform's queue keys are `<queuePrefix>:*`, deleted by stop(). */
+  queuePrefix: string;
   token: string;
   workspaceId: string;
   keyId: string;
@@ -110,7 +113,7 @@ const DEFAULT_PROCESSES: ProcessKind[] = ['events', 'warehouse', 'pipelines', 'w
 const SERVICES: ServiceName[] = ['events', 'warehouse', 'pipelines'];
 
 // Variables the deployables read: the caller's shell must not leak them into a platform.
-const PLATFORM_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|DATABASE_URL$)|_DATABASE_URL$/;
+const PLATFORM_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$|DATABASE_URL$)|_DATABASE_URL$/;
 
 const OUTPUT_LINES_KEPT = 300;
 
@@ -207,6 +210,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
   const internalSecret = randomBytes(32).toString('base64url');
   const runsQueue = `runs-${options.name}-${suffix}`;
+  // Platforms share one Redis: each its own queue prefix, so none takes another's jobs.
+  const queuePrefix = `platform-${options.name}-${suffix}`;
 
   const specs: Child['spec'][] = [];
   const counts = new Map<ProcessKind, number>();
@@ -248,6 +253,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     WAREHOUSE_URL: serviceUrls.warehouse,
     PIPELINES_URL: serviceUrls.pipelines,
     PIPELINES_RUNS_QUEUE: runsQueue,
+    QUEUE_PREFIX: queuePrefix,
     // Every process's /metrics on a free port (0), so platforms never collide with each other.
     METRICS_PORT: '0',
     LOG_LEVEL: logLevel,
@@ -359,6 +365,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       await Promise.all([...children.values()].map((child) => stopChild(child, 'SIGTERM', graceMs).catch(() => undefined)));
       if (options.dropOnStop ?? true) {
         for (const d of used) await dropDatabase(server, databaseNames[d]).catch(() => undefined);
+        await deleteRedisKeys(queuePrefix, redisUrl).catch(() => undefined);
       }
     })());
 
@@ -427,6 +434,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       databaseUrls,
       redisUrl,
       runsQueue,
+      queuePrefix,
       token,
       workspaceId,
       keyId,

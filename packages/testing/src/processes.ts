@@ -40,7 +40,7 @@ export interface SpawnedProcess {
 const spawned = new Set<SpawnedProcess>();
 
 // Variables the deployables read: the test runner's must not leak into a spawned process.
-const DEPLOYABLE_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$)|_DATABASE_URL$/;
+const DEPLOYABLE_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$)|_DATABASE_URL$/;
 
 /** Runs a built entry point (`node dist/main.js`) as a real process, configured by `env` alone. */
 export function spawnProcess(entry: string, env: Record<string, string>): SpawnedProcess {

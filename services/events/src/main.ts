@@ -17,8 +17,8 @@ const app = createApp({
   allowPrivateWebhooks: config.WEBHOOKS_ALLOW_PRIVATE,
   redisReady: () => webhooks.ping(),
 });
-const server = listen(app, config.EVENTS_PORT, logger, 'events service');
-const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger);
+const server = listen(app, config.EVENTS_PORT, logger, 'events service', config.HOST);
+const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
 
 onShutdownSignals(
   gracefulShutdown(
