@@ -118,7 +118,7 @@ async function lockable(eventId: string): Promise<boolean> {
 describe('delivery', () => {
   test('an event written to the outbox arrives at the receiver, signed, verifiable with verifyWebhook, and is recorded', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url, ['ticket.validated']);
     const data = ticket();
@@ -145,8 +145,8 @@ describe('delivery', () => {
 
   test('only enabled endpoints of the same workspace subscribed to the type (or "*") get the event', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
-    const stranger = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
+    const stranger = serviceClient('events', app, testIdentity());
     const wildcard = hookPath();
     const subscribed = hookPath();
     const otherTypes = hookPath();
@@ -171,7 +171,7 @@ describe('delivery', () => {
 
   test('a receiver that fails twice then succeeds gets the event on the third attempt, with the same webhook-id and 3 records', async () => {
     harness({ schedule: [100, 100, 100] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(500, 503, 200);
     const endpoint = await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -194,7 +194,7 @@ describe('delivery', () => {
 
   test('retries follow the schedule and stop after its last step', async () => {
     const { queue } = harness({ schedule: [40, 250] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(500);
     const endpoint = await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -217,7 +217,7 @@ describe('delivery', () => {
 
   test('410 Gone disables the endpoint: no retry, no later events', async () => {
     harness({ schedule: [20, 20, 20] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(410);
     const endpoint = await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -237,7 +237,7 @@ describe('delivery', () => {
 
   test('a receiver slower than the timeout is a failed attempt without a response status', async () => {
     harness({ schedule: [], timeoutMs: 200 });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath('hang');
     const endpoint = await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -250,7 +250,7 @@ describe('delivery', () => {
 
   test('redirects are not followed: a 3xx is a failed attempt', async () => {
     harness({ schedule: [] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const target = hookPath(200);
     const hook = hookPath({ redirect: target.url });
     const endpoint = await createEndpoint(c, hook.url);
@@ -266,7 +266,7 @@ describe('delivery', () => {
   test('the SSRF guard runs again at delivery time: a private target saved earlier is not contacted', async () => {
     // The endpoint was accepted (say, DNS said public then); the worker refuses private targets.
     harness({ schedule: [], allowPrivate: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const literal = hookPath(200);
     const named = hookPath(200);
     const byIp = await createEndpoint(c, literal.url);
@@ -285,7 +285,7 @@ describe('delivery', () => {
 
   test('during a secret rotation both signatures are sent and each secret verifies; after 24 h only the new one', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url);
     const rotated = (await c.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`).expect(200)).body as { secret: string };
@@ -311,7 +311,7 @@ describe('delivery', () => {
 describe('outbox relay', () => {
   test('events committed while no relay runs are delivered once a relay starts', async () => {
     const { startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }), await writeEvent(c.identity.workspaceId)];
@@ -327,7 +327,7 @@ describe('outbox relay', () => {
 
   test('a relay that crashed after enqueueing but before committing loses nothing and duplicates nothing', async () => {
     const { queue, startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId)];
@@ -350,7 +350,7 @@ describe('outbox relay', () => {
   });
 
   test('while Redis is unreachable the relay publishes nothing, locks no rows and closes promptly; the rows go out later', async () => {
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -400,7 +400,7 @@ describe('outbox relay', () => {
     cleanups.push(() => queue.close());
     const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20 });
     cleanups.push(() => relay.close());
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -420,7 +420,7 @@ describe('outbox relay', () => {
 
   test('two relays running concurrently deliver each event exactly once per endpoint', async () => {
     const { queue, startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const first = hookPath(200);
     const second = hookPath(200);
     const endpoints = [(await createEndpoint(c, first.url)).id, (await createEndpoint(c, second.url, ['item.updated'])).id];

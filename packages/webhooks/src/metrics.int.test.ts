@@ -63,7 +63,7 @@ test('webhook_deliveries_total counts each attempt as succeeded, failed or disab
   // Every outcome is a series from the start, at 0.
   for (const outcome of ['succeeded', 'failed', 'disabled']) expect(await sample(registry, `webhook_deliveries_total{outcome="${outcome}"}`)).toBe(0);
 
-  const c = serviceClient(app, testIdentity());
+  const c = serviceClient('events', app, testIdentity());
   const paths = { ok: `/hooks/${randomUUID()}`, failing: `/hooks/${randomUUID()}`, gone: `/hooks/${randomUUID()}` };
   receiver.answer(paths.ok, 200);
   receiver.answer(paths.failing, 500);

@@ -30,6 +30,7 @@ export function createApp(deps: PipelinesDeps): Express {
     webhooks: webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }),
   });
   return createServiceApp({
+    service: 'pipelines',
     logger: deps.logger,
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,

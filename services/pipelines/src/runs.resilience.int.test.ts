@@ -11,7 +11,7 @@ let app: TestApp | undefined;
 async function setup(): Promise<{ c: ServiceClient; queueName: string }> {
   const queueName = uniqueName('runs-resilience');
   app = await startTestApp({ queueName });
-  return { c: serviceClient(app.server, testIdentity()), queueName };
+  return { c: serviceClient('pipelines', app.server, testIdentity()), queueName };
 }
 
 afterEach(async () => {

@@ -13,7 +13,7 @@ async function setup(workerEnv: Record<string, string> = {}): Promise<ServiceCli
   worker = spawnWorker(queueName, workerEnv);
   app = await startTestApp({ queueName });
   await worker.ready;
-  return serviceClient(app.server, testIdentity());
+  return serviceClient('pipelines', app.server, testIdentity());
 }
 
 afterEach(async () => {

@@ -15,6 +15,7 @@ export function testSql(): { pool: pg.Pool; sql: Sql } {
 /** The webhook routes in the app every service shares, as a service mounts them. */
 export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: ResolveHost }): Express {
   return createServiceApp({
+    service: 'events',
     logger: createLogger('webhooks-test', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
     routes: webhooksRouter({ sql, ...options }),
