@@ -1,14 +1,14 @@
 /**
  * The issue's reference design, for the benchmark only: a bare node:http server doing the gateway's
- * proxied-path steps (variant-steps.ts, with one Redis call per request) and streaming through an
- * undici keep-alive pool, with nothing else (no request log, idempotency, body limits, hop-by-hop
+ * proxied-path steps (variant-steps.ts, with one Redis call per request) and forwarding (the body read
+ * whole: the signature covers it) through an undici keep-alive pool, with nothing else (no request log, idempotency, body limits, hop-by-hop
  * header filtering). Run as its own process: `node dist/bare-gateway.js` with the gateway's
  * variables and VARIANT_PORT.
  */
 import http from 'node:http';
 import type { ServiceName } from '@platform/core';
 import { Pool, type StreamPool } from './gateway-undici';
-import { checkRequest, env, errorBody, onStop, upstreams } from './variant-steps';
+import { checkRequest, env, errorBody, onStop, readWhole, upstreams } from './variant-steps';
 
 const pools = Object.fromEntries(
   (Object.keys(upstreams) as ServiceName[]).map((s) => [s, new Pool(upstreams[s], { connections: 128, keepAliveTimeout: 30_000 })]),
@@ -16,14 +16,14 @@ const pools = Object.fromEntries(
 
 const server = http.createServer(async (req, res) => {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-  const checked = await checkRequest(req.method!, req.url!, req.headers);
+  const body = await readWhole(req);
+  const checked = await checkRequest(req.method!, req.url!, req.headers, body);
   if (!checked.ok) return void res.writeHead(checked.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.code, checked.headers['x-request-id']));
   const headers: Record<string, string> = { ...checked.upstreamHeaders };
   if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
-  if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
   try {
     await pools[checked.match.service].stream(
-      { method: req.method!, path: checked.match.forwardPath, headers, body: req.headers['content-length'] ? req : null },
+      { method: req.method!, path: checked.match.forwardPath, headers, body: body.length > 0 ? body : null },
       ({ statusCode, headers: upstream }) => {
         res.writeHead(statusCode, { 'content-type': upstream['content-type'] as string, ...checked.headers });
         return res;

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { signedIdentityHeaders } from '@platform/core';
+import { bodySha256, serviceSigningKey, signedIdentityHeaders, type ServiceName } from '@platform/core';
+import { randomUUID } from 'node:crypto';
 import type { Platform } from '@platform/testing';
 
 export interface BenchContext {
@@ -11,17 +12,24 @@ export interface BenchContext {
   log: (line: string) => void;
 }
 
-/** Headers the gateway would add for this request (direct-to-service calls). */
-export function signed(ctx: BenchContext, method: string, pathAndQuery: string): Record<string, string> {
-  return signedIdentityHeaders(ctx.platform.internalSecret, { ...ctx.identity, method, pathAndQuery });
+/** Headers the gateway would add for this request to that service (direct-to-service calls). */
+export function signed(ctx: BenchContext, service: ServiceName, method: string, pathAndQuery: string, body?: string): Record<string, string> {
+  return signedIdentityHeaders(serviceSigningKey(ctx.platform.internalSecret, service), {
+    ...ctx.identity,
+    method,
+    pathAndQuery,
+    requestId: randomUUID(),
+    bodySha256: bodySha256(body),
+  });
 }
 
 /** One JSON call straight to a service, signed like the gateway's. */
-export async function callService(ctx: BenchContext, base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; at: number }> {
-  const res = await fetch(`${base}${path}`, {
+export async function callService(ctx: BenchContext, service: ServiceName, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; at: number }> {
+  const raw = body === undefined ? undefined : JSON.stringify(body);
+  const res = await fetch(`${ctx.platform.serviceUrls[service]}${path}`, {
     method,
-    headers: { ...signed(ctx, method, path), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { ...signed(ctx, service, method, path, raw), 'content-type': 'application/json' },
+    body: raw,
     signal: AbortSignal.timeout(15_000),
   });
   const at = Date.now();

@@ -7,7 +7,7 @@ import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SERVICES, type ServiceName } from '@platform/core';
-import { checkRequest, env, errorBody, onStop, upstreams, type Accepted } from './variant-steps';
+import { checkRequest, env, errorBody, onStop, readWhole, upstreams, type Accepted } from './variant-steps';
 
 const app = express();
 app.disable('x-powered-by');
@@ -15,7 +15,10 @@ app.disable('etag');
 
 // Authentication, route, version, scope and the rate limit: one middleware, as an Express app would have it.
 app.use(async (req: Request, res: Response, next: NextFunction) => {
-  const checked = await checkRequest(req.method, req.originalUrl, req.headers);
+  // The body is read whole (the signature covers it) and written to the proxied request below.
+  const body = await readWhole(req);
+  const checked = await checkRequest(req.method, req.originalUrl, req.headers, body);
+  res.locals.body = body;
   res.set(checked.headers);
   if (!checked.ok) return void res.status(checked.status).type('application/json').send(errorBody(checked.code, checked.headers['x-request-id']));
   res.locals.gateway = checked;
@@ -35,6 +38,9 @@ for (const service of Object.keys(upstreams) as ServiceName[]) {
           proxyReq.removeHeader('authorization');
           for (const name of proxyReq.getHeaderNames()) if (name.startsWith('x-platform-')) proxyReq.removeHeader(name);
           for (const name in upstreamHeaders) proxyReq.setHeader(name, upstreamHeaders[name]!);
+          const body = res.locals.body as Buffer;
+          proxyReq.setHeader('content-length', body.length);
+          if (body.length > 0) proxyReq.write(body);
         },
         error: (_err, _req, res) => {
           const out = res as Response;

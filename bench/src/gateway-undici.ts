@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
 
 export interface StreamPool {
   stream(
-    options: { method: string; path: string; headers: IncomingHttpHeaders; body: IncomingMessage | null },
+    options: { method: string; path: string; headers: IncomingHttpHeaders; body: IncomingMessage | Buffer | null },
     factory: (data: { statusCode: number; headers: IncomingHttpHeaders }) => Writable,
   ): Promise<unknown>;
 }

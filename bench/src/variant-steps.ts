@@ -4,8 +4,8 @@
  * same route table, version check, the same one Redis Lua call for the rate limit, and the same
  * signed identity headers. Configured from the gateway's variables.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { createLogger, DEFAULT_VERSION, requestIdFrom, signedIdentityHeaders, SUPPORTED_VERSIONS, type ServiceName } from '@platform/core';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { bodySha256, createLogger, DEFAULT_VERSION, requestIdFrom, serviceSigningKey, signedIdentityHeaders, SUPPORTED_VERSIONS, type ServiceName } from '@platform/core';
 import { createDatabase } from '@platform/gateway/dist/database';
 import { cachedKey, KeyCache, type CachedKey } from '@platform/gateway/dist/key-cache';
 import { keysStore } from '@platform/gateway/dist/keys.store';
@@ -24,6 +24,7 @@ export const logger = createLogger('bench-variant', env('LOG_LEVEL', 'warn'));
 const db = createDatabase(env('GATEWAY_DATABASE_URL'));
 const redis = createRedis(env('REDIS_URL'), logger, 'bench-variant');
 const secret = env('PLATFORM_INTERNAL_SECRET');
+const signingKeys = { events: serviceSigningKey(secret, 'events'), warehouse: serviceSigningKey(secret, 'warehouse'), pipelines: serviceSigningKey(secret, 'pipelines') };
 const limits = defaultLimits(Number(env('EVENTS_RATE_LIMIT', '400')));
 const store = keysStore(db);
 const keys = new KeyCache(async (hash) => {
@@ -53,7 +54,15 @@ export interface Refused {
 }
 
 /** Authentication, route, version, scope, rate limit; then the headers for the service. */
-export async function checkRequest(method: string, url: string, headers: IncomingHttpHeaders): Promise<Accepted | Refused> {
+/** Reads a request body whole (the signature covers it), as every variant must before signing. */
+export function readWhole(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+  });
+}
+
+export async function checkRequest(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Accepted | Refused> {
   const requestId = requestIdFrom(headers['x-request-id']);
   const own: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };
   const refuse = (status: number, code: string): Refused => ({ ok: false, status, code, headers: own });
@@ -74,8 +83,15 @@ export async function checkRequest(method: string, url: string, headers: Incomin
   if (key.scopes !== null && !key.scopes.includes(route.scope)) return refuse(403, 'forbidden_scope');
   if (!limit.allowed) return refuse(429, 'rate_limited');
   const upstreamHeaders = {
-    ...signedIdentityHeaders(secret, { method, pathAndQuery: match.forwardPath, workspaceId: key.workspaceId, keyId: key.id, scopes: key.scopes }),
-    'x-request-id': requestId,
+    ...signedIdentityHeaders(signingKeys[match.service], {
+      method,
+      pathAndQuery: match.forwardPath,
+      workspaceId: key.workspaceId,
+      keyId: key.id,
+      scopes: key.scopes,
+      requestId,
+      bodySha256: bodySha256(body),
+    }),
     'platform-version': version,
   };
   return { ok: true, match, key, headers: own, upstreamHeaders };

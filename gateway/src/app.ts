@@ -133,9 +133,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     console: consoleAssets,
     docs,
     metrics,
-    ready: async () => {
-      await readiness.require();
-    },
+    ready: () => readiness.require(),
   });
 
   let closing: Promise<void> | undefined;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { ApiError, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
+import { gzipSync } from 'node:zlib';
+import { acceptsGzip, ApiError, MIN_COMPRESSED_BYTES, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
 import type { Upstreams } from './proxy';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
 import { sendError } from './responses';
@@ -24,6 +25,8 @@ interface Asset {
   body: Buffer;
   contentType: string;
   etag: string;
+  /** The body gzipped, made at the first request that accepts it. */
+  gzipped?: Buffer;
 }
 
 function asset(body: Buffer, contentType: string): Asset {
@@ -154,9 +157,18 @@ function sendAsset(req: IncomingMessage, res: ServerResponse, file: Asset, heade
     return;
   }
   headers['content-type'] = file.contentType;
-  headers['content-length'] = file.body.length;
+  let body = file.body;
+  // The services' documents are large JSON (166 KB, 12 KB gzipped): compressed once, then reused.
+  if (body.length >= MIN_COMPRESSED_BYTES && file.contentType.startsWith('application/json')) {
+    headers.vary = 'Accept-Encoding';
+    if (acceptsGzip(req.headers['accept-encoding'])) {
+      body = file.gzipped ??= gzipSync(file.body);
+      headers['content-encoding'] = 'gzip';
+    }
+  }
+  headers['content-length'] = body.length;
   res.writeHead(200, headers);
-  res.end(req.method === 'HEAD' ? undefined : file.body);
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /**

@@ -1,3 +1,5 @@
+import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import http from 'node:http';
 import { openApiDocument, type OpenApiDocument, type ServiceName } from '@platform/core';
 import { DOCS_CSP } from './docs.handler';
@@ -123,5 +125,22 @@ describe('GET /docs/{service}.json', () => {
     const post = await client.call(gw.url, 'POST', '/docs', { body: {} });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('the services’ documents are compressed (contract section 2: JSON of 1 KiB or more, gzip when accepted)', () => {
+  test('/docs/events.json is gzipped for a client that accepts gzip and whole for one that does not', async () => {
+    const zipped = await request(`${gw.url}/docs/events.json`, { headers: { 'accept-encoding': 'gzip' } });
+    const bytes = Buffer.from(await zipped.body.arrayBuffer());
+    expect(zipped.statusCode).toBe(200);
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toBe('Accept-Encoding');
+    const document = JSON.parse(gunzipSync(bytes).toString('utf8')) as { openapi: string };
+    expect(document.openapi).toMatch(/^3\./);
+
+    const plain = await get('/docs/events.json', { 'accept-encoding': 'identity' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(JSON.parse(plain.text)).toEqual(document);
+    expect(bytes.length).toBeLessThan(Buffer.byteLength(plain.text) / 4);
   });
 });

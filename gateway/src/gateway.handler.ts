@@ -6,19 +6,21 @@ import {
   invalidRequest,
   MAX_BODY_BYTES,
   payloadTooLarge,
+  bodySha256,
   requestIdFrom,
+  serviceSigningKey,
   signedIdentityHeaders,
   SUPPORTED_VERSIONS,
   temporarilyUnavailable,
   unauthorized,
   type Logger,
+  type ReadyBody,
   type RouteMetrics,
 } from '@platform/core';
 import type { ConsoleAssets } from './console.assets';
 import { isConsolePath, serveConsole } from './console.handler';
 import { isDocsPath, serveDocs, type DocsSite } from './docs.handler';
 import {
-  bodyHash,
   idempotencyRecordKey,
   MAX_STORED_RESPONSE_BYTES,
   parseIdempotencyKey,
@@ -35,7 +37,7 @@ import type { GatewayMetrics } from './metrics';
 import { forwardedResponseHeaders, readBody, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import { sendError, sendJson, sendStored } from './responses';
-import type { RouteTable, ServiceMatch } from './route-table';
+import { canonicalPath, type RouteTable, type ServiceMatch } from './route-table';
 import { bearerToken, hashToken, isTokenFormat } from './tokens';
 
 export interface GatewayHandlerDeps {
@@ -51,7 +53,8 @@ export interface GatewayHandlerDeps {
   /** The Express app behind /admin/v1. */
   admin: RequestListener;
   /** Resolves when the database and Redis answer. */
-  ready: () => Promise<void>;
+  /** The readiness body; rejects (503) only when the database does not answer (contract section 12). */
+  ready: () => Promise<ReadyBody>;
   /** The workspace console's files; undefined when it was not built. */
   console?: ConsoleAssets;
   /** The API reference at /docs: its page and the services' OpenAPI documents. */
@@ -60,6 +63,17 @@ export interface GatewayHandlerDeps {
 }
 
 const ADMIN_PREFIX = '/admin/v1';
+
+/** On every answer of the gateway's own and every proxied one (contract section 2). */
+const NOSNIFF = 'nosniff';
+
+const EMPTY_BODY: Buffer = Buffer.alloc(0);
+
+/** A request that carries body bytes (a declared length above 0, or a chunked body). */
+function hasBody(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return (declared !== undefined && declared !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
 
 const INVALID_TOKEN = 'Missing or invalid bearer token.';
 
@@ -102,7 +116,13 @@ interface RequestLog {
  * anything else is 404.
  */
 export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
-  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, internalSecret, logger, metrics } = deps;
+  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, logger, metrics } = deps;
+  // One key per service (contract section 4): a signature made for one service is refused by the others.
+  const signingKeys = {
+    events: serviceSigningKey(deps.internalSecret, 'events'),
+    warehouse: serviceSigningKey(deps.internalSecret, 'warehouse'),
+    pipelines: serviceSigningKey(deps.internalSecret, 'pipelines'),
+  } as const;
   const logRequests = logger.isLevelEnabled('info');
 
   function logOnFinish(req: IncomingMessage, res: ServerResponse, log: RequestLog): void {
@@ -138,7 +158,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
 
   async function serviceRequest(req: IncomingMessage, res: ServerResponse, match: ServiceMatch, log: RequestLog): Promise<void> {
     const requestId = log.requestId;
-    const headers: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };
+    const headers: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION, 'x-content-type-options': NOSNIFF };
     log.route = match.route ? `${match.service} ${match.route.key}` : undefined;
     log.metrics = metrics.service(match, req.method!);
 
@@ -188,34 +208,49 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       return sendError(res, rateLimited(), requestId, headers);
     }
 
-    // 7. Body size by declaration; a chunked body is counted while it streams.
+    // 7. Body size by declaration; a chunked body is counted while it is read.
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
+
+    // 8. The body is read whole: the signature covers it. `Expect: 100-continue` is answered only
+    // now, after every check that could refuse the request without it.
+    let body = EMPTY_BODY;
+    if (hasBody(req)) {
+      if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
+      const read = await readBody(req, MAX_BODY_BYTES);
+      if (read === 'too_large') return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
+      // The client left before sending its body.
+      if (read === null) return void res.destroy();
+      body = read;
+    }
+    const hash = body.length === 0 ? undefined : bodySha256(body);
 
     const target: ForwardRequest = {
       service: match.service,
       path: match.forwardPath,
       requestHeaders: {
-        ...signedIdentityHeaders(internalSecret, {
+        ...signedIdentityHeaders(signingKeys[match.service], {
           method: req.method!,
           pathAndQuery: match.forwardPath,
           workspaceId: key.workspaceId,
           keyId: key.id,
           scopes: key.scopes,
+          requestId,
+          bodySha256: hash,
         }),
-        'x-request-id': requestId,
         'platform-version': version,
       },
       responseHeaders: headers,
-      bodyLimitBytes: MAX_BODY_BYTES,
+      body,
     };
 
-    // 8. Idempotency: only requests that carry the key pay for it (a read body, two Redis calls).
+    // 9. Idempotency: only requests that carry the key pay for it (two Redis calls).
     const idempotencyKey = req.headers['idempotency-key'];
     if (idempotencyKey !== undefined && takesIdempotencyKey(req.method)) {
       const parsed = parseIdempotencyKey(idempotencyKey);
       if (parsed instanceof ApiError) return sendError(res, parsed, requestId, headers);
-      return idempotentRequest(req, res, target, idempotencyRecordKey(key.workspaceId, req.method!, pathOf(req.url!), parsed));
+      const scope = idempotencyRecordKey(key.workspaceId, req.method!, canonicalPath({ ...match, route }), parsed);
+      return idempotentRequest(req, res, target, scope, hash ?? bodySha256(body));
     }
 
     sendFailure(req, res, target, await proxy.forward(req, res, target));
@@ -226,10 +261,6 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (outcome.ok) return;
     const requestId = target.requestHeaders['x-request-id']!;
     const headers = target.responseHeaders;
-    if (outcome.reason === 'payload_too_large') {
-      req.resume();
-      return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
-    }
     if (outcome.reason === 'client_gone' || res.headersSent) {
       res.destroy();
       return;
@@ -244,17 +275,13 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
    * is stored before the client sees it, so a retry that follows the answer always finds it.
    * Later requests get the stored answer, or 409 while it runs or when their body differs.
    */
-  async function idempotentRequest(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, recordKey: string): Promise<void> {
+  async function idempotentRequest(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, recordKey: string, hash: string): Promise<void> {
     const requestId = target.requestHeaders['x-request-id']!;
     const headers = target.responseHeaders;
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too_large') return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
-    // The client left before sending its body: nothing was claimed.
-    if (body === null) return void res.destroy();
 
     let claimed: ClaimOutcome;
     try {
-      claimed = await idempotency.claim(recordKey, bodyHash(body));
+      claimed = await idempotency.claim(recordKey, hash);
     } catch (err) {
       // Without Redis a duplicate cannot be recognised, and running the request unprotected could
       // run it twice; a quick 503 lets the client retry the same key once Redis is back. Requests
@@ -267,7 +294,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (claimed.state === 'done') return sendStored(res, claimed.response, headers, true);
 
     const { claim } = claimed;
-    const outcome = await proxy.forward(req, res, { ...target, body, holdResponseBytes: MAX_STORED_RESPONSE_BYTES });
+    const outcome = await proxy.forward(req, res, { ...target, holdResponseBytes: MAX_STORED_RESPONSE_BYTES });
     const held = outcome.ok ? outcome.held : undefined;
     // 5xx answers, failures and answers too long to hold are not stored: the key is free again.
     // A client that left meanwhile does not matter: the service's answer is stored all the same,
@@ -288,7 +315,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
   }
 
   async function ownRequest(req: IncomingMessage, res: ServerResponse, pathname: string, log: RequestLog): Promise<void> {
-    const headers: OutgoingHttpHeaders = { 'x-request-id': log.requestId, 'platform-version': DEFAULT_VERSION };
+    const headers: OutgoingHttpHeaders = { 'x-request-id': log.requestId, 'platform-version': DEFAULT_VERSION, 'x-content-type-options': NOSNIFF };
     // Checked only here, after the service prefixes missed: proxied requests never pay for it.
     if (isConsolePath(pathname)) {
       log.route = `${req.method} /console`;
@@ -306,11 +333,9 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (isRead && pathname === '/readyz') {
       log.route = 'GET /readyz';
       try {
-        await deps.ready();
-        return sendJson(res, 200, { status: 'ready' }, headers);
+        return sendJson(res, 200, await deps.ready(), headers);
       } catch (err) {
-        logger.warn({ err }, 'not ready');
-        return sendError(res, temporarilyUnavailable('Not ready: a backend is unreachable.'), log.requestId, headers);
+        return sendError(res, err instanceof ApiError ? err : temporarilyUnavailable('Not ready: the database does not answer.'), log.requestId, headers);
       }
     }
     sendError(res, new ApiError(404, 'not_found', 'No such endpoint.'), log.requestId, headers);
@@ -338,6 +363,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       sendError(res, new ApiError(500, 'internal_error', 'Something went wrong on our side.'), log.requestId, {
         'x-request-id': log.requestId,
         'platform-version': DEFAULT_VERSION,
+        'x-content-type-options': NOSNIFF,
       });
     });
   };

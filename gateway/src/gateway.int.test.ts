@@ -53,7 +53,7 @@ describe('responses the gateway makes itself', () => {
     expect(health.headers['platform-version']).toBe('2024-12-01');
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready' });
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
   });
 
   test('a service’s own /healthz is not proxied (404, counted in the service bucket)', async () => {

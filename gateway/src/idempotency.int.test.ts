@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
 import { expectErrorBody, testRedisUrl, uniqueName } from '@platform/testing';
-import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey, MAX_STORED_RESPONSE_BYTES } from './idempotency';
+import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
 import { startTcpProxy } from './test/tcp-proxy';
 import {
   allUpstreams,
@@ -76,7 +76,8 @@ describe('replay (contract section 7)', () => {
     expect(replay.headers.location).toBe('/warehouse/v1/items/abc');
     expect(replay.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(replay.headers['x-upstream']).toBe('echo');
-    expect(replay.headers['keep-alive']).not.toBe('timeout=65');
+    // The gateway's own keep-alive (65 s), never the service's hop-by-hop one (node's default, 5 s).
+    expect(replay.headers['keep-alive']).toBe('timeout=65');
     expect(replay.headers['x-request-id']).toBe('second-try');
     expect(replay.headers['platform-version']).toBe('2024-12-01');
     expect(replay.headers['x-ratelimit-limit']).toBe('600');
@@ -235,9 +236,10 @@ describe('answers that are not stored', () => {
     expect(runs(key)).toBe(1);
   });
 
-  test('an answer too long to hold is streamed whole and not stored: the retry runs again', async () => {
+  test('an answer over 1 MiB is streamed whole and not stored: the retry runs again', async () => {
     let calls = 0;
-    const big = Buffer.alloc(MAX_STORED_RESPONSE_BYTES + 1, 0x61);
+    // Contract section 7: no client can make the platform store more than 1 MiB per key.
+    const big = Buffer.alloc(1024 * 1024 + 1, 0x61);
     const service = http.createServer((req, res) => {
       calls++;
       req.resume();
@@ -266,6 +268,20 @@ describe('answers that are not stored', () => {
 });
 
 describe('scope: workspace + method + path + key', () => {
+  test('two spellings of one resource (upper-case id, trailing slash) share one scope: the second is a replay, not a second run or a 409', async () => {
+    const { token } = await createTestKey(gw.store);
+    const key = newKey();
+    const id = randomUUID();
+    const body = { gate: 'north' };
+    const first = await post(`/events/v0/tickets/${id.toUpperCase()}/validate/`, { token, key, body });
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const second = await post(`/events/v0/tickets/${id}/validate`, { token, key, body });
+    expect(second.status).toBe(first.status);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body).toEqual(first.body);
+    expect(runs(key)).toBe(1);
+  });
+
   test('another workspace with the same key runs separately; so does another path', async () => {
     const a = await createTestKey(gw.store);
     const b = await createTestKey(gw.store);

@@ -16,10 +16,12 @@ export const IDEMPOTENCY_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_CLAIM_MARGIN_MS = 5_000;
 
 /**
- * Answers up to this size are held and stored; a longer one (no contract endpoint sends one
- * to a POST or PATCH) is streamed and not stored, so a retry runs again.
+ * Answers up to 1 MiB are held and stored; a longer one (no contract endpoint sends one to a
+ * POST or PATCH) is streamed and not stored, so a retry runs again (contract section 7): no
+ * client can make the platform keep more than this per key, in the Redis that also holds the
+ * rate limits and queues.
  */
-export const MAX_STORED_RESPONSE_BYTES = 4 * 1024 * 1024;
+export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
 
 const MAX_KEY_LENGTH = 255;
 const VISIBLE_ASCII = /^[\x21-\x7e]*$/;

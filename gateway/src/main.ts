@@ -1,8 +1,8 @@
-import http from 'node:http';
 import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listeningAt, onShutdownSignals, startMetricsServer } from '@platform/core';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 
 async function main(): Promise<void> {
@@ -30,20 +30,7 @@ async function main(): Promise<void> {
   // that pause from timing out the first requests' Redis calls.
   await db.$queryRaw`SELECT 1`.catch((err: unknown) => logger.warn({ err }, 'database not reachable at start'));
 
-  // Slow clients (slowloris, a trickled body) get 408 from node itself once their headers or
-  // whole request take too long; node checks at connectionsCheckingInterval (default 30 s), so
-  // check often enough for the limits to mean what they say. Idle keep-alive connections are
-  // not affected (the header timer starts with a request's first byte).
-  const server = http.createServer(
-    {
-      headersTimeout: Math.min(config.GATEWAY_HEADERS_TIMEOUT_MS, config.GATEWAY_REQUEST_TIMEOUT_MS),
-      requestTimeout: config.GATEWAY_REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: Math.min(1_000, config.GATEWAY_HEADERS_TIMEOUT_MS),
-    },
-    app,
-  );
-  // Longer than a load balancer's idle timeout (60 s is common), so the balancer closes idle connections first.
-  server.keepAliveTimeout = 65_000;
+  const server = createGatewayServer(app, { headersTimeoutMs: config.GATEWAY_HEADERS_TIMEOUT_MS, requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS });
   server.listen(config.GATEWAY_PORT, config.HOST, () => logger.info(listeningAt(server, config.GATEWAY_PORT), 'gateway listening'));
   // Never on the public port: scrapes reach the gateway's pods directly.
   const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Transform, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { Pool } from 'undici';
 import type { ServiceName } from '@platform/core';
 
@@ -21,6 +21,7 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   'host',
   'expect',
   'authorization',
+  'content-length',
   'x-request-id',
   'platform-version',
 ]);
@@ -38,14 +39,20 @@ function connectionTokens(value: string | undefined): Set<string> | undefined {
   return tokens.length > 0 ? new Set(tokens) : undefined;
 }
 
-/** The client's end-to-end headers, minus every `x-platform-*`, plus the gateway's; a flat [name, value, ...] list. */
-export function forwardedRequestHeaders(req: IncomingMessage, added: Record<string, string>): string[] {
+/**
+ * The client's end-to-end headers, minus every `x-platform-*`, plus the gateway's; a flat
+ * [name, value, ...] list. The body goes as read (`content-length`, never chunked); without
+ * `acceptEncoding` the service answers uncompressed (an answer the gateway stores must suit
+ * every client that may later get it replayed).
+ */
+export function forwardedRequestHeaders(req: IncomingMessage, added: Record<string, string>, acceptEncoding = true): string[] {
   const raw = req.rawHeaders;
   const extra = connectionTokens(req.headers.connection);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (STRIPPED_REQUEST_HEADERS.has(name) || name.startsWith('x-platform-') || extra?.has(name)) continue;
+    if (!acceptEncoding && name === 'accept-encoding') continue;
     out.push(name, raw[i + 1]!);
   }
   for (const name in added) out.push(name, added[name]!);
@@ -62,25 +69,6 @@ export function forwardedResponseHeaders(upstream: IncomingHttpHeaders, own: Rec
   }
   for (const name in own) out[name] = own[name];
   return out;
-}
-
-export class PayloadTooLargeError extends Error {
-  override name = 'PayloadTooLargeError';
-}
-
-/** A request body of undeclared length (chunked), cut off with an error past `limitBytes`. */
-function limitedBody(req: IncomingMessage, limitBytes: number): Transform {
-  let size = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      size += chunk.length;
-      if (size > limitBytes) callback(new PayloadTooLargeError(`body exceeds ${limitBytes} bytes`));
-      else callback(null, chunk);
-    },
-  });
-  // pipe (not pipeline): on overflow the client's request stays open so it can still get its 413.
-  req.pipe(counter);
-  return counter;
 }
 
 /**
@@ -176,9 +164,8 @@ export interface ForwardRequest {
   requestHeaders: Record<string, string>;
   /** The gateway's own headers on the response. */
   responseHeaders: Record<string, string>;
-  bodyLimitBytes: number;
-  /** The request body, already read (`readBody`); absent: the request itself is streamed. */
-  body?: Buffer;
+  /** The request body, read whole (`readBody`): the signature covers it. */
+  body: Buffer;
   /**
    * Hold answers up to this many bytes instead of streaming them (the outcome carries them and
    * the caller sends them); longer answers are streamed as usual.
@@ -188,7 +175,7 @@ export interface ForwardRequest {
 
 export type ForwardOutcome =
   | { ok: true; status: number; held?: HeldResponse }
-  | { ok: false; reason: 'unavailable' | 'payload_too_large' | 'client_gone'; error: unknown };
+  | { ok: false; reason: 'unavailable' | 'client_gone'; error: unknown };
 
 export interface ProxyOptions {
   upstreams: Upstreams;
@@ -216,13 +203,7 @@ export class UpstreamProxy {
   }
 
   async forward(req: IncomingMessage, res: ServerResponse, target: ForwardRequest): Promise<ForwardOutcome> {
-    const declaredLength = req.headers['content-length'];
-    let body: IncomingMessage | Transform | Buffer | null = null;
-    if (target.body !== undefined) body = target.body.length > 0 ? target.body : null;
-    else if (req.headers['transfer-encoding'] !== undefined) body = limitedBody(req, target.bodyLimitBytes);
-    // With a Content-Length, Node's parser delivers exactly that many bytes (checked by the caller).
-    else if (declaredLength !== undefined && declaredLength !== '0') body = req;
-
+    const holding = target.holdResponseBytes !== undefined;
     // No abort signal per request: once the answer streams, undici stops when the client's
     // response closes; before that, a departed client's request ends at the latest by the timeout.
     try {
@@ -233,8 +214,8 @@ export class UpstreamProxy {
         {
           method: req.method as 'GET',
           path: target.path,
-          headers: forwardedRequestHeaders(req, target.requestHeaders),
-          body,
+          headers: forwardedRequestHeaders(req, target.requestHeaders, !holding),
+          body: target.body.length > 0 ? target.body : null,
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
         },
@@ -252,9 +233,6 @@ export class UpstreamProxy {
       if (holder && !holder.streaming) return { ok: true, status, held: { status, headers: upstreamHeaders, body: holder.body() } };
       return { ok: true, status };
     } catch (error) {
-      if (error instanceof PayloadTooLargeError || (error as { cause?: unknown }).cause instanceof PayloadTooLargeError) {
-        return { ok: false, reason: 'payload_too_large', error };
-      }
       if (res.destroyed) return { ok: false, reason: 'client_gone', error };
       return { ok: false, reason: 'unavailable', error };
     }

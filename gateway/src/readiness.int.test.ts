@@ -20,6 +20,7 @@ test('Redis unreachable: /readyz is 200, and platform_dependency_up shows Redis 
   try {
     const res = await fetch(`${gw.url}/readyz`);
     expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'down' } });
     expect(await dependencyUp(metrics)).toEqual(['platform_dependency_up{dependency="database"} 1', 'platform_dependency_up{dependency="redis"} 0']);
   } finally {
     await gw.close();

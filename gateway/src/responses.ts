@@ -1,13 +1,31 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { ApiError, errorBody } from '@platform/core';
+import { gzipSync } from 'node:zlib';
+import { acceptsGzip, ApiError, errorBody, MIN_COMPRESSED_BYTES } from '@platform/core';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * The body as it goes to this client: gzip-compressed when it is JSON of MIN_COMPRESSED_BYTES
+ * or more and the client accepts gzip (contract section 2); `headers` gets its encoding and length.
+ * Answers the gateway sends whole are at most about 1 MiB, so compressing in line is bounded.
+ */
+export function encodedBody(res: ServerResponse, body: Buffer, headers: OutgoingHttpHeaders): Buffer {
+  const compressible = body.length >= MIN_COMPRESSED_BYTES && headers['content-encoding'] === undefined && /json/i.test(String(headers['content-type'] ?? ''));
+  if (compressible) {
+    headers.vary = headers.vary ? `${String(headers.vary)}, Accept-Encoding` : 'Accept-Encoding';
+    if (acceptsGzip(res.req?.headers['accept-encoding'])) {
+      body = gzipSync(body);
+      headers['content-encoding'] = 'gzip';
+    }
+  }
+  headers['content-length'] = body.length;
+  return body;
+}
+
 /** A gateway-made JSON answer on a bare node:http response. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders): void {
-  const payload = JSON.stringify(body);
   headers['content-type'] = JSON_CONTENT_TYPE;
-  headers['content-length'] = Buffer.byteLength(payload);
+  const payload = encodedBody(res, Buffer.from(JSON.stringify(body)), headers);
   res.writeHead(status, headers);
   res.end(payload);
 }
@@ -35,8 +53,13 @@ export function sendStored(
   const headers: OutgoingHttpHeaders = { ...response.headers, ...own };
   if (replayed) headers['idempotent-replayed'] = 'true';
   // RFC 9110 8.6: no Content-Length on 204 or 304.
-  if (response.status === 204 || response.status === 304) delete headers['content-length'];
-  else headers['content-length'] = response.body.length;
+  if (response.status === 204 || response.status === 304) {
+    delete headers['content-length'];
+    res.writeHead(response.status, headers);
+    res.end();
+    return;
+  }
+  const body = encodedBody(res, response.body, headers);
   res.writeHead(response.status, headers);
-  res.end(response.body);
+  res.end(body);
 }

@@ -1,4 +1,5 @@
-import { RouteTable } from './route-table';
+import { ROUTES } from '@platform/core';
+import { canonicalPath, RouteTable, type MatchedRoute, type ServiceMatch } from './route-table';
 
 const table = new RouteTable();
 
@@ -43,5 +44,25 @@ describe('route table compiled from the contract', () => {
     expect(table.match('GET', '/events/v0x/events')).toBeUndefined();
     expect(table.match('GET', '/admin/v1/workspaces')).toBeUndefined();
     expect(table.match('GET', '/healthz')).toBeUndefined();
+  });
+
+  test('HEAD matches every GET route with its scope and bucket, and no other route', () => {
+    for (const [service, routes] of Object.entries(ROUTES)) {
+      const prefix = { events: '/events/v0', warehouse: '/warehouse/v1', pipelines: '/pipelines/v3' }[service]!;
+      for (const key of Object.keys(routes).filter((k) => k.startsWith('GET '))) {
+        const path = key.slice(4).replace(/:[a-z_]+/g, 'x1');
+        expect(table.match('HEAD', `${prefix}${path}`)?.route).toEqual(table.match('GET', `${prefix}${path}`)?.route);
+      }
+    }
+    expect(table.match('HEAD', '/events/v0/tickets/t/validate')?.route).toBeNull();
+  });
+
+  test('the canonical path lower-cases ids and drops a trailing slash, so two spellings share one idempotency scope', () => {
+    const canonical = (method: string, url: string) => canonicalPath(table.match(method, url) as ServiceMatch & { route: MatchedRoute });
+    const id = '0B6C3F0E-6F1E-4A43-9A4E-3B1C6B6F2A11';
+    expect(canonical('POST', `/events/v0/tickets/${id}/validate/`)).toBe(`/events/v0/tickets/${id.toLowerCase()}/validate`);
+    expect(canonical('POST', `/events/v0/tickets/${id.toLowerCase()}/validate?x=1`)).toBe(`/events/v0/tickets/${id.toLowerCase()}/validate`);
+    expect(canonical('POST', '/pipelines/v3/pipelines/AB/runs/CD/cancel')).toBe('/pipelines/v3/pipelines/ab/runs/cd/cancel');
+    expect(canonical('PATCH', '/warehouse/v1/items/%41b')).toBe('/warehouse/v1/items/ab');
   });
 });

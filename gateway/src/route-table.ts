@@ -88,10 +88,31 @@ export class RouteTable {
       segments.shift();
       // One trailing slash is ignored, as Express (non-strict routing) does in the services.
       if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
-      const root = compiled.byMethod.get(method);
+      // HEAD is answered on every GET route (contract section 2), with the GET route's scope and bucket.
+      const root = compiled.byMethod.get(method === 'HEAD' ? 'GET' : method);
       const route = root ? matchSegments(root, segments, 0) : undefined;
       return { service: compiled.service, prefix, forwardPath, generalBucket: compiled.generalBucket, route: route ?? null };
     }
     return undefined;
   }
+}
+
+function lowerCasedId(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment.toLowerCase();
+  }
+}
+
+/**
+ * A matched request's path in its canonical form (contract section 7): the service prefix and
+ * the contract route with its ids lower-cased and no trailing slash, so that every spelling of
+ * one resource names the same idempotency scope.
+ */
+export function canonicalPath(match: ServiceMatch & { route: MatchedRoute }): string {
+  const queryAt = match.forwardPath.indexOf('?');
+  const actual = (queryAt === -1 ? match.forwardPath : match.forwardPath.slice(0, queryAt)).split('/');
+  const pattern = parseRouteKey(match.route.key).path.split('/');
+  return match.prefix + pattern.map((segment, i) => (segment.startsWith(':') ? lowerCasedId(actual[i] ?? '') : segment)).join('/');
 }

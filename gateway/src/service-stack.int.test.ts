@@ -38,6 +38,7 @@ function eventsLikeService(): Server {
     ...(Object.fromEntries(Object.keys(WEBHOOK_ENDPOINT_ROUTES).map((key) => [key, echo(key)])) as Record<WebhookRouteKey, RouteDefinition>),
   };
   const app = createServiceApp({
+    service: 'events',
     logger: createLogger('events-stand-in', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
     routes: contractRouter('events', definitions),

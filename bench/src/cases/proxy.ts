@@ -132,7 +132,7 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
     // Signed for the service itself: a direct call, or one the pass-through forwards as it came.
     const signedForService = (): LoadRequest => {
       const path = `/tickets/${nextTicket()}/validate`;
-      return { method: 'POST', path, headers: { ...signed(ctx, 'POST', path), 'content-type': 'application/json' }, body: VALIDATE_BODY };
+      return { method: 'POST', path, headers: { ...signed(ctx, 'events', 'POST', path, VALIDATE_BODY), 'content-type': 'application/json' }, body: VALIDATE_BODY };
     };
     const targets: Record<Variant, { url: string; next: () => LoadRequest }> = {
       direct: { url: platform.serviceUrls.events, next: signedForService },

@@ -41,9 +41,8 @@ export interface RunsResults {
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
 async function createPipelines(ctx: BenchContext, count: number, records: number, label: string): Promise<string[]> {
-  const base = ctx.platform.serviceUrls.pipelines;
   return inParallel(Array.from({ length: count }, (_, i) => i), 8, async (i) => {
-    const res = await callService(ctx, base, 'POST', '/pipelines', {
+    const res = await callService(ctx, 'pipelines', 'POST', '/pipelines', {
       name: `bench ${label} ${i}`,
       source: { connector: 'sample', config: { records, seed: i } },
       destination: { connector: 'postgres', config: { table: 'bench_records' } },
@@ -54,7 +53,7 @@ async function createPipelines(ctx: BenchContext, count: number, records: number
 }
 
 async function trigger(ctx: BenchContext, pipelineId: string): Promise<{ id: string; acceptedAt: number }> {
-  const res = await callService(ctx, ctx.platform.serviceUrls.pipelines, 'POST', `/pipelines/${pipelineId}/runs`, { trigger: 'manual' });
+  const res = await callService(ctx, 'pipelines', 'POST', `/pipelines/${pipelineId}/runs`, { trigger: 'manual' });
   if (res.status !== 202) throw new Error(`trigger: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.id as string, acceptedAt: res.at };
 }

@@ -1,4 +1,5 @@
-import { signedIdentityHeaders } from '@platform/core';
+import { randomUUID } from 'node:crypto';
+import { bodySha256, serviceSigningKey, signedIdentityHeaders } from '@platform/core';
 import type { Platform } from '@platform/testing';
 
 export interface Outcome {
@@ -56,11 +57,20 @@ export function gateway(platform: Platform, token = platform.token) {
 /** A client straight to a service, signed as the gateway signs (for setup the drill does not measure). */
 export function direct(platform: Platform, service: 'events' | 'warehouse' | 'pipelines') {
   const base = platform.serviceUrls[service];
-  const headers = (method: string, path: string) =>
-    signedIdentityHeaders(platform.internalSecret, { workspaceId: platform.workspaceId, keyId: platform.keyId, scopes: null, method, pathAndQuery: path });
+  const key = serviceSigningKey(platform.internalSecret, service);
+  const headers = (method: string, path: string, body?: unknown) =>
+    signedIdentityHeaders(key, {
+      workspaceId: platform.workspaceId,
+      keyId: platform.keyId,
+      scopes: null,
+      method,
+      pathAndQuery: path,
+      requestId: randomUUID(),
+      bodySha256: body === undefined ? undefined : bodySha256(JSON.stringify(body)),
+    });
   return {
     get: (path: string) => call(`${base}${path}`, { headers: headers('GET', path) }),
-    post: (path: string, body?: unknown) => call(`${base}${path}`, { method: 'POST', headers: headers('POST', path), body: body ?? {} }),
+    post: (path: string, body?: unknown) => call(`${base}${path}`, { method: 'POST', headers: headers('POST', path, body ?? {}), body: body ?? {} }),
   };
 }
 

@@ -2,10 +2,11 @@ import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Redis } from 'ioredis';
-import { createLogger, InternalHeaders, verifyInternalSignature } from '@platform/core';
+import { bodySha256, createLogger, InternalHeaders, serviceSigningKey, verifyInternalSignature, type ServiceName } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
+import { createGatewayServer } from '../server';
 import { keysStore, type KeysStore } from '../keys.store';
 import { createApiKey } from '../keys.service';
 import type { Upstreams } from '../proxy';
@@ -34,6 +35,26 @@ export interface EchoRecord {
   body: string;
   body_bytes: number;
   signature_valid: boolean;
+  /** The service whose derived key the signature verifies with; null when none does. */
+  signed_for: ServiceName | null;
+}
+
+const SERVICE_KEYS = (['events', 'warehouse', 'pipelines'] as const).map((service) => [service, serviceSigningKey(TEST_INTERNAL_SECRET, service)] as const);
+
+/** The service a request was signed for, as a service would verify it (core's verifyInternalSignature). */
+function signedFor(req: http.IncomingMessage, body: Buffer): ServiceName | null {
+  const header = (name: string): string => (req.headers[name] as string | undefined) ?? '';
+  const signed = {
+    method: req.method!,
+    pathAndQuery: req.url!,
+    workspaceId: header(InternalHeaders.workspaceId),
+    keyId: header(InternalHeaders.keyId),
+    scopes: header(InternalHeaders.scopes),
+    requestId: header(InternalHeaders.requestId),
+    bodySha256: bodySha256(body),
+  };
+  const found = SERVICE_KEYS.find(([, key]) => verifyInternalSignature(key, header(InternalHeaders.timestamp), header(InternalHeaders.signature), signed));
+  return found ? found[0] : null;
 }
 
 export interface EchoUpstream {
@@ -53,19 +74,16 @@ export async function startEchoUpstream(options: { delayMs?: number } = {}): Pro
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const header = (name: string): string | undefined => req.headers[name] as string | undefined;
+      const body = Buffer.concat(chunks);
+      const service = signedFor(req, body);
       const record: EchoRecord = {
         method: req.method!,
         url: req.url!,
         headers: req.headers,
         body_bytes: chunks.reduce((n, c) => n + c.length, 0),
-        body: Buffer.concat(chunks).toString('utf8').slice(0, 10_000),
-        signature_valid: verifyInternalSignature(TEST_INTERNAL_SECRET, header(InternalHeaders.timestamp), header(InternalHeaders.signature), {
-          method: req.method!,
-          pathAndQuery: req.url!,
-          workspaceId: header(InternalHeaders.workspaceId) ?? '',
-          keyId: header(InternalHeaders.keyId) ?? '',
-        }),
+        body: body.toString('utf8').slice(0, 10_000),
+        signature_valid: service !== null,
+        signed_for: service,
       };
       received.push(record);
       const query = new URL(req.url!, 'http://x').searchParams;
@@ -99,6 +117,9 @@ export function allUpstreams(url: string): Upstreams {
 export interface GatewayOptions extends Partial<Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>> {
   upstreams?: Upstreams;
   redisUrl?: string;
+  /** The server's slow-client limits (main's GATEWAY_HEADERS_TIMEOUT_MS / GATEWAY_REQUEST_TIMEOUT_MS). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
   /** Share a prefix to make several instances one deployment; a fresh one otherwise. */
   redisPrefix?: string;
 }
@@ -146,7 +167,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   });
   // As main does: the first Prisma query stalls the event loop while the client loads.
   await db.$queryRaw`SELECT 1`;
-  const server = http.createServer(app);
+  const server = createGatewayServer(app, { headersTimeoutMs: options.headersTimeoutMs ?? 10_000, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
   const url = await listen(server);
   // Revocations reach this instance only once it listens.
   if (options.redisUrl === undefined) await waitFor(async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore);

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'rate_limited',
   'temporarily_unavailable',
   'payload_too_large',
+  'unsupported_media_type',
   'request_timeout',
   'internal_error',
 ] as const;

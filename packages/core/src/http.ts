@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorBody, invalidRequest, payloadTooLarge, temporarilyUnavailable } from './errors';
 import { requestIdFrom } from './request-id';
 import { DEFAULT_VERSION } from './contract';
+import { readRawBody } from './signed-request';
 
 /** A workspace id that came from an authenticated identity; queries take this type, not a bare string. */
 export type WorkspaceId = string & { readonly __brand: 'WorkspaceId' };
@@ -34,6 +35,7 @@ export function platformHeaders(): RequestHandler {
     req.requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', req.requestId);
     res.setHeader('platform-version', DEFAULT_VERSION);
+    res.setHeader('x-content-type-options', 'nosniff');
     next();
   };
 }
@@ -44,63 +46,79 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/** A request body in a `content-encoding` other than identity: 415 (contract section 2). */
+export function unsupportedContentEncoding(): ApiError {
+  return new ApiError(415, 'unsupported_media_type', 'Request bodies are accepted without content-encoding (identity) only.');
+}
+
+/** True when a request declares a body encoding the platform does not accept. */
+export function hasContentEncoding(value: string | undefined): boolean {
+  return value !== undefined && value.trim().toLowerCase() !== 'identity' && value.trim() !== '';
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Parses a JSON body that must be an object; bytes that are not UTF-8 are refused, never replaced. */
+function parseJsonObject(bytes: Buffer): unknown | ApiError {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return invalidRequest([{ in: 'body', field: '', code: 'invalid_json', message: 'is not valid UTF-8' }]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return invalidRequest([{ in: 'body', field: '', code: 'invalid_json', message: 'is not valid JSON' }]);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return invalidRequest([{ in: 'body', field: '', code: 'invalid_type', message: 'must be a JSON object' }]);
+  }
+  return parsed;
+}
+
 /**
  * JSON-only bodies (contract section 2): empty means `{}`, anything else must be a JSON object
- * sent as application/json, at most `limitBytes` (413 beyond).
+ * sent as application/json without content-encoding, at most `limitBytes` (413 beyond). A body
+ * already read (`req.rawBody`, by the signature check) is parsed from there.
  */
 export function jsonBody(limitBytes = MAX_BODY_BYTES): RequestHandler {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') {
       req.body = undefined;
+      if (req.rawBody === undefined) req.resume();
       return next();
     }
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limitBytes) {
+    if (req.rawBody === undefined && Number.isFinite(declared) && declared > limitBytes) {
       req.resume();
       return next(payloadTooLarge(limitBytes));
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limitBytes) {
-        failed = true;
-        next(payloadTooLarge(limitBytes));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('error', (err) => {
-      if (!failed) {
-        failed = true;
-        next(err);
-      }
-    });
-    req.on('end', () => {
-      if (failed) return;
-      if (size === 0) {
+    const parse = (bytes: Buffer): void => {
+      if (bytes.length === 0) {
         req.body = {};
         return next();
       }
+      if (hasContentEncoding(req.headers['content-encoding'])) return next(unsupportedContentEncoding());
       if (!isJsonContentType(req.headers['content-type'])) {
         return next(
           invalidRequest([{ in: 'header', field: 'content-type', code: 'invalid_content_type', message: 'must be application/json' }]),
         );
       }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
-      } catch {
-        return next(invalidRequest([{ in: 'body', field: '', code: 'invalid_json', message: 'is not valid JSON' }]));
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return next(invalidRequest([{ in: 'body', field: '', code: 'invalid_type', message: 'must be a JSON object' }]));
-      }
+      const parsed = parseJsonObject(bytes);
+      if (parsed instanceof ApiError) return next(parsed);
       req.body = parsed;
       next();
-    });
+    };
+    if (req.rawBody !== undefined) return parse(req.rawBody);
+    // Node acknowledges `Expect: 100-continue` only when told to: after the checks before this one.
+    if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
+    readRawBody(req, limitBytes).then((body) => {
+      if (body === 'aborted') return;
+      if (body === 'too_large') return next(payloadTooLarge(limitBytes));
+      parse(body);
+    }, next);
   };
 }
 

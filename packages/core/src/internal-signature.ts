@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import type { ServiceName } from './contract';
 
 /** Headers the gateway adds to every proxied request (contract section 4). */
 export const InternalHeaders = {
@@ -7,51 +8,100 @@ export const InternalHeaders = {
   scopes: 'x-platform-scopes',
   timestamp: 'x-platform-timestamp',
   signature: 'x-platform-signature',
+  requestId: 'x-request-id',
 } as const;
 
 /** How old a gateway signature may be before a service refuses it. */
 export const SIGNATURE_MAX_AGE_SECONDS = 60;
+/** How far ahead of a service's clock a signature may be (clock skew between hosts, no more). */
+export const SIGNATURE_MAX_AHEAD_SECONDS = 5;
 
-export interface SignedIdentity {
+/** hex SHA-256 of an empty body, the body hash of every request without one. */
+export const EMPTY_BODY_SHA256 = createHash('sha256').update('').digest('hex');
+
+/**
+ * The key that signs requests for one service: HKDF-SHA256 of PLATFORM_INTERNAL_SECRET with the
+ * service name as info, so a signature made for one service is worthless at another.
+ */
+export function serviceSigningKey(secret: string, service: ServiceName): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), service, 32));
+}
+
+/** What a gateway signature covers besides its timestamp. */
+export interface SignedRequest {
   method: string;
   pathAndQuery: string;
   workspaceId: string;
   keyId: string;
+  /** The `x-platform-scopes` value: `*` (unrestricted) or the scopes joined by spaces. */
+  scopes: string;
+  requestId: string;
+  /** hex SHA-256 of the body bytes as sent to the service. */
+  bodySha256: string;
 }
 
-/** Hex HMAC-SHA256 over `timestamp \n method \n path-and-query \n workspace-id \n key-id`. */
-export function internalSignature(secret: string, timestamp: string, identity: SignedIdentity): string {
-  return createHmac('sha256', secret)
-    .update(`${timestamp}\n${identity.method.toUpperCase()}\n${identity.pathAndQuery}\n${identity.workspaceId}\n${identity.keyId}`)
+/** `x-platform-scopes` for a key's scopes (null = unrestricted). */
+export function scopesHeader(scopes: readonly string[] | null): string {
+  return scopes === null ? '*' : scopes.join(' ');
+}
+
+/** hex SHA-256 of a body. */
+export function bodySha256(body: Buffer | string | undefined): string {
+  if (body === undefined || body.length === 0) return EMPTY_BODY_SHA256;
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** Hex HMAC-SHA256 over `timestamp \n method \n path-and-query \n workspace-id \n key-id \n scopes \n request-id \n body-sha256`. */
+export function internalSignature(key: Buffer, timestamp: string, request: SignedRequest): string {
+  return createHmac('sha256', key)
+    .update(
+      `${timestamp}\n${request.method.toUpperCase()}\n${request.pathAndQuery}\n${request.workspaceId}\n${request.keyId}\n${request.scopes}\n${request.requestId}\n${request.bodySha256}`,
+    )
     .digest('hex');
 }
 
-/** The headers that carry a signed identity from the gateway to a service. */
-export function signedIdentityHeaders(
-  secret: string,
-  identity: SignedIdentity & { scopes: readonly string[] | null },
-  nowSeconds = Math.floor(Date.now() / 1000),
-): Record<string, string> {
-  const ts = String(nowSeconds);
+/** The identity and request the gateway signs for a service. */
+export interface SigningInput {
+  method: string;
+  pathAndQuery: string;
+  workspaceId: string;
+  keyId: string;
+  scopes: readonly string[] | null;
+  requestId: string;
+  /** hex SHA-256 of the body (`bodySha256`); absent = no body. */
+  bodySha256?: string;
+}
+
+/** The headers that carry a signed identity from the gateway to a service, `x-request-id` included. */
+export function signedIdentityHeaders(key: Buffer, input: SigningInput, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const timestamp = String(nowSeconds);
+  const scopes = scopesHeader(input.scopes);
   return {
-    [InternalHeaders.workspaceId]: identity.workspaceId,
-    [InternalHeaders.keyId]: identity.keyId,
-    [InternalHeaders.scopes]: identity.scopes === null ? '*' : identity.scopes.join(' '),
-    [InternalHeaders.timestamp]: ts,
-    [InternalHeaders.signature]: internalSignature(secret, ts, identity),
+    [InternalHeaders.workspaceId]: input.workspaceId,
+    [InternalHeaders.keyId]: input.keyId,
+    [InternalHeaders.scopes]: scopes,
+    [InternalHeaders.requestId]: input.requestId,
+    [InternalHeaders.timestamp]: timestamp,
+    [InternalHeaders.signature]: internalSignature(key, timestamp, { ...input, scopes, bodySha256: input.bodySha256 ?? EMPTY_BODY_SHA256 }),
   };
 }
 
-/** True when the signature matches and is at most SIGNATURE_MAX_AGE_SECONDS old (or early). */
+/** A timestamp header a service accepts: digits, at most SIGNATURE_MAX_AGE_SECONDS old and SIGNATURE_MAX_AHEAD_SECONDS ahead. */
+export function isFreshTimestamp(timestamp: string | undefined, nowSeconds = Math.floor(Date.now() / 1000)): timestamp is string {
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp)) return false;
+  const age = nowSeconds - Number(timestamp);
+  return age <= SIGNATURE_MAX_AGE_SECONDS && age >= -SIGNATURE_MAX_AHEAD_SECONDS;
+}
+
+/** True when the signature matches the request and its timestamp is fresh. */
 export function verifyInternalSignature(
-  secret: string,
+  key: Buffer,
   timestamp: string | undefined,
   signature: string | undefined,
-  identity: SignedIdentity,
+  request: SignedRequest,
   nowSeconds = Math.floor(Date.now() / 1000),
 ): boolean {
-  if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp) || !/^[0-9a-f]{64}$/.test(signature)) return false;
-  if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_MAX_AGE_SECONDS) return false;
-  const expected = Buffer.from(internalSignature(secret, timestamp, identity), 'hex');
+  if (!isFreshTimestamp(timestamp, nowSeconds) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  const expected = Buffer.from(internalSignature(key, timestamp, request), 'hex');
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }

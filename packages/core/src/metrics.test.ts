@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { Router } from 'express';
 import pino from 'pino';
 import request from 'supertest';
-import { signedIdentityHeaders } from './internal-signature';
+import { serviceSigningKey, signedIdentityHeaders } from './internal-signature';
 import { createLogger } from './logger';
 import { createMetricsRegistry, HttpMetrics, Registry, registeredCounter, startMetricsServer, trackQueueDepth, UNMATCHED_ROUTE } from './metrics';
 import { createServiceApp } from './service-app';
@@ -75,10 +75,10 @@ describe('createServiceApp with metrics', () => {
     routes.post('/tickets/:id/validate', (req, res) => {
       res.status(req.params.id === TICKET ? 200 : 409).json({ ok: true });
     });
-    return createServiceApp({ logger: silent, internalSecret: SECRET, routes, ready: { database: async () => undefined }, metrics: new HttpMetrics(registry) });
+    return createServiceApp({ service: 'events', logger: silent, internalSecret: SECRET, routes, ready: { database: async () => undefined }, metrics: new HttpMetrics(registry) });
   }
   const signed = (path: string) =>
-    signedIdentityHeaders(SECRET, { workspaceId: 'ws', keyId: 'key', scopes: null, method: 'POST', pathAndQuery: path });
+    signedIdentityHeaders(serviceSigningKey(SECRET, 'events'), { workspaceId: 'ws', keyId: 'key', scopes: null, method: 'POST', pathAndQuery: path, requestId: 'metrics-test' });
 
   test('labels a request with its route pattern, never the raw path; unknown and unsigned requests are "unmatched"', async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false });

@@ -82,12 +82,12 @@ describe('openApiDocument', () => {
 
   test('every error status is documented with the error body; 429 and 503 carry Retry-After', () => {
     const read = document().paths['/events/{id}/tickets']!.get!.responses!;
-    expect(Object.keys(read)).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    expect(Object.keys(read)).toEqual(['200', '400', '401', '403', '404', '408', '429', '500', '503']);
     expect(read['404']!.description).toContain('No such event.');
     expect(read['403']!.content!['application/json']!.example).toEqual({ error: expect.objectContaining({ code: 'forbidden_scope', required_scope: 'events:read' }) });
     expect(read['429']!.headers!['Retry-After']).toEqual({ $ref: '#/components/headers/Retry-After' });
     const write = document().paths['/events']!.post!;
-    expect(Object.keys(write.responses!)).toEqual(['201', '400', '401', '403', '409', '413', '429', '500', '503']);
+    expect(Object.keys(write.responses!)).toEqual(['201', '400', '401', '403', '408', '409', '413', '415', '429', '500', '503']);
     expect(write.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(write.responses!['201']!.headers!['idempotent-replayed']).toEqual({ $ref: '#/components/headers/idempotent-replayed' });
   });

@@ -25,7 +25,7 @@ export interface ResponseDoc {
   headers?: Record<string, { description: string; schema?: z.ZodType }>;
 }
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 429 | 500 | 503;
 
 /** What an error status means for one route, with an example of its `error` (without `request_id`). */
 export interface ErrorDoc {
@@ -46,7 +46,7 @@ export interface RouteDocs {
   responses: Record<number, ResponseDoc>;
   /**
    * What error statuses mean for this route. The platform's own are always documented: 400, 401,
-   * 403, 429, 500 and 503 on every route, 404 with a path id, 409 and 413 on POST and PATCH.
+   * 403, 408, 429, 500 and 503 on every route, 404 with a path id, 409, 413 and 415 on POST and PATCH.
    */
   errors?: Partial<Record<ErrorStatus, string | ErrorDoc>>;
   /** The body as documented, when the handler parses it itself beyond the route's outline schema. */
@@ -268,8 +268,10 @@ const ERROR_TITLES: Record<ErrorStatus, string> = {
   401: 'Not authenticated',
   403: 'Missing scope',
   404: 'Not found',
+  408: 'Request too slow',
   409: 'Conflict',
   413: 'Body too large',
+  415: 'Encoded body',
   429: 'Rate limited',
   500: 'Internal error',
   503: 'Temporarily unavailable',
@@ -280,8 +282,10 @@ const ERROR_CODE_OF: Record<ErrorStatus, ErrorCode> = {
   401: 'unauthorized',
   403: 'forbidden_scope',
   404: 'not_found',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
+  415: 'unsupported_media_type',
   429: 'rate_limited',
   500: 'internal_error',
   503: 'temporarily_unavailable',
@@ -307,8 +311,12 @@ function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'
         message: 'This Idempotency-Key was already used with a different request body.',
         errors: [{ in: 'header', field: 'Idempotency-Key', code: 'reused_with_different_body', message: 'was first used with a different request body' }],
       };
+    case 408:
+      return { code: 'request_timeout', message: 'The request was not received in time.' };
     case 413:
       return { code: 'payload_too_large', message: `The request body exceeds ${MAX_BODY_BYTES} bytes.` };
+    case 415:
+      return { code: 'unsupported_media_type', message: 'Request bodies are accepted without content-encoding (identity) only.' };
     case 429:
       return { code: 'rate_limited', message: 'Rate limit exceeded; retry after the time in Retry-After.' };
     case 500:
@@ -346,6 +354,7 @@ function platformErrorReasons(facts: OperationFacts): Partial<Record<ErrorStatus
         'Rejected requests do not count.',
       'After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.',
     ],
+    408: ['The client did not send its whole request (headers and body) in time; the connection is closed after this answer.'],
     500: ['Something failed on our side; the body never carries details. Quote `request_id` when asking for support.'],
     503: ['The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.'],
   };
@@ -355,6 +364,7 @@ function platformErrorReasons(facts: OperationFacts): Partial<Record<ErrorStatus
       'The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).',
     ];
     reasons[413] = [`The body exceeds ${MAX_BODY_BYTES} bytes (1 MiB).`];
+    reasons[415] = ['The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).'];
   }
   return reasons;
 }
@@ -372,7 +382,7 @@ function commonResponseHeaders(status: number, method: string): Record<string, J
     headers[HEADERS.retryAfter] = { description: 'Only while the first request with the same `Idempotency-Key` still runs.', schema: { type: 'integer', minimum: 1 } };
   }
   // Answers the service gave are kept for the key and replayed; the gateway's own refusals are not.
-  const replayable = status < 500 && ![401, 403, 413, 429].includes(status);
+  const replayable = status < 500 && ![401, 403, 408, 413, 429].includes(status);
   if ((method === 'POST' || method === 'PATCH') && replayable) headers[HEADERS.replayed] = ref('headers', HEADERS.replayed);
   return headers;
 }

@@ -1,8 +1,7 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { ApiError, FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
-import type { Identity, WorkspaceId } from './http';
-import { InternalHeaders, verifyInternalSignature } from './internal-signature';
+import type { Identity } from './http';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
 import type { RouteDocs } from './openapi';
 import { rawQueryErrors, strictDecode, TEXT_RULE_MESSAGE, textRuleErrors, zodFieldErrors } from './validation';
@@ -155,32 +154,4 @@ export function mountRoutes(router: Router, specs: Readonly<Record<string, { sco
  */
 export function contractRouter<S extends ServiceName>(service: S, definitions: Record<RoutesOf<S>, RouteDefinition>): Router {
   return mountRoutes(Router(), ROUTES[service], definitions);
-}
-
-/** Services answer only requests the gateway signed within the last 60 s (contract section 4). */
-export function requireGatewaySignature(secret: string): RequestHandler {
-  return (req, _res, next) => {
-    const header = (name: string): string | undefined => {
-      const value = req.headers[name];
-      return typeof value === 'string' ? value : undefined;
-    };
-    const workspaceId = header(InternalHeaders.workspaceId);
-    const keyId = header(InternalHeaders.keyId);
-    const scopes = header(InternalHeaders.scopes);
-    if (
-      !workspaceId ||
-      !keyId ||
-      scopes === undefined ||
-      !verifyInternalSignature(secret, header(InternalHeaders.timestamp), header(InternalHeaders.signature), {
-        method: req.method,
-        pathAndQuery: req.originalUrl,
-        workspaceId,
-        keyId,
-      })
-    ) {
-      return next(new ApiError(401, 'unauthorized', 'Request was not signed by the gateway.'));
-    }
-    req.identity = { workspaceId: workspaceId as WorkspaceId, keyId, scopes: scopes === '*' ? null : scopes.split(' ').filter(Boolean) };
-    next();
-  };
 }

@@ -1,6 +1,7 @@
 import type { RequestListener, Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from 'pino';
+import { answerClientErrors } from './client-errors';
 import { DEFAULT_HOST } from './config';
 
 /** Starts an HTTP server for a deployable's app on `host` (HOST; default this machine only) and logs where it listens. */
@@ -9,6 +10,7 @@ export function listen(app: RequestListener, port: number, logger: Logger, what:
   // Longer than the gateway's pool keep-alive, so the gateway, not this side, closes idle sockets
   // (a server closing first races a request the gateway is just sending on that socket).
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server);
   server.listen(port, host, () => logger.info(listeningAt(server, port), `${what} listening`));
   return server;
 }

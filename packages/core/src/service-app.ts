@@ -1,12 +1,16 @@
 import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
-import { errorHandler, jsonBody, notFoundHandler, platformHeaders, requestLog } from './http';
+import { compressJson } from './compression';
+import type { ServiceName } from './contract';
+import { errorHandler, jsonBody, MAX_BODY_BYTES, notFoundHandler, platformHeaders, requestLog } from './http';
 import type { OpenApiDocument } from './openapi';
 import { httpMetricsMiddleware, type HttpMetrics } from './metrics';
 import { Readiness, type ReadinessChecks } from './readiness';
-import { requireGatewaySignature } from './route';
+import { requireGatewaySignature } from './signed-request';
 
 export interface ServiceAppOptions {
+  /** The service's name: its requests are signed with a key derived for it. */
+  service: ServiceName;
   logger: Logger;
   /** PLATFORM_INTERNAL_SECRET shared with the gateway. */
   internalSecret: string;
@@ -29,6 +33,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(platformHeaders());
+  app.use(compressJson());
   app.use(requestLog(options.logger));
   if (options.metrics) app.use(httpMetricsMiddleware(options.metrics));
   app.get('/healthz', (_req, res) => {
@@ -45,7 +50,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
       res.json(openapi);
     });
   }
-  app.use(requireGatewaySignature(options.internalSecret));
+  app.use(requireGatewaySignature(options.internalSecret, options.service, MAX_BODY_BYTES));
   app.use(jsonBody());
   app.use(options.routes);
   app.use(notFoundHandler());

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
-import { migrate, signedIdentityHeaders } from '@platform/core';
+import { bodySha256, migrate, serviceSigningKey, signedIdentityHeaders, type ServiceName } from '@platform/core';
 
 /** The secret that test apps and test requests share. */
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
@@ -28,14 +28,21 @@ export function testIdentity(scopes: readonly string[] | null = null): { workspa
   return { workspaceId: randomUUID(), keyId: randomUUID(), scopes };
 }
 
-/** Headers the gateway would add, for calling a service directly in tests. */
+/** Headers the gateway would add for one service, for calling that service directly in tests. */
 export function gatewayHeaders(
+  service: ServiceName,
   identity: { workspaceId: string; keyId: string; scopes: readonly string[] | null },
   method: string,
   pathAndQuery: string,
-  secret = TEST_INTERNAL_SECRET,
+  options: { body?: string | Buffer; requestId?: string; secret?: string } = {},
 ): Record<string, string> {
-  return signedIdentityHeaders(secret, { ...identity, method, pathAndQuery });
+  return signedIdentityHeaders(serviceSigningKey(options.secret ?? TEST_INTERNAL_SECRET, service), {
+    ...identity,
+    method,
+    pathAndQuery,
+    requestId: options.requestId ?? randomUUID(),
+    bodySha256: bodySha256(options.body),
+  });
 }
 
 /** A short unique prefix for Redis keys and queue names of one test. */
@@ -123,11 +130,13 @@ export async function schemaDifferences(prismaClient: unknown, databaseUrl: stri
 type Target = Parameters<typeof request>[0];
 type Identity = { workspaceId: string; keyId: string; scopes: readonly string[] | null };
 
-/** supertest calls to a service as the gateway would make them, signed for one identity. */
-export function serviceClient(target: Target, identity: Identity, secret = TEST_INTERNAL_SECRET) {
+/** supertest calls to a service as the gateway would make them, signed for one identity (and the exact body bytes sent). */
+export function serviceClient(service: ServiceName, target: Target, identity: Identity, secret = TEST_INTERNAL_SECRET) {
   const call = (method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown, headers: Record<string, string> = {}): request.Test => {
-    let req = request(target)[method](path).set(gatewayHeaders(identity, method.toUpperCase(), path, secret)).set(headers);
-    if (body !== undefined) req = typeof body === 'string' ? req.set('content-type', headers['content-type'] ?? 'application/json').send(body) : req.send(body as object);
+    const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const signed = gatewayHeaders(service, identity, method.toUpperCase(), path, { body: raw, requestId: headers['x-request-id'], secret });
+    let req = request(target)[method](path).set(signed).set(headers);
+    if (raw !== undefined) req = req.set('content-type', headers['content-type'] ?? 'application/json').send(raw);
     return req;
   };
   return {

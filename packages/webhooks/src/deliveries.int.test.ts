@@ -126,7 +126,7 @@ async function lockable(eventId: string): Promise<boolean> {
 describe('delivery', () => {
   test('an event written to the outbox arrives at the receiver, signed, verifiable with verifyWebhook, and is recorded', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url, ['ticket.validated']);
     const data = ticket();
@@ -153,8 +153,8 @@ describe('delivery', () => {
 
   test('only enabled endpoints of the same workspace subscribed to the type (or "*") get the event', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
-    const stranger = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
+    const stranger = serviceClient('events', app, testIdentity());
     const wildcard = hookPath();
     const subscribed = hookPath();
     const otherTypes = hookPath();
@@ -179,7 +179,7 @@ describe('delivery', () => {
 
   test('a receiver that fails twice then succeeds gets the event on the third attempt, with the same webhook-id and 3 records', async () => {
     harness({ schedule: [100, 100, 100] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(500, 503, 200);
     const endpoint = await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -202,7 +202,7 @@ describe('delivery', () => {
 
   test('retries follow the schedule and stop after its last step', async () => {
     const { queue } = harness({ schedule: [40, 250] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(500);
     const endpoint = await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -225,7 +225,7 @@ describe('delivery', () => {
 
   test('410 Gone disables the endpoint: no retry, no later events', async () => {
     harness({ schedule: [20, 20, 20] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(410);
     const endpoint = await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -245,7 +245,7 @@ describe('delivery', () => {
 
   test('a receiver slower than the timeout is a failed attempt without a response status', async () => {
     harness({ schedule: [], timeoutMs: 200 });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath('hang');
     const endpoint = await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -258,7 +258,7 @@ describe('delivery', () => {
 
   test('redirects are not followed: a 3xx is a failed attempt', async () => {
     harness({ schedule: [] });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const target = hookPath(200);
     const hook = hookPath({ redirect: target.url });
     const endpoint = await createEndpoint(c, hook.url);
@@ -274,7 +274,7 @@ describe('delivery', () => {
   test('the SSRF guard runs again at delivery time: a private target saved earlier is not contacted', async () => {
     // The endpoint was accepted (say, DNS said public then); the worker refuses private targets.
     harness({ schedule: [], allowPrivate: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const literal = hookPath(200);
     const named = hookPath(200);
     const byIp = await createEndpoint(c, literal.url);
@@ -293,7 +293,7 @@ describe('delivery', () => {
 
   test('during a secret rotation both signatures are sent and each secret verifies; after 24 h only the new one', async () => {
     harness();
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url);
     const rotated = (await c.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`).expect(200)).body as { secret: string };
@@ -341,7 +341,7 @@ describe('deliveries that cannot be made', () => {
     const logger = createLogger('webhooks-test', 'silent');
     const warn = jest.spyOn(logger, 'warn');
     const { queue, undeliverable } = harness({ relay: false, logger });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const deleted = await createEndpoint(c, hook.url);
     await c.delete(`/webhook-endpoints/${deleted.id}`).expect(204);
@@ -361,7 +361,7 @@ describe('deliveries that cannot be made', () => {
 
   test('a job for an endpoint disabled since it was enqueued is not sent: a failed delivery record says so and the job fails with its reason', async () => {
     const { queue, undeliverable } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url);
     await c.patch(`/webhook-endpoints/${endpoint.id}`, { enabled: false }).expect(200);
@@ -396,8 +396,8 @@ describe('deliveries that cannot be made', () => {
 describe('outbox relay', () => {
   test('one batch holding two workspaces\' events: each workspace\'s "*" endpoint gets its own workspace\'s events and no other', async () => {
     const { queue } = harness({ relay: false });
-    const a = serviceClient(app, testIdentity());
-    const b = serviceClient(app, testIdentity());
+    const a = serviceClient('events', app, testIdentity());
+    const b = serviceClient('events', app, testIdentity());
     const hooks = { a: hookPath(200), b: hookPath(200) };
     const endpoints = { a: (await createEndpoint(a, hooks.a.url, ['*'])).id, b: (await createEndpoint(b, hooks.b.url, ['*'])).id };
     // Interleaved in the outbox, so the batch mixes them.
@@ -428,7 +428,7 @@ describe('outbox relay', () => {
 
   test('events committed while no relay runs are delivered once a relay starts', async () => {
     const { startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }), await writeEvent(c.identity.workspaceId)];
@@ -444,7 +444,7 @@ describe('outbox relay', () => {
 
   test('a relay that crashed after enqueueing but before committing loses nothing and duplicates nothing', async () => {
     const { queue, startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId)];
@@ -467,7 +467,7 @@ describe('outbox relay', () => {
   });
 
   test('while Redis is unreachable the relay publishes nothing, locks no rows and closes promptly; the rows go out later', async () => {
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -517,7 +517,7 @@ describe('outbox relay', () => {
     cleanups.push(() => queue.close());
     const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20 });
     cleanups.push(() => relay.close());
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
     await writeEvent(c.identity.workspaceId);
@@ -537,7 +537,7 @@ describe('outbox relay', () => {
 
   test('two relays running concurrently deliver each event exactly once per endpoint', async () => {
     const { queue, startRelay } = harness({ relay: false });
-    const c = serviceClient(app, testIdentity());
+    const c = serviceClient('events', app, testIdentity());
     const first = hookPath(200);
     const second = hookPath(200);
     const endpoints = [(await createEndpoint(c, first.url)).id, (await createEndpoint(c, second.url, ['item.updated'])).id];

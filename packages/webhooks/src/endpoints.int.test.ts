@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 function client(scopes: readonly string[] | null = null, target: Express = app): ServiceClient {
-  return serviceClient(target, testIdentity(scopes));
+  return serviceClient('events', target, testIdentity(scopes));
 }
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -191,14 +191,14 @@ describe('workspaces and scopes', () => {
   test('reads need webhooks:read and changes webhooks:write', async () => {
     const owner = client();
     const { id } = await createEndpoint(owner);
-    const reader = serviceClient(app, { ...owner.identity, scopes: ['webhooks:read'] });
+    const reader = serviceClient('events', app, { ...owner.identity, scopes: ['webhooks:read'] });
     await reader.get(`/webhook-endpoints/${id}`).expect(200);
     await reader.get(`/webhook-endpoints/${id}/deliveries`).expect(200);
     const denied = await reader.post(`/webhook-endpoints/${id}/rotate-secret`).expect(403);
     expect(expectErrorBody(denied.body, 'forbidden_scope').required_scope).toBe('webhooks:write');
     await reader.patch(`/webhook-endpoints/${id}`, { enabled: false }).expect(403);
     await reader.delete(`/webhook-endpoints/${id}`).expect(403);
-    const writer = serviceClient(app, { ...owner.identity, scopes: ['webhooks:write'] });
+    const writer = serviceClient('events', app, { ...owner.identity, scopes: ['webhooks:write'] });
     expect(expectErrorBody((await writer.get('/webhook-endpoints').expect(403)).body, 'forbidden_scope').required_scope).toBe('webhooks:read');
     await writer.patch(`/webhook-endpoints/${id}`, { enabled: false }).expect(200);
   });

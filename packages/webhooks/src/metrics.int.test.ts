@@ -54,7 +54,7 @@ test('webhook_deliveries_total counts each attempt as succeeded, failed or disab
     expect(await sample(registry, `webhook_deliveries_undeliverable_total{reason="${reason}"}`)).toBe(0);
   }
 
-  const c = serviceClient(app, testIdentity());
+  const c = serviceClient('events', app, testIdentity());
   const paths = { ok: `/hooks/${randomUUID()}`, failing: `/hooks/${randomUUID()}`, gone: `/hooks/${randomUUID()}` };
   receiver.answer(paths.ok, 200);
   receiver.answer(paths.failing, 500);

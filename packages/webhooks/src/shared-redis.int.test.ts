@@ -59,7 +59,7 @@ function start(platform: PlatformUnderTest, prefix: string): void {
 
 /** A workspace with a "*" endpoint on a path of its own, and its events written to the platform's outbox. */
 async function workspaceWithEvents(platform: PlatformUnderTest): Promise<{ path: string; eventIds: string[] }> {
-  const c = serviceClient(platform.app, testIdentity());
+  const c = serviceClient('events', platform.app, testIdentity());
   const path = `/hooks/${randomUUID()}`;
   receiver.answer(path, 200);
   await c.post('/webhook-endpoints', { url: receiver.url(path), events: ['*'] }).expect(201);

@@ -21,6 +21,7 @@ export interface EventsDeps {
 export function createApp(deps: EventsDeps): Express {
   const definitions = eventsRouteDefinitions(eventsStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }));
   return createServiceApp({
+    service: 'events',
     logger: deps.logger,
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,

@@ -17,7 +17,7 @@ function send(c: ServiceClient, r: BadInputRequest) {
 }
 
 test('every route of the contract table, attacked with bad strings, dates, escapes and cursors: no 5xx, every refusal a contract 400', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('events', app.server, testIdentity());
   const event = await c.post('/events', { name: 'Open Air', starts_at: '2025-06-01T18:00:00Z' }).expect(201);
   const ticket = await c.post(`/events/${event.body.id}/tickets`, { holder_name: 'Ada' }).expect(201);
   const endpoint = await c.post('/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['*'] }).expect(201);

@@ -77,10 +77,11 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
 
   const identity = testIdentity();
   const call = async (method: string, path: string, body?: object) => {
+    const raw = body && JSON.stringify(body);
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...gatewayHeaders(identity, method, path), 'content-type': 'application/json' },
-      body: body && JSON.stringify(body),
+      headers: { ...gatewayHeaders('events', identity, method, path, { body: raw }), 'content-type': 'application/json' },
+      body: raw,
     });
     return { status: res.status, body: (await res.json()) as { id: string } };
   };
@@ -96,9 +97,10 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   expect(metrics).toContain('webhook_deliveries_total{outcome="succeeded"} 0');
   expect((await call('GET', '/metrics')).status).toBe(404);
 
+  const GATE_BODY = JSON.stringify({ gate: 'north-gate' });
   // 40 validations at once, each ticket twice (one 200, one 409), all with half a body sent.
   const inFlight = [...tickets, ...tickets].map((id) =>
-    halfSentPost(base, `/tickets/${id}/validate`, gatewayHeaders(identity, 'POST', `/tickets/${id}/validate`), JSON.stringify({ gate: 'north-gate' })),
+    halfSentPost(base, `/tickets/${id}/validate`, gatewayHeaders('events', identity, 'POST', `/tickets/${id}/validate`, { body: GATE_BODY }), GATE_BODY),
   );
   // The service has read their headers and waits for the bodies.
   await new Promise((resolve) => setTimeout(resolve, 400));

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 function client(): ServiceClient {
-  return serviceClient(server, testIdentity());
+  return serviceClient('events', server, testIdentity());
 }
 
 /** Asserts that a real answer is what the document says `METHOD path` answers with that status. */

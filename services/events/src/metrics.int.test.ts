@@ -32,7 +32,7 @@ function sample(text: string, series: string): number | undefined {
 }
 
 test('a validation is counted and timed under its route pattern and status, never its ticket id', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('events', app.server, testIdentity());
   const event = await c.post('/events', { name: 'Metrics night', starts_at: '2025-06-01T18:00:00Z' }).expect(201);
   const ticket = await c.post(`/events/${event.body.id}/tickets`).expect(201);
   await c.post(`/tickets/${ticket.body.id}/validate`).expect(200);
@@ -54,7 +54,7 @@ test('a validation is counted and timed under its route pattern and status, neve
 });
 
 test('the API port does not serve /metrics', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('events', app.server, testIdentity());
   const signed = await c.get('/metrics').expect(404);
   expect(signed.text).not.toContain('http_requests_total');
   await request(app.server).get('/metrics').expect(401);

@@ -9,7 +9,7 @@ afterAll(async () => {
   await app.close();
 });
 
-const client = () => serviceClient(app.server, testIdentity());
+const client = () => serviceClient('events', app.server, testIdentity());
 const entries = (value: object) => Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
 
 async function newEvent(c: ReturnType<typeof client>): Promise<string> {

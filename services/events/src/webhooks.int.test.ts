@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 test('a validated ticket is delivered as ticket.validated, signed, with the ticket as data', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('events', app.server, testIdentity());
   const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/events-hook'), events: ['ticket.validated'] }).expect(201);
   expect(endpoint.body.secret).toMatch(/^whsec_/);
   const event = await c.post('/events', { name: 'Hooked', starts_at: '2025-06-01T18:00:00Z' }).expect(201);
@@ -36,7 +36,7 @@ test('a validated ticket is delivered as ticket.validated, signed, with the tick
 });
 
 test('webhook endpoints need the webhooks scopes', async () => {
-  const c = serviceClient(app.server, testIdentity(['tickets:write']));
+  const c = serviceClient('events', app.server, testIdentity(['tickets:write']));
   const res = await c.post('/webhook-endpoints', { url: receiver.url('/x'), events: ['*'] }).expect(403);
   expect(res.body.error.required_scope).toBe('webhooks:write');
   await c.get('/webhook-endpoints').expect(403);

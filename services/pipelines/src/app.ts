@@ -34,6 +34,7 @@ export function createApp(deps: PipelinesDeps): Express {
     connectors: deps.connectors,
   });
   return createServiceApp({
+    service: 'pipelines',
     logger: deps.logger,
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,

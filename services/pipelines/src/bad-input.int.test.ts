@@ -19,7 +19,7 @@ function send(c: ServiceClient, r: BadInputRequest) {
 }
 
 test('every route of the contract table, attacked with bad strings, dates, escapes and cursors: no 5xx, every refusal a contract 400', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('pipelines', app.server, testIdentity());
   const pipeline = await createPipeline(c);
   const run = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   const endpoint = await c.post('/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['*'] }).expect(201);

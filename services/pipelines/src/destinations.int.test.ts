@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 function client(app: TestApp = main.app): ServiceClient {
-  return serviceClient(app.server, testIdentity());
+  return serviceClient('pipelines', app.server, testIdentity());
 }
 
 async function runToEnd(c: ServiceClient, pipelineId: string): Promise<RunBody> {

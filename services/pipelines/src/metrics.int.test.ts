@@ -47,7 +47,7 @@ test('the API counts requests by route pattern on its metrics port; its API port
   await once(metricsServer, 'listening');
   const base = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
 
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('pipelines', app.server, testIdentity());
   const pipeline = await createPipeline(c);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
@@ -73,7 +73,7 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
   const port = /"port":(\d+),[^\n]*"msg":"metrics listening"/.exec(worker.output())?.[1];
   expect(port).toBeDefined();
   const base = `http://127.0.0.1:${port}`;
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('pipelines', app.server, testIdentity());
 
   let text = await scrape(base);
   for (const outcome of ['succeeded', 'failed', 'cancelled']) expect(sample(text, `pipeline_runs_total{outcome="${outcome}"}`)).toBe(0);

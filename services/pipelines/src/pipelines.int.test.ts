@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 function client(scopes: readonly string[] | null = null): ServiceClient {
-  return serviceClient(app.server, testIdentity(scopes));
+  return serviceClient('pipelines', app.server, testIdentity(scopes));
 }
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -80,7 +80,7 @@ describe('pipelines', () => {
     const reader = client(['pipelines:read', 'runs:read']);
     const res = await reader.post('/pipelines', { name: 'x', source: { connector: 'sample' }, destination: { connector: 'postgres', config: { table: 't' } } }).expect(403);
     expect(expectErrorBody(res.body, 'forbidden_scope').required_scope).toBe('pipelines:write');
-    const pipeline = await createPipeline(serviceClient(app.server, { ...reader.identity, scopes: null }));
+    const pipeline = await createPipeline(serviceClient('pipelines', app.server, { ...reader.identity, scopes: null }));
     const denied = await reader.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(403);
     expect(expectErrorBody(denied.body, 'forbidden_scope').required_scope).toBe('runs:write');
   });

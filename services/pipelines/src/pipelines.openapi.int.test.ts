@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 function client(): ServiceClient {
-  return serviceClient(app.server, testIdentity());
+  return serviceClient('pipelines', app.server, testIdentity());
 }
 
 /** Asserts that a real answer is what the document says `METHOD path` answers with that status. */

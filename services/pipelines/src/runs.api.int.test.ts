@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 function client(): ServiceClient {
-  return serviceClient(app.server, testIdentity());
+  return serviceClient('pipelines', app.server, testIdentity());
 }
 
 test('a trigger is 202 with the queued run and a Location the client can poll through the gateway', async () => {
@@ -113,7 +113,7 @@ test('unknown pipelines and runs, and runs of another pipeline, are 404', async 
 test('Redis down: the trigger answers 503 at once and leaves no queued run behind', async () => {
   const down = await startTestApp({ redisUrl: 'redis://127.0.0.1:1' });
   try {
-    const c = serviceClient(down.server, testIdentity());
+    const c = serviceClient('pipelines', down.server, testIdentity());
     const pipeline = await createPipeline(c);
     const started = Date.now();
     const res = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(503);
@@ -125,7 +125,7 @@ test('Redis down: the trigger answers 503 at once and leaves no queued run behin
     expect(runs[0]).toMatchObject({ status: 'failed', error: { code: 'enqueue_failed' }, finished_at: expect.any(String) });
     expect((await runEvents(runs[0]!.id)).map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
     // The pipeline is not blocked: with Redis back (the main app), the next trigger is accepted.
-    await serviceClient(app.server, c.identity).post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
+    await serviceClient('pipelines', app.server, c.identity).post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   } finally {
     await down.close();
   }

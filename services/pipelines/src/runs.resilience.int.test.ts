@@ -11,7 +11,7 @@ let app: TestApp | undefined;
 async function setup(): Promise<{ c: ServiceClient; queue: TestQueue }> {
   const queue = testQueue('runs-resilience');
   app = await startTestApp({ queue });
-  return { c: serviceClient(app.server, testIdentity()), queue };
+  return { c: serviceClient('pipelines', app.server, testIdentity()), queue };
 }
 
 afterEach(async () => {

@@ -17,7 +17,7 @@ async function setup(workerEnv: Record<string, string> | null = {}): Promise<Ser
   if (workerEnv) worker = spawnWorker(queue, workerEnv);
   app = await startTestApp({ queue });
   await worker?.ready;
-  return serviceClient(app.server, testIdentity());
+  return serviceClient('pipelines', app.server, testIdentity());
 }
 
 /** How the run's BullMQ job ended (it is kept: removeOnComplete/removeOnFail keep the recent ones). */

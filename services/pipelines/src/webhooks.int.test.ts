@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 test('a run sends run.queued, run.started and run.succeeded; a cancelled run sends run.cancelled', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('pipelines', app.server, testIdentity());
   const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/runs-hook'), events: ['run.queued', 'run.started', 'run.succeeded', 'run.cancelled', 'run.failed'] }).expect(201);
   const pipeline = await createPipeline(c, {}, 20);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);

@@ -21,6 +21,7 @@ export interface WarehouseDeps {
 export function createApp(deps: WarehouseDeps): Express {
   const definitions = warehouseRouteDefinitions(warehouseStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }), deps.logger);
   return createServiceApp({
+    service: 'warehouse',
     logger: deps.logger,
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,

@@ -158,7 +158,7 @@ describe('gateway identity', () => {
     const writer = client(['items:write']);
     const item = await createItem(writer);
     expect(expectErrorBody((await writer.get(`/items/${item.id}`).expect(403)).body, 'forbidden_scope').required_scope).toBe('items:read');
-    const noStock = serviceClient(app.server, { ...testIdentity(['items:read', 'items:write']), workspaceId: writer.identity.workspaceId });
+    const noStock = serviceClient('warehouse', app.server, { ...testIdentity(['items:read', 'items:write']), workspaceId: writer.identity.workspaceId });
     const res = await noStock.post(`/items/${item.id}/stock-adjustments`, { delta: 1, reason: 'receipt' }).expect(403);
     expect(res.body.error.required_scope).toBe('stock:write');
     await noStock.post('/items/bulk', { items: [{ id: item.id, name: 'x' }] }).expect(200);

@@ -30,7 +30,7 @@ function sample(text: string, series: string): number | undefined {
 }
 
 test('requests are counted and timed by route pattern and status on the metrics port; the API port has no /metrics', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('warehouse', app.server, testIdentity());
   const item = await c.post('/items', { sku: `M-${Date.now()}`, name: 'Metered' }).expect(201);
   await c.get(`/items/${item.body.id}`).expect(200);
   await c.get('/items/not-a-uuid').expect(400);

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 test('every item event type arrives signed, with the resource as the API returns it', async () => {
-  const c = serviceClient(app.server, testIdentity());
+  const c = serviceClient('warehouse', app.server, testIdentity());
   const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/warehouse-hook'), events: ['*'] }).expect(201);
   const [a, b] = await Promise.all([
     c.post('/locations', { name: 'Aisle A', code: 'A' }).expect(201),

@@ -37,6 +37,7 @@ export async function freshTestDatabase(name: string): Promise<{ pool: pg.Pool; 
 /** The webhook routes in the app every service shares, as a service mounts them. */
 export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Resolver }): Express {
   return createServiceApp({
+    service: 'events',
     logger: createLogger('webhooks-test', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
     routes: webhooksRouter({ sql, ...options }),

@@ -21,7 +21,7 @@ export function useTestApp() {
     get db() {
       return app.db;
     },
-    client: (scopes: readonly string[] | null = null): ServiceClient => serviceClient(app.server, testIdentity(scopes)),
+    client: (scopes: readonly string[] | null = null): ServiceClient => serviceClient('warehouse', app.server, testIdentity(scopes)),
   };
 }
 
