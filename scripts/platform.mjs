@@ -67,6 +67,10 @@ function platformEnv() {
     const key = `${service.toUpperCase()}_DATABASE_URL`;
     env[key] = process.env[key] ?? databaseUrl(service);
   }
+  // The postgres destination refuses the platform's own databases by name, whatever they are called here.
+  env.PIPELINES_PLATFORM_DATABASES ??= ['GATEWAY', ...SERVICES.map((s) => s.toUpperCase())]
+    .map((name) => decodeURIComponent(new URL(env[`${name}_DATABASE_URL`]).pathname.slice(1)))
+    .join(',');
   env.EVENTS_URL ??= `http://127.0.0.1:${env.EVENTS_PORT}`;
   env.WAREHOUSE_URL ??= `http://127.0.0.1:${env.WAREHOUSE_PORT}`;
   env.PIPELINES_URL ??= `http://127.0.0.1:${env.PIPELINES_PORT}`;

@@ -249,6 +249,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     EVENTS_DATABASE_URL: databaseUrls.events,
     WAREHOUSE_DATABASE_URL: databaseUrls.warehouse,
     PIPELINES_DATABASE_URL: databaseUrls.pipelines,
+    // The postgres destination refuses these by name: this platform's own databases, whatever they are called.
+    PIPELINES_PLATFORM_DATABASES: Object.values(databaseUrls)
+      .map((url) => decodeURIComponent(new URL(url).pathname.slice(1)))
+      .join(','),
     EVENTS_URL: serviceUrls.events,
     WAREHOUSE_URL: serviceUrls.warehouse,
     PIPELINES_URL: serviceUrls.pipelines,

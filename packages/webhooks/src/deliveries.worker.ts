@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Logger, WorkspaceId } from '@platform/core';
-import { createAddressGuard, hostOfUrl } from '@platform/address-guard';
+import { createAddressGuard, hostOfUrl, NOT_PUBLIC_MESSAGE } from '@platform/address-guard';
 import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
 import type { Sql } from './sql';
 import { webhookSignatureHeader } from './webhook-signature';
@@ -46,12 +46,31 @@ export interface AttemptOptions {
   now?: () => Date;
 }
 
+/** The codes of an error and its causes (undici wraps the socket's error). */
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string') codes.push(e.code);
+  }
+  return codes;
+}
+
+/**
+ * A failed attempt in the platform's own words: the record is shown to the tenant, so it never
+ * carries a driver's text, an address a name resolved to, or a port (the guard's refusal included).
+ */
 function describe(err: unknown, timeoutMs: number): string {
-  const error = err as { name?: string; message?: string; code?: string; cause?: unknown };
+  const error = err as { name?: string } | undefined;
   if (error?.name === 'TimeoutError' || error?.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
-  const cause = error?.cause as { message?: string } | undefined;
-  const message = [error?.code, error?.message ?? String(err), cause?.message].filter(Boolean).join(': ');
-  return message.slice(0, MAX_ERROR_LENGTH);
+  const codes = errorCodes(err);
+  const has = (...wanted: string[]) => codes.some((code) => wanted.includes(code));
+  if (has('ENONPUBLICADDRESS')) return NOT_PUBLIC_MESSAGE;
+  if (has('ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME')) return 'the host name does not resolve';
+  if (has('ECONNREFUSED')) return 'connection refused';
+  if (has('UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT')) return `timed out after ${timeoutMs} ms`;
+  if (codes.some((code) => /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH)/.test(code))) return 'TLS handshake failed';
+  if (has('ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED')) return 'connection closed by the receiver';
+  return 'request failed';
 }
 
 /** The secrets a delivery is signed with: the current one, and during a rotation the previous one. */

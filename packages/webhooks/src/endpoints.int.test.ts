@@ -146,6 +146,8 @@ describe('endpoint CRUD', () => {
     const store = webhooksStore(sql);
     const ws = c.identity.workspaceId as WorkspaceId;
     await store.insertDelivery(ws, { endpointId: id, eventId: 'evt_01JEXAMPLE0000000000000000', eventType: 'item.created', attempt: 1, status: 'failed', responseStatus: 500, error: 'receiver answered 500' });
+    // Times are kept to the millisecond and ties go by the random id: the second attempt comes later, as real retries do.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await store.insertDelivery(ws, { endpointId: id, eventId: 'evt_01JEXAMPLE0000000000000000', eventType: 'item.created', attempt: 2, status: 'succeeded', responseStatus: 200, error: null });
     const page = await c.get(`/webhook-endpoints/${id}/deliveries?limit=1`).expect(200);
     expect(page.body).toEqual({

@@ -12,19 +12,20 @@ export const ConnectorsConfig = z.object({
   CONNECTORS_ALLOW_PRIVATE: env.boolean(false),
   /**
    * Comma-separated databases of the platform itself that a connection_url may never name, even
-   * with CONNECTORS_ALLOW_PRIVATE; the pipelines database's own name is always added.
+   * with CONNECTORS_ALLOW_PRIVATE, besides the default names and the pipelines database's own
+   * (both always refused): the launchers set it to the names a deployment really uses.
    */
   PIPELINES_PLATFORM_DATABASES: z
     .string()
-    .default(DEFAULT_PLATFORM_DATABASES.join(','))
+    .default('')
     .transform((list) => list.split(',').map((name) => name.trim()).filter((name) => name !== '')),
 });
 export type ConnectorsConfig = z.output<typeof ConnectorsConfig>;
 
-/** The configured databases plus the pipelines database's own (its URL's path), in lower case. */
+/** The default names, the configured databases and the pipelines database's own (its URL's path), in lower case. */
 export function platformDatabases(configured: readonly string[], pipelinesDatabaseUrl: string): ReadonlySet<string> {
   const own = decodeURIComponent(new URL(pipelinesDatabaseUrl).pathname.replace(/^\//, ''));
-  return new Set([...configured, ...(own ? [own] : [])].map((name) => name.toLowerCase()));
+  return new Set([...DEFAULT_PLATFORM_DATABASES, ...configured, ...(own ? [own] : [])].map((name) => name.toLowerCase()));
 }
 
 /** The policy connectors are judged by, from the process's config; `resolve` replaces DNS in tests. */

@@ -95,10 +95,16 @@ describe('verify (on create): addresses and the platform databases', () => {
 });
 
 describe('settings', () => {
-  test('PIPELINES_PLATFORM_DATABASES defaults to the four deployables\' databases; the pipelines database is always added', () => {
+  test('the four deployables\' default databases and the pipelines database are always refused; PIPELINES_PLATFORM_DATABASES adds the names a deployment uses', () => {
     const config = ConnectorsConfig.parse({});
-    expect(config).toEqual({ CONNECTORS_ALLOW_PRIVATE: false, PIPELINES_PLATFORM_DATABASES: ['platform_gateway', 'platform_events', 'platform_warehouse', 'platform_pipelines'] });
-    expect([...platformDatabases(ConnectorsConfig.parse({ PIPELINES_PLATFORM_DATABASES: ' Gw_Db , ,other' }).PIPELINES_PLATFORM_DATABASES, 'postgresql://h/pl%5Fdb')]).toEqual(['gw_db', 'other', 'pl_db']);
+    expect(config).toEqual({ CONNECTORS_ALLOW_PRIVATE: false, PIPELINES_PLATFORM_DATABASES: [] });
+    expect([...platformDatabases(config.PIPELINES_PLATFORM_DATABASES, 'postgresql://h/platform_pipelines')]).toEqual([...DEFAULT_PLATFORM_DATABASES]);
+    expect([...platformDatabases(ConnectorsConfig.parse({ PIPELINES_PLATFORM_DATABASES: ' Gw_Db , ,other' }).PIPELINES_PLATFORM_DATABASES, 'postgresql://h/pl%5Fdb')]).toEqual([
+      ...DEFAULT_PLATFORM_DATABASES,
+      'gw_db',
+      'other',
+      'pl_db',
+    ]);
   });
 
   test('a workspace schema is ws_ + the uuid without dashes; anything but a uuid is refused', () => {

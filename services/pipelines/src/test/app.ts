@@ -6,7 +6,7 @@ import { createLogger, HttpMetrics, type Registry } from '@platform/core';
 import { deleteRedisKeys, listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
-import { connectorPolicy, DEFAULT_PLATFORM_DATABASES, type ConnectorPolicy } from '../connectors';
+import { connectorPolicy, type ConnectorPolicy } from '../connectors';
 import { createDatabase, type Database } from '../database';
 import { createRunsProducer } from '../runs.queue';
 
@@ -90,7 +90,7 @@ export async function startTestApp(
 /** The connector policy of the API or worker under test: the default platform databases plus the test database. */
 export function testConnectorPolicy(options: { allowPrivate: boolean; resolve?: Resolver }): ConnectorPolicy {
   return connectorPolicy(
-    { CONNECTORS_ALLOW_PRIVATE: options.allowPrivate, PIPELINES_PLATFORM_DATABASES: [...DEFAULT_PLATFORM_DATABASES], PIPELINES_DATABASE_URL: testDatabaseUrl('pipelines') },
+    { CONNECTORS_ALLOW_PRIVATE: options.allowPrivate, PIPELINES_PLATFORM_DATABASES: [], PIPELINES_DATABASE_URL: testDatabaseUrl('pipelines') },
     options.resolve,
   );
 }
