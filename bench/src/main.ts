@@ -26,7 +26,7 @@ const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
 
 const proxyPlan: ProxyPlan = quick
   ? { rounds: 1, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000, profileS: 1 }
-  : { rounds: 6, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 150_000, profileS: 4 };
+  : { rounds: 6, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 400_000, profileS: 4 };
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
