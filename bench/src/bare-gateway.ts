@@ -6,7 +6,7 @@
  * variables and VARIANT_PORT.
  */
 import http from 'node:http';
-import type { ServiceName } from '@platform/core';
+import { temporarilyUnavailable, type ServiceName } from '@platform/core';
 import { Pool, type StreamPool } from './gateway-undici';
 import { checkRequest, env, errorBody, onStop, readWhole, upstreams } from './variant-steps';
 
@@ -18,7 +18,7 @@ const server = http.createServer(async (req, res) => {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   const body = await readWhole(req);
   const checked = await checkRequest(req.method!, req.url!, req.headers, body);
-  if (!checked.ok) return void res.writeHead(checked.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.code, checked.headers['x-request-id']));
+  if (!checked.ok) return void res.writeHead(checked.error.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.error, checked.headers['x-request-id']));
   const headers: Record<string, string> = { ...checked.upstreamHeaders };
   if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
   try {
@@ -30,7 +30,7 @@ const server = http.createServer(async (req, res) => {
       },
     );
   } catch {
-    if (!res.headersSent) res.writeHead(503, { 'content-type': 'application/json' }).end(errorBody('temporarily_unavailable', checked.headers['x-request-id']));
+    if (!res.headersSent) res.writeHead(503, { 'content-type': 'application/json' }).end(errorBody(temporarilyUnavailable(), checked.headers['x-request-id']));
     else res.destroy();
   }
 });

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { SERVICES, type ServiceName } from '@platform/core';
+import { SERVICES, temporarilyUnavailable, type ServiceName } from '@platform/core';
 import { checkRequest, env, errorBody, onStop, readWhole, upstreams, type Accepted } from './variant-steps';
 
 const app = express();
@@ -20,7 +20,7 @@ app.use(async (req: Request, res: Response, next: NextFunction) => {
   const checked = await checkRequest(req.method, req.originalUrl, req.headers, body);
   res.locals.body = body;
   res.set(checked.headers);
-  if (!checked.ok) return void res.status(checked.status).type('application/json').send(errorBody(checked.code, checked.headers['x-request-id']));
+  if (!checked.ok) return void res.status(checked.error.status).type('application/json').send(errorBody(checked.error, checked.headers['x-request-id']));
   res.locals.gateway = checked;
   next();
 });
@@ -44,7 +44,7 @@ for (const service of Object.keys(upstreams) as ServiceName[]) {
         },
         error: (_err, _req, res) => {
           const out = res as Response;
-          if (!out.headersSent && typeof out.status === 'function') out.status(503).type('application/json').send(errorBody('temporarily_unavailable', undefined));
+          if (!out.headersSent && typeof out.status === 'function') out.status(503).type('application/json').send(errorBody(temporarilyUnavailable(), undefined));
         },
       },
     }),

@@ -5,7 +5,23 @@
  * signed identity headers. Configured from the gateway's variables.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { bodySha256, createLogger, DEFAULT_VERSION, requestIdFrom, serviceSigningKey, signedIdentityHeaders, SUPPORTED_VERSIONS, type ServiceName } from '@platform/core';
+import {
+  bodySha256,
+  createLogger,
+  DEFAULT_VERSION,
+  errorBody as contractErrorBody,
+  forbiddenScope,
+  invalidRequest,
+  noSuchEndpoint,
+  rateLimited,
+  requestIdFrom,
+  serviceSigningKey,
+  signedIdentityHeaders,
+  SUPPORTED_VERSIONS,
+  unauthorized,
+  type ApiError,
+  type ServiceName,
+} from '@platform/core';
 import { createDatabase } from '@platform/gateway/dist/database';
 import { cachedKey, KeyCache, type CachedKey } from '@platform/gateway/dist/key-cache';
 import { keysStore } from '@platform/gateway/dist/keys.store';
@@ -48,8 +64,7 @@ export interface Accepted {
 }
 export interface Refused {
   ok: false;
-  status: number;
-  code: string;
+  error: ApiError;
   headers: Record<string, string>;
 }
 
@@ -65,23 +80,23 @@ export function readWhole(req: IncomingMessage): Promise<Buffer> {
 export async function checkRequest(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Accepted | Refused> {
   const requestId = requestIdFrom(headers['x-request-id']);
   const own: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };
-  const refuse = (status: number, code: string): Refused => ({ ok: false, status, code, headers: own });
+  const refuse = (error: ApiError): Refused => ({ ok: false, error, headers: own });
   const match = routes.match(method, url);
-  if (!match) return refuse(404, 'not_found');
+  if (!match) return refuse(noSuchEndpoint());
   const token = bearerToken(headers.authorization);
   const key = token && isTokenFormat(token) ? await keys.find(hashToken(token)) : null;
-  if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= Date.now())) return refuse(401, 'unauthorized');
+  if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= Date.now())) return refuse(unauthorized());
   const route = match.route;
   const bucket = route ? route.bucket : match.generalBucket;
   const limit = await limiter.hit(`key:${key.id}:${bucket}`, limits[bucket]);
   Object.assign(own, rateLimitHeaders(limit));
-  if (!route) return refuse(404, 'not_found');
+  if (!route) return refuse(noSuchEndpoint());
   const requested = headers['platform-version'];
-  if (requested !== undefined && !SUPPORTED_VERSIONS.includes(requested as string)) return refuse(400, 'invalid_request');
+  if (requested !== undefined && !SUPPORTED_VERSIONS.includes(requested as string)) return refuse(invalidRequest([], 'Unsupported platform-version.'));
   const version = (requested as string | undefined) ?? DEFAULT_VERSION;
   own['platform-version'] = version;
-  if (key.scopes !== null && !key.scopes.includes(route.scope)) return refuse(403, 'forbidden_scope');
-  if (!limit.allowed) return refuse(429, 'rate_limited');
+  if (key.scopes !== null && !key.scopes.includes(route.scope)) return refuse(forbiddenScope(route.scope));
+  if (!limit.allowed) return refuse(rateLimited());
   const upstreamHeaders = {
     ...signedIdentityHeaders(signingKeys[match.service], {
       method,
@@ -97,8 +112,9 @@ export async function checkRequest(method: string, url: string, headers: Incomin
   return { ok: true, match, key, headers: own, upstreamHeaders };
 }
 
-export function errorBody(code: string, requestId: string | undefined): string {
-  return JSON.stringify({ error: { code, message: code, request_id: requestId ?? '' } });
+/** The contract's error body for a refusal, as the gateway writes it. */
+export function errorBody(error: ApiError, requestId: string | undefined): string {
+  return JSON.stringify(contractErrorBody(error, requestId ?? ''));
 }
 
 /** Closes the database and Redis, then exits (SIGTERM/SIGINT). */

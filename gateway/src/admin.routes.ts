@@ -2,13 +2,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
 import type { z } from 'zod';
 import {
-  ApiError,
   errorHandler,
   jsonBody,
   notFoundHandler,
   parseRequest,
   pathEscapeErrors,
   platformHeaders,
+  rateLimited,
   requestLog,
   unauthorized,
   type Logger,
@@ -54,7 +54,7 @@ function requireAdminToken(deps: AdminDeps): RequestHandler {
     if (token !== undefined && timingSafeEqual(sha256(token), expected)) return next();
     const ipLimit = await deps.limiter.hit(`ip:${req.socket.remoteAddress ?? 'unknown'}:failed-auth`, deps.limits['failed-auth']);
     for (const [name, value] of Object.entries(rateLimitHeaders(ipLimit))) res.setHeader(name, value);
-    if (!ipLimit.allowed) throw new ApiError(429, 'rate_limited', 'Rate limit exceeded; retry after the time in Retry-After.');
+    if (!ipLimit.allowed) throw rateLimited();
     throw unauthorized('Missing or invalid admin token.');
   };
 }

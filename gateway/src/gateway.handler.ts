@@ -3,9 +3,12 @@ import {
   ApiError,
   DEFAULT_VERSION,
   forbiddenScope,
+  internalError,
   invalidRequest,
   MAX_BODY_BYTES,
+  noSuchEndpoint,
   payloadTooLarge,
+  rateLimited,
   bodySha256,
   requestIdFrom,
   serviceSigningKey,
@@ -76,10 +79,6 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 const INVALID_TOKEN = 'Missing or invalid bearer token.';
-
-function rateLimited(): ApiError {
-  return new ApiError(429, 'rate_limited', 'Rate limit exceeded; retry after the time in Retry-After.');
-}
 
 function unsupportedVersion(): ApiError {
   return invalidRequest(
@@ -188,7 +187,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     Object.assign(headers, rateLimitHeaders(limit));
 
     // 3. Unknown route.
-    if (!route) return sendError(res, new ApiError(404, 'not_found', 'No such endpoint.'), requestId, headers);
+    if (!route) return sendError(res, noSuchEndpoint(), requestId, headers);
 
     // 4. Version: absent = the default; anything unsupported is 400.
     const requested = req.headers['platform-version'];
@@ -338,7 +337,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
         return sendError(res, err instanceof ApiError ? err : temporarilyUnavailable('Not ready: the database does not answer.'), log.requestId, headers);
       }
     }
-    sendError(res, new ApiError(404, 'not_found', 'No such endpoint.'), log.requestId, headers);
+    sendError(res, noSuchEndpoint(), log.requestId, headers);
   }
 
   return (req, res) => {
@@ -360,7 +359,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     const handled = match ? serviceRequest(req, res, match, log) : ownRequest(req, res, pathname, log);
     handled.catch((err: unknown) => {
       logger.error({ err, request_id: log.requestId }, 'unhandled error');
-      sendError(res, new ApiError(500, 'internal_error', 'Something went wrong on our side.'), log.requestId, {
+      sendError(res, internalError(), log.requestId, {
         'x-request-id': log.requestId,
         'platform-version': DEFAULT_VERSION,
         'x-content-type-options': NOSNIFF,

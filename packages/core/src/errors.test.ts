@@ -1,4 +1,4 @@
-import { ApiError, ErrorBody, errorBody, FieldErrors, invalidRequest, type FieldError } from './errors';
+import { ApiError, ErrorBody, errorBody, FieldErrors, internalError, invalidRequest, noSuchEndpoint, rateLimited, type FieldError } from './errors';
 
 const problem = (i: number): FieldError => ({ in: 'body', field: `f${i}`, code: 'unknown_field', message: 'is not a known field' });
 
@@ -34,4 +34,12 @@ describe('errors[] is bounded (contract section 2)', () => {
     expect([...body.error.errors![1]!.field]).toHaveLength(1024);
     expect(body.error.errors![1]!.field.endsWith('…')).toBe(true);
   });
+});
+
+test('the 404, 429 and 500 every process answers say the same words (one factory each)', () => {
+  const shown = (error: ApiError) => errorBody(error, 'rid');
+  expect(shown(noSuchEndpoint())).toEqual({ error: { code: 'not_found', message: 'No such endpoint.', request_id: 'rid' } });
+  expect(shown(rateLimited())).toEqual({ error: { code: 'rate_limited', message: 'Rate limit exceeded; retry after the time in Retry-After.', request_id: 'rid' } });
+  expect(shown(internalError())).toEqual({ error: { code: 'internal_error', message: 'Something went wrong on our side.', request_id: 'rid' } });
+  expect([noSuchEndpoint().status, rateLimited().status, internalError().status]).toEqual([404, 429, 500]);
 });

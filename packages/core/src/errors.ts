@@ -95,6 +95,21 @@ export function conflict(message: string, details?: Record<string, unknown>, err
   return new ApiError(409, 'conflict', message, { details, errors });
 }
 
+/** 404 not_found for a path that matches no route. */
+export function noSuchEndpoint(): ApiError {
+  return new ApiError(404, 'not_found', 'No such endpoint.');
+}
+
+/** 429 rate_limited; the caller sets the rate-limit headers. */
+export function rateLimited(): ApiError {
+  return new ApiError(429, 'rate_limited', 'Rate limit exceeded; retry after the time in Retry-After.');
+}
+
+/** 500 internal_error: the answer for anything unexpected, which says nothing of the cause (it is logged). */
+export function internalError(): ApiError {
+  return new ApiError(500, 'internal_error', 'Something went wrong on our side.');
+}
+
 export function unauthorized(message = 'Missing or invalid bearer token.'): ApiError {
   return new ApiError(401, 'unauthorized', message);
 }

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, errorBody, invalidRequest, payloadTooLarge, temporarilyUnavailable } from './errors';
+import { ApiError, errorBody, internalError, invalidRequest, noSuchEndpoint, payloadTooLarge, temporarilyUnavailable } from './errors';
 import { requestIdFrom } from './request-id';
 import { DEFAULT_VERSION } from './contract';
 import { readRawBody } from './signed-request';
@@ -124,7 +124,7 @@ export function jsonBody(limitBytes = MAX_BODY_BYTES): RequestHandler {
 
 /** 404 for every route the app does not know. */
 export function notFoundHandler(): RequestHandler {
-  return (_req, _res, next) => next(new ApiError(404, 'not_found', 'No such endpoint.'));
+  return (_req, _res, next) => next(noSuchEndpoint());
 }
 
 const TRANSIENT_DB_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);
@@ -155,7 +155,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     } else if ((err as { type?: string }).type === 'entity.too.large') apiError = payloadTooLarge(MAX_BODY_BYTES);
     else {
       logger.error({ err, request_id: req.requestId }, 'unhandled error');
-      apiError = new ApiError(500, 'internal_error', 'Something went wrong on our side.');
+      apiError = internalError();
     }
     if (res.headersSent) {
       res.destroy();

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { BUCKET_LIMITS, DEFAULT_VERSION, parseRouteKey, ROUTES, SCOPES, SERVICES, SUPPORTED_VERSIONS, type BucketName, type Scope, type ServiceName } from './contract';
-import { ErrorBody, type ErrorCode } from './errors';
+import { ErrorBody, internalError, notFound, rateLimited, type ApiError, type ErrorCode } from './errors';
 import { MAX_BODY_BYTES } from './http';
 import type { EventType } from './outbox';
 import type { RouteDefinition } from './route';
@@ -291,6 +291,10 @@ const ERROR_CODE_OF: Record<ErrorStatus, ErrorCode> = {
   503: 'temporarily_unavailable',
 };
 
+function shortExample(error: ApiError): Omit<ErrorBody['error'], 'request_id'> {
+  return { code: error.code, message: error.message };
+}
+
 function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'], 'request_id'> {
   switch (status) {
     case 400:
@@ -304,7 +308,7 @@ function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'
     case 403:
       return { code: 'forbidden_scope', message: `This token lacks the scope ${scope}.`, required_scope: scope };
     case 404:
-      return { code: 'not_found', message: 'Resource not found.' };
+      return shortExample(notFound());
     case 409:
       return {
         code: 'conflict',
@@ -318,9 +322,9 @@ function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'
     case 415:
       return { code: 'unsupported_media_type', message: 'Request bodies are accepted without content-encoding (identity) only.' };
     case 429:
-      return { code: 'rate_limited', message: 'Rate limit exceeded; retry after the time in Retry-After.' };
+      return shortExample(rateLimited());
     case 500:
-      return { code: 'internal_error', message: 'Something went wrong on our side.' };
+      return shortExample(internalError());
     case 503:
       return { code: 'temporarily_unavailable', message: 'A backend is briefly unreachable; retry idempotently.' };
   }

@@ -4,6 +4,7 @@ import {
   conflict,
   errorBody,
   FieldErrors,
+  internalError,
   invalidRequest,
   isTransientBackendError,
   isWellFormedText,
@@ -184,7 +185,7 @@ function entryError(err: unknown, logger: Logger | undefined): ApiError {
   if (err instanceof ApiError) return err;
   if (isTransientBackendError(err)) return temporarilyUnavailable();
   logger?.error({ err }, 'bulk entry failed');
-  return new ApiError(500, 'internal_error', 'Something went wrong on our side.');
+  return internalError();
 }
 
 /**
