@@ -178,3 +178,15 @@ describe('API keys', () => {
     expect((await admin('DELETE', `/workspaces/${id}/api-keys/${randomUUID()}`)).status).toBe(404);
   });
 });
+
+test('the admin API is the services\' app: a JSON answer of 1 KiB or more is gzipped for a client that accepts gzip (contract section 2)', async () => {
+  const id = await workspace('Gzip');
+  for (let i = 0; i < 8; i++) expect((await admin('POST', `/workspaces/${id}/api-keys`, { name: `key ${i} ${'x'.repeat(100)}` })).status).toBe(201);
+  const plain = await admin('GET', `/workspaces/${id}/api-keys?limit=100`);
+  expect(plain.text.length).toBeGreaterThanOrEqual(1024);
+  expect(plain.headers['content-encoding']).toBeUndefined();
+  const zipped = await admin('GET', `/workspaces/${id}/api-keys?limit=100`, undefined, { 'accept-encoding': 'gzip' });
+  expect(zipped.status).toBe(200);
+  expect(zipped.headers['content-encoding']).toBe('gzip');
+  expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+});

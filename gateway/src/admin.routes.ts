@@ -1,19 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { Router, type Express, type Request, type RequestHandler } from 'express';
-import type { z } from 'zod';
-import {
-  errorHandler,
-  jsonBody,
-  notFoundHandler,
-  parseRequest,
-  pathEscapeErrors,
-  platformHeaders,
-  rateLimited,
-  requestLog,
-  unauthorized,
-  type Logger,
-} from '@platform/core';
-import { AdminListQuery, ApiKeyParams, CreateApiKeyBody, CreateWorkspaceBody, WorkspaceParams } from './admin.schemas';
+import { Router, type Express, type RequestHandler } from 'express';
+import { ADMIN_PREFIX, ADMIN_ROUTES, createJsonApiApp, mountRouteTable, rateLimited, route, unauthorized, type AdminRouteKey, type Logger, type RouteDefinition } from '@platform/core';
+import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from './admin.schemas';
 import type { KeyCache } from './key-cache';
 import type { KeysStore } from './keys.store';
 import {
@@ -59,77 +47,46 @@ function requireAdminToken(deps: AdminDeps): RequestHandler {
   };
 }
 
-interface Schemas {
-  params?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
-}
-type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
+/** An admin route's handler learns nothing of its caller: the admin token stands for the operator, not a workspace. */
+type AdminRouteDefinition = RouteDefinition<null>;
 
-/** Validates params, query and body at once, after the string rule (core's parseRequest: every problem in one 400), before the handler runs. */
-function validated<S extends Schemas>(schemas: S, handle: (input: { params: Parsed<S['params']>; query: Parsed<S['query']>; body: Parsed<S['body']> }, req: Request) => Promise<{ status: number; body?: unknown }>): RequestHandler {
-  return async (req, res) => {
-    const input = parseRequest(schemas, req);
-    const reply = await handle(input as Parameters<typeof handle>[0], req);
-    if (reply.body === undefined) res.status(reply.status).end();
-    else res.status(reply.status).json(reply.body);
-  };
-}
+const admitAdmin = (): null => null;
 
-/** The workspace settings API (contract section 3). */
-export function adminRoutes(deps: AdminDeps): Router {
+/** The workspace settings API (contract section 3), one definition per route of `ADMIN_ROUTES`. */
+export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, AdminRouteDefinition> {
   const { store } = deps;
-  const router = Router();
+  return {
+    'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({ status: 201, body: renderWorkspace(await createWorkspace(store, body.name)) })),
 
-  router.post(
-    '/workspaces',
-    validated({ body: CreateWorkspaceBody }, async ({ body }) => ({ status: 201, body: renderWorkspace(await createWorkspace(store, body.name)) })),
-  );
+    'GET /workspaces': route(SCHEMAS['GET /workspaces'], async ({ query }) => ({ status: 200, body: await listWorkspaces(store, query) })),
 
-  router.get('/workspaces', validated({ query: AdminListQuery }, async ({ query }) => ({ status: 200, body: await listWorkspaces(store, query) })));
+    'GET /workspaces/:id': route(SCHEMAS['GET /workspaces/:id'], async ({ params }) => ({ status: 200, body: renderWorkspace(await getWorkspace(store, params.id)) })),
 
-  router.get(
-    '/workspaces/:id',
-    validated({ params: WorkspaceParams }, async ({ params }) => ({ status: 200, body: renderWorkspace(await getWorkspace(store, params.id)) })),
-  );
-
-  router.post(
-    '/workspaces/:id/api-keys',
-    validated({ params: WorkspaceParams, body: CreateApiKeyBody }, async ({ params, body }) => {
+    'POST /workspaces/:id/api-keys': route(SCHEMAS['POST /workspaces/:id/api-keys'], async ({ params, body }) => {
       const { key, token } = await createApiKey(store, params.id, { name: body.name, scopes: body.scopes ?? null, expiresAt: body.expires_at ?? null });
       return { status: 201, body: renderApiKey(key, token) };
     }),
-  );
 
-  router.get(
-    '/workspaces/:id/api-keys',
-    validated({ params: WorkspaceParams, query: AdminListQuery }, async ({ params, query }) => ({ status: 200, body: await listApiKeys(store, params.id, query) })),
-  );
+    'GET /workspaces/:id/api-keys': route(SCHEMAS['GET /workspaces/:id/api-keys'], async ({ params, query }) => ({
+      status: 200,
+      body: await listApiKeys(store, params.id, query),
+    })),
 
-  router.delete(
-    '/workspaces/:id/api-keys/:key_id',
-    validated({ params: ApiKeyParams }, async ({ params }) => {
+    'DELETE /workspaces/:id/api-keys/:key_id': route(SCHEMAS['DELETE /workspaces/:id/api-keys/:key_id'], async ({ params }) => {
       const { key } = await revokeApiKey(store, deps.publisher, params.id, params.key_id, deps.logger);
       // This instance drops the key at once; the others on the published message.
       deps.keys.evict(key.tokenHash);
       return { status: 204 };
     }),
-  );
-
-  router.use(pathEscapeErrors(['/workspaces/:id', '/workspaces/:id/api-keys', '/workspaces/:id/api-keys/:key_id']));
-  return router;
+  };
 }
 
-/** The Express app the hot path hands /admin/v1 to. */
+/** A router with exactly the admin routes. */
+export function adminRoutes(deps: AdminDeps): Router {
+  return mountRouteTable(Router(), ADMIN_ROUTES, adminRouteDefinitions(deps), admitAdmin);
+}
+
+/** The Express app the hot path hands /admin/v1 to: the services' app, guarded by the admin token. */
 export function createAdminApp(deps: AdminDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('query parser', 'simple');
-  app.use(platformHeaders());
-  app.use(requestLog(deps.logger));
-  app.use('/admin/v1', requireAdminToken(deps), jsonBody(), adminRoutes(deps));
-  app.use(notFoundHandler());
-  app.use(errorHandler(deps.logger));
-  return app;
+  return createJsonApiApp({ logger: deps.logger, guard: requireAdminToken(deps), path: ADMIN_PREFIX, routes: adminRoutes(deps) });
 }

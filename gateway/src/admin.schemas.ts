@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePointString, ListQuery, SCOPES, Timestamp, Uuid } from '@platform/core';
+import { codePointString, ListQuery, SCOPES, Timestamp, Uuid, type AdminRouteKey, type RouteSchemas } from '@platform/core';
 
 export const WorkspaceParams = z.object({ id: Uuid });
 export type WorkspaceParams = z.infer<typeof WorkspaceParams>;
@@ -20,3 +20,13 @@ export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
 
 export const AdminListQuery = ListQuery;
 export type AdminListQuery = z.infer<typeof AdminListQuery>;
+
+/** What each route of `ADMIN_ROUTES` takes: the route builder validates these, and tests walk them. */
+export const ADMIN_ROUTE_SCHEMAS = {
+  'POST /workspaces': { body: CreateWorkspaceBody },
+  'GET /workspaces': { query: AdminListQuery },
+  'GET /workspaces/:id': { params: WorkspaceParams },
+  'POST /workspaces/:id/api-keys': { params: WorkspaceParams, body: CreateApiKeyBody },
+  'GET /workspaces/:id/api-keys': { params: WorkspaceParams, query: AdminListQuery },
+  'DELETE /workspaces/:id/api-keys/:key_id': { params: ApiKeyParams },
+} as const satisfies Record<AdminRouteKey, RouteSchemas>;

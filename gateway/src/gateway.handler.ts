@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import {
+  ADMIN_PREFIX,
   ApiError,
   DEFAULT_VERSION,
   forbiddenScope,
@@ -64,8 +65,6 @@ export interface GatewayHandlerDeps {
   docs?: DocsSite;
   metrics: GatewayMetrics;
 }
-
-const ADMIN_PREFIX = '/admin/v1';
 
 /** On every answer of the gateway's own and every proxied one (contract section 2). */
 const NOSNIFF = 'nosniff';

@@ -98,6 +98,25 @@ export const ROUTES = {
   },
 } as const satisfies Record<ServiceName, Record<RouteKey, RouteSpec>>;
 
+/** The admin API's prefix (contract section 3); the gateway answers it itself. */
+export const ADMIN_PREFIX = '/admin/v1';
+
+/** What an admin route needs: the admin token (contract section 3), no workspace key or scope. */
+export interface AdminRouteSpec {
+  auth: 'admin-token';
+}
+
+/** The admin API's routes (contract section 3); the gateway mounts exactly these, and tests walk them. */
+export const ADMIN_ROUTES = {
+  'POST /workspaces': { auth: 'admin-token' },
+  'GET /workspaces': { auth: 'admin-token' },
+  'GET /workspaces/:id': { auth: 'admin-token' },
+  'POST /workspaces/:id/api-keys': { auth: 'admin-token' },
+  'GET /workspaces/:id/api-keys': { auth: 'admin-token' },
+  'DELETE /workspaces/:id/api-keys/:key_id': { auth: 'admin-token' },
+} as const satisfies Record<RouteKey, AdminRouteSpec>;
+export type AdminRouteKey = keyof typeof ADMIN_ROUTES;
+
 export type RoutesOf<S extends ServiceName> = keyof (typeof ROUTES)[S] & RouteKey;
 
 /** Splits a route key into method and path. */

@@ -1,6 +1,6 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { ApiError, FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
+import { FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
 import type { Identity } from './http';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
 import type { RouteDocs } from './openapi';
@@ -27,30 +27,34 @@ export interface RouteSchemas {
 
 type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-export interface RouteInput<S extends RouteSchemas> {
+/** What a handler receives: the parsed request and its caller (a service route: the key's identity). */
+export interface RouteInput<S extends RouteSchemas, Caller = Identity> {
   params: Parsed<S['params']>;
   query: Parsed<S['query']>;
   body: Parsed<S['body']>;
   headers: Parsed<S['headers']>;
-  identity: Identity;
+  identity: Caller;
   requestId: string;
 }
 
 /** A validated route: its schemas, its reference documentation and a handler that receives typed input and knows nothing of HTTP. */
-export interface RouteDefinition {
+export interface RouteDefinition<Caller = Identity> {
   schemas: RouteSchemas;
   /** What the API reference says about the route (openapi.ts); every contract route has it, a test per service checks. */
   docs?: RouteDocs;
-  handle(input: RouteInput<RouteSchemas>): Promise<Reply> | Reply;
+  handle(input: RouteInput<RouteSchemas, Caller>): Promise<Reply> | Reply;
 }
 
 /**
  * Declares a route's params, query, body and headers; all are validated before the handler runs,
  * every problem reported at once. `docs` documents the route from these same schemas.
  */
-export function route<S extends RouteSchemas>(spec: S & { docs?: RouteDocs }, handle: (input: RouteInput<S>) => Promise<Reply> | Reply): RouteDefinition {
+export function route<S extends RouteSchemas, Caller = Identity>(
+  spec: S & { docs?: RouteDocs },
+  handle: (input: RouteInput<S, Caller>) => Promise<Reply> | Reply,
+): RouteDefinition<Caller> {
   const { docs, ...schemas } = spec;
-  return { schemas, docs, handle: handle as RouteDefinition['handle'] };
+  return { schemas, docs, handle: handle as RouteDefinition<Caller>['handle'] };
 }
 
 function problemKey(error: FieldError): string {
@@ -121,31 +125,53 @@ export function pathEscapeErrors(paths: readonly string[]): ErrorRequestHandler 
   };
 }
 
-function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
+/** Who may call a route of a table (throws the contract's 401 or 403 otherwise), and what its handler learns of the caller. */
+export type Admit<Spec, Caller> = (req: Request, spec: Spec) => Caller;
+
+/** A service route's caller: the identity the gateway signed, holding the scope the route's spec names. */
+export function admitByScope(req: Request, spec: { scope: Scope }): Identity {
+  const identity = req.identity;
+  if (!identity) throw unauthorized('Request was not signed by the gateway.');
+  if (identity.scopes !== null && !identity.scopes.includes(spec.scope)) throw forbiddenScope(spec.scope);
+  return identity;
+}
+
+function toHandler<Spec, Caller>(spec: Spec, definition: RouteDefinition<Caller>, admit: Admit<Spec, Caller>): RequestHandler {
   return async (req: Request, res) => {
-    const identity = req.identity;
-    if (!identity) throw unauthorized('Request was not signed by the gateway.');
-    if (identity.scopes !== null && !identity.scopes.includes(scope)) throw forbiddenScope(scope);
+    const identity = admit(req, spec);
     const input = { ...parseRequest(definition.schemas, req), identity, requestId: req.requestId };
-    const reply = await definition.handle(input as RouteInput<RouteSchemas>);
+    const reply = await definition.handle(input as RouteInput<RouteSchemas, Caller>);
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);
   };
 }
 
-/** Mounts route definitions on a router, each checking the scope its spec names; a path param that does not decode is a 400. */
-export function mountRoutes(router: Router, specs: Readonly<Record<string, { scope: Scope }>>, definitions: Record<string, RouteDefinition>): Router {
+/**
+ * Mounts the definitions of a route table on a router, each admitted by `admit` with its spec
+ * from the table; a path param that does not decode is a 400.
+ */
+export function mountRouteTable<Spec, Caller>(
+  router: Router,
+  specs: Readonly<Record<string, Spec>>,
+  definitions: Record<string, RouteDefinition<Caller>>,
+  admit: Admit<Spec, Caller>,
+): Router {
   const paths: string[] = [];
   for (const [key, definition] of Object.entries(definitions)) {
     const spec = specs[key];
     if (!spec) throw new Error(`${key} is not in the route table`);
     const { method, path } = parseRouteKey(key);
     paths.push(path);
-    router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec.scope, definition));
+    router[method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'](path, toHandler(spec, definition, admit));
   }
   router.use(pathEscapeErrors(paths));
   return router;
+}
+
+/** Mounts route definitions on a router, each checking the scope its spec names; a path param that does not decode is a 400. */
+export function mountRoutes(router: Router, specs: Readonly<Record<string, { scope: Scope }>>, definitions: Record<string, RouteDefinition>): Router {
+  return mountRouteTable(router, specs, definitions, admitByScope);
 }
 
 /**

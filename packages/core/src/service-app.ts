@@ -1,4 +1,4 @@
-import express, { type Express, type Router } from 'express';
+import express, { Router, type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { compressJson } from './compression';
 import type { ServiceName } from './contract';
@@ -26,8 +26,25 @@ export interface ServiceAppOptions {
   openapi?: OpenApiDocument;
 }
 
-/** The Express app every service shares: health, its API document, gateway signature, JSON bodies, the contract's errors. */
-export function createServiceApp(options: ServiceAppOptions): Express {
+export interface JsonApiAppOptions {
+  logger: Logger;
+  /** Request counts and latencies by route pattern and status; none when absent. */
+  metrics?: HttpMetrics;
+  /** Answered before `guard` and before any body is read: health and documents, which need no authentication. */
+  open?: Router;
+  /** Authenticates every request that reaches `routes` (and every unmatched path under `path`), before its body is read. */
+  guard: RequestHandler;
+  /** Where `guard`, the JSON body and `routes` are mounted; default: everywhere. */
+  path?: string;
+  routes: Router;
+}
+
+/**
+ * The Express app every JSON API of the platform shares (each service, the gateway's admin API):
+ * platform headers, gzip, request log, metrics, the open endpoints, then the guard, JSON bodies and
+ * the routes, then the contract's 404 and the one error middleware, in this order.
+ */
+export function createJsonApiApp(options: JsonApiAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -36,24 +53,35 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(compressJson());
   app.use(requestLog(options.logger));
   if (options.metrics) app.use(httpMetricsMiddleware(options.metrics));
-  app.get('/healthz', (_req, res) => {
+  if (options.open) app.use(options.open);
+  app.use(options.path ?? '/', options.guard, jsonBody(), options.routes);
+  app.use(notFoundHandler());
+  app.use(errorHandler(options.logger));
+  return app;
+}
+
+/** The Express app every service shares: health, its API document, gateway signature, JSON bodies, the contract's errors. */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const open = Router();
+  open.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   const readiness = new Readiness(options.ready, { registry: options.metrics?.registry, logger: options.logger });
-  app.get('/readyz', async (_req, res) => {
+  open.get('/readyz', async (_req, res) => {
     res.json(await readiness.require());
   });
   const openapi = options.openapi;
   if (openapi) {
     // Unsigned like /healthz: it describes the public API and holds nothing of a workspace.
-    app.get('/openapi.json', (_req, res) => {
+    open.get('/openapi.json', (_req, res) => {
       res.json(openapi);
     });
   }
-  app.use(requireGatewaySignature(options.internalSecret, options.service, MAX_BODY_BYTES));
-  app.use(jsonBody());
-  app.use(options.routes);
-  app.use(notFoundHandler());
-  app.use(errorHandler(options.logger));
-  return app;
+  return createJsonApiApp({
+    logger: options.logger,
+    metrics: options.metrics,
+    open,
+    guard: requireGatewaySignature(options.internalSecret, options.service, MAX_BODY_BYTES),
+    routes: options.routes,
+  });
 }

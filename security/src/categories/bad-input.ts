@@ -26,8 +26,8 @@ import { adminRoutes, bodyLeaves, contractRoutes, fillPath, operationOf, withVal
  * The contract routes get the shared generator (`badInputRequests` in @platform/testing, which
  * walks ROUTES with each service's OpenAPI document) and what it does not send: bodies with
  * bytes that are not UTF-8, `__proto__` metadata keys that must come back as sent, bodies that
- * are not JSON objects. The admin API has no route table or document: the battery walks its
- * routes (contract section 3) with the same bad values.
+ * are not JSON objects. The admin API has no OpenAPI document: the battery walks its route table
+ * (`ADMIN_ROUTES`, contract section 3) with the same bad values.
  */
 
 /** Bytes that are not UTF-8, put raw into a JSON string: decoding them would change the input. */

@@ -1,9 +1,9 @@
-import { parseRouteKey, ROUTES, SERVICES, type ServiceName } from '@platform/core';
+import { ADMIN_PREFIX, ADMIN_ROUTES, parseRouteKey, ROUTES, SERVICES, type ServiceName } from '@platform/core';
 
 /**
  * The routes the battery walks: every route of the contract route table (`ROUTES` in
- * @platform/core, so a new route is attacked without anyone adding it here), and the admin API,
- * which has no route table to walk (contract section 3).
+ * @platform/core, so a new route is attacked without anyone adding it here), and the admin API's
+ * (`ADMIN_ROUTES`, contract section 3).
  */
 export interface Route {
   service: ServiceName | 'admin';
@@ -15,16 +15,6 @@ export interface Route {
   /** Path parameters in order of appearance. */
   params: string[];
 }
-
-/** Contract section 3; kept by hand because the gateway exports no table of it. */
-const ADMIN_ROUTE_KEYS = [
-  'POST /workspaces',
-  'GET /workspaces',
-  'GET /workspaces/:id',
-  'POST /workspaces/:id/api-keys',
-  'GET /workspaces/:id/api-keys',
-  'DELETE /workspaces/:id/api-keys/:key_id',
-] as const;
 
 function paramsOf(path: string): string[] {
   return [...path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!);
@@ -42,9 +32,9 @@ export function contractRoutes(): Route[] {
 }
 
 export function adminRoutes(): Route[] {
-  return ADMIN_ROUTE_KEYS.map((key) => {
+  return Object.keys(ADMIN_ROUTES).map((key) => {
     const { method, path } = parseRouteKey(key);
-    return { service: 'admin', method, path, prefix: '/admin/v1', params: paramsOf(path) };
+    return { service: 'admin', method, path, prefix: ADMIN_PREFIX, params: paramsOf(path) };
   });
 }
 
