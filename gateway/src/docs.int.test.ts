@@ -7,7 +7,7 @@ import { closeServer, DEAD_URL, httpClient, listen, startGateway, type HttpClien
 
 /** A stand-in service that answers only its unsigned GET /openapi.json, as services do, and counts the calls. */
 async function startDocumentUpstream(service: ServiceName): Promise<{ url: string; document: OpenApiDocument; calls: () => number; close: () => Promise<void> }> {
-  const document = openApiDocument({ service, title: `${service} API`, version: '1', definitions: {} });
+  const document = openApiDocument({ service, title: `${service} API`, version: '1', routes: {} });
   let calls = 0;
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/openapi.json') {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
 import type { Identity } from './http';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
-import type { RouteDocs } from './openapi';
+import type { RouteDocs } from './openapi/route-docs';
 import { rawQueryErrors, strictDecode, TEXT_RULE_MESSAGE, textRuleErrors, zodFieldErrors } from './validation';
 
 /** What a handler returns; the route builder sends it as JSON. */
@@ -24,6 +24,13 @@ export interface RouteSchemas {
    */
   entries?: readonly string[];
 }
+
+/**
+ * A route without its handler: what it takes (params, query, body, headers) and its reference
+ * documentation. Services declare their routes as data; `route()` wires a declaration to a
+ * handler, and the OpenAPI document is built from the declarations alone.
+ */
+export type RouteDeclaration = RouteSchemas & { docs?: RouteDocs };
 
 type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { compressJson } from './compression';
 import type { ServiceName } from './contract';
 import { errorHandler, jsonBody, MAX_BODY_BYTES, notFoundHandler, platformHeaders, requestLog } from './http';
-import type { OpenApiDocument } from './openapi';
+import type { OpenApiDocument } from './openapi/document';
 import { httpMetricsMiddleware, type HttpMetrics } from './metrics';
 import { Readiness, type ReadinessChecks } from './readiness';
 import { requireGatewaySignature } from './signed-request';

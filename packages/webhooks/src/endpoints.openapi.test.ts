@@ -1,14 +1,13 @@
-import { documentationOnly, openApiDocument, WEBHOOK_ENDPOINT_ROUTES, undocumentedRoutes } from '@platform/core';
+import { openApiDocument, WEBHOOK_ENDPOINT_ROUTES, undocumentedRoutes } from '@platform/core';
 import { expectValidOpenApi, openApiValidator } from '@platform/testing';
-import { webhookRoutes } from './endpoints.routes';
-import type { Sql } from './sql';
+import { webhookRouteDeclarations } from './endpoints.routes';
 
 // Every service mounts these routes; documented once here, they appear in each service's document.
 const document = openApiDocument({
   service: 'events',
   title: 'Webhook endpoints',
   version: 'test',
-  definitions: webhookRoutes({ sql: documentationOnly<Sql>('webhooks database'), allowPrivate: false }),
+  routes: webhookRouteDeclarations,
 });
 
 describe('the webhook endpoint routes in an API document', () => {

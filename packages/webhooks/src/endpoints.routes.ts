@@ -9,6 +9,7 @@ import {
   route,
   Uuid,
   WEBHOOK_ENDPOINT_ROUTES,
+  type RouteDeclaration,
   type RouteDefinition,
   type WebhookRouteKey,
 } from '@platform/core';
@@ -73,23 +74,93 @@ export const WEBHOOK_ENDPOINTS_TAG = {
 const URL_REFUSED =
   'The URL targets a private or loopback address (`errors[0].code: private_address`), unless the platform runs with `WEBHOOKS_ALLOW_PRIVATE=true`.';
 
+/** What each webhook endpoint route takes and answers (no handlers): the routes below validate it, API documents describe it. */
+export const webhookRouteDeclarations = {
+  'POST /webhook-endpoints': {
+    body: CreateEndpointBody,
+    docs: {
+      operationId: 'createWebhookEndpoint',
+      summary: 'Create a webhook endpoint',
+      tag: TAG,
+      description: 'The answer carries the signing secret, shown only here (and on rotation). Deliveries are signed as Standard Webhooks.',
+      responses: { 201: { description: 'The endpoint with its secret.', schema: EndpointWithSecret } },
+      errors: { 400: URL_REFUSED },
+      requestExample: { url: 'https://example.com/hooks/platform', events: ['*'] },
+    },
+  },
+  'GET /webhook-endpoints': {
+    query: ListQuery,
+    docs: {
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints',
+      tag: TAG,
+      responses: { 200: { description: 'One page of endpoints, oldest first.', schema: EndpointList } },
+    },
+  },
+  'GET /webhook-endpoints/:id': {
+    params: IdParams,
+    docs: {
+      operationId: 'getWebhookEndpoint',
+      summary: 'Retrieve a webhook endpoint',
+      tag: TAG,
+      responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
+      errors: { 404: NOT_FOUND },
+    },
+  },
+  'PATCH /webhook-endpoints/:id': {
+    params: IdParams,
+    body: UpdateEndpointBody,
+    docs: {
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Update a webhook endpoint',
+      tag: TAG,
+      description: 'Changes the URL, the event types or whether the endpoint is enabled; omitted fields keep their value.',
+      responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
+      errors: { 400: URL_REFUSED, 404: NOT_FOUND },
+      requestExample: { enabled: false },
+    },
+  },
+  'DELETE /webhook-endpoints/:id': {
+    params: IdParams,
+    docs: {
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint',
+      tag: TAG,
+      responses: { 204: { description: 'Deleted: the endpoint gets no further events.' } },
+      errors: { 404: NOT_FOUND },
+    },
+  },
+  'GET /webhook-endpoints/:id/deliveries': {
+    params: IdParams,
+    query: ListQuery,
+    docs: {
+      operationId: 'listWebhookDeliveries',
+      summary: "List an endpoint's delivery attempts",
+      tag: TAG,
+      responses: { 200: { description: 'One page of delivery attempts, oldest first; one record per attempt.', schema: DeliveryList } },
+      errors: { 404: NOT_FOUND },
+    },
+  },
+  'POST /webhook-endpoints/:id/rotate-secret': {
+    params: IdParams,
+    body: NoBody,
+    docs: {
+      operationId: 'rotateWebhookSecret',
+      summary: "Rotate an endpoint's secret",
+      tag: TAG,
+      description: 'A new secret signs from now on; the previous one keeps signing beside it for 24 h, so receivers can switch without losing events.',
+      responses: { 200: { description: 'The endpoint with its new secret.', schema: EndpointWithSecret } },
+      errors: { 404: NOT_FOUND },
+    },
+  },
+} satisfies Record<WebhookRouteKey, RouteDeclaration>;
+
 /** The webhook endpoint routes as RouteDefinitions, keyed like core's contract routes, each with its reference entry. */
 export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey, RouteDefinition> {
   const endpoints = endpointsService(options);
   return {
     'POST /webhook-endpoints': route(
-      {
-        body: CreateEndpointBody,
-        docs: {
-          operationId: 'createWebhookEndpoint',
-          summary: 'Create a webhook endpoint',
-          tag: TAG,
-          description: 'The answer carries the signing secret, shown only here (and on rotation). Deliveries are signed as Standard Webhooks.',
-          responses: { 201: { description: 'The endpoint with its secret.', schema: EndpointWithSecret } },
-          errors: { 400: URL_REFUSED },
-          requestExample: { url: 'https://example.com/hooks/platform', events: ['*'] },
-        },
-      },
+      webhookRouteDeclarations['POST /webhook-endpoints'],
       async ({ identity, body }) => {
         const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
         return { status: 201, body: withSecret(endpoint, secret) };
@@ -97,15 +168,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'GET /webhook-endpoints': route(
-      {
-        query: ListQuery,
-        docs: {
-          operationId: 'listWebhookEndpoints',
-          summary: 'List webhook endpoints',
-          tag: TAG,
-          responses: { 200: { description: 'One page of endpoints, oldest first.', schema: EndpointList } },
-        },
-      },
+      webhookRouteDeclarations['GET /webhook-endpoints'],
       async ({ identity, query }) => {
         const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
         return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
@@ -113,16 +176,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'GET /webhook-endpoints/:id': route(
-      {
-        params: IdParams,
-        docs: {
-          operationId: 'getWebhookEndpoint',
-          summary: 'Retrieve a webhook endpoint',
-          tag: TAG,
-          responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
-          errors: { 404: NOT_FOUND },
-        },
-      },
+      webhookRouteDeclarations['GET /webhook-endpoints/:id'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderEndpoint(await endpoints.get(identity.workspaceId, params.id)),
@@ -130,19 +184,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'PATCH /webhook-endpoints/:id': route(
-      {
-        params: IdParams,
-        body: UpdateEndpointBody,
-        docs: {
-          operationId: 'updateWebhookEndpoint',
-          summary: 'Update a webhook endpoint',
-          tag: TAG,
-          description: 'Changes the URL, the event types or whether the endpoint is enabled; omitted fields keep their value.',
-          responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
-          errors: { 400: URL_REFUSED, 404: NOT_FOUND },
-          requestExample: { enabled: false },
-        },
-      },
+      webhookRouteDeclarations['PATCH /webhook-endpoints/:id'],
       async ({ identity, params, body }) => ({
         status: 200,
         body: renderEndpoint(await endpoints.update(identity.workspaceId, params.id, body)),
@@ -150,16 +192,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'DELETE /webhook-endpoints/:id': route(
-      {
-        params: IdParams,
-        docs: {
-          operationId: 'deleteWebhookEndpoint',
-          summary: 'Delete a webhook endpoint',
-          tag: TAG,
-          responses: { 204: { description: 'Deleted: the endpoint gets no further events.' } },
-          errors: { 404: NOT_FOUND },
-        },
-      },
+      webhookRouteDeclarations['DELETE /webhook-endpoints/:id'],
       async ({ identity, params }) => {
         await endpoints.remove(identity.workspaceId, params.id);
         return { status: 204 };
@@ -167,17 +200,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'GET /webhook-endpoints/:id/deliveries': route(
-      {
-        params: IdParams,
-        query: ListQuery,
-        docs: {
-          operationId: 'listWebhookDeliveries',
-          summary: "List an endpoint's delivery attempts",
-          tag: TAG,
-          responses: { 200: { description: 'One page of delivery attempts, oldest first; one record per attempt.', schema: DeliveryList } },
-          errors: { 404: NOT_FOUND },
-        },
-      },
+      webhookRouteDeclarations['GET /webhook-endpoints/:id/deliveries'],
       async ({ identity, params, query }) => {
         const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
         return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
@@ -185,18 +208,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     ),
 
     'POST /webhook-endpoints/:id/rotate-secret': route(
-      {
-        params: IdParams,
-        body: NoBody,
-        docs: {
-          operationId: 'rotateWebhookSecret',
-          summary: "Rotate an endpoint's secret",
-          tag: TAG,
-          description: 'A new secret signs from now on; the previous one keeps signing beside it for 24 h, so receivers can switch without losing events.',
-          responses: { 200: { description: 'The endpoint with its new secret.', schema: EndpointWithSecret } },
-          errors: { 404: NOT_FOUND },
-        },
-      },
+      webhookRouteDeclarations['POST /webhook-endpoints/:id/rotate-secret'],
       async ({ identity, params }) => {
         const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
         return { status: 200, body: withSecret(endpoint, secret) };

@@ -1,26 +1,16 @@
-import { documentationOnly, openApiDocument, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
-import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
+import { openApiDocument, type OpenApiDocument } from '@platform/core';
+import { WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import { Ticket } from './events.resources';
-import { eventsRouteDefinitions } from './events.routes';
-import { eventsStore, type EventsStore } from './events.store';
-import type { Database } from './database';
+import { eventsRouteDeclarations } from './events.routes';
 
-/** Route definitions for documenting only: no database behind them. */
-function documentedDefinitions(): Record<RoutesOf<'events'>, RouteDefinition> {
-  return eventsRouteDefinitions(
-    eventsStore(documentationOnly<Database>('events database')) satisfies EventsStore,
-    webhookRoutes({ sql: documentationOnly<Sql>('webhooks database'), allowPrivate: false }),
-  );
-}
-
-/** The events API's OpenAPI 3.1 document, from the route definitions the app mounts (default: built without a database). */
-export function eventsApiDocument(definitions: Record<RoutesOf<'events'>, RouteDefinition> = documentedDefinitions()): OpenApiDocument {
+/** The events API's OpenAPI 3.1 document, from the route declarations the app mounts: no database or queue needed. */
+export function eventsApiDocument(): OpenApiDocument {
   return openApiDocument({
     service: 'events',
     title: 'Events API',
     version: '0 (beta)',
     description: 'Events, their tickets, and validation of tickets at the entrance. Beta: the API may still change.',
-    definitions,
+    routes: eventsRouteDeclarations,
     tags: [
       { name: 'Events', description: 'Events that tickets are issued for.' },
       { name: 'Tickets', description: 'Tickets of an event and their validation at the entrance.' },

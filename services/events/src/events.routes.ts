@@ -9,10 +9,12 @@ import {
   stringMap,
   Timestamp,
   Uuid,
+  type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
+import { webhookRouteDeclarations } from '@platform/webhooks';
 import { ALREADY_VALIDATED_EXAMPLE, Event, EXAMPLE_IDS, Ticket, TicketList, TicketStatus, Validation } from './events.resources';
 import type { EventsStore } from './events.store';
 import {
@@ -54,21 +56,89 @@ export const ValidateTicketBody = z.strictObject({
 
 const NOT_FOUND = { event: 'No event with this id in the workspace.', ticket: 'No ticket with this id in the workspace.' };
 
+/** What each route of the events service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
+export const eventsRouteDeclarations = {
+  ...webhookRouteDeclarations,
+  'POST /events': {
+    body: CreateEventBody,
+    docs: {
+      operationId: 'createEvent',
+      summary: 'Create an event',
+      responses: { 201: { description: 'The event.', schema: Event } },
+      errors: { 400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).' },
+      requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
+    },
+  },
+  'GET /events/:id': {
+    params: IdParams,
+    docs: {
+      operationId: 'getEvent',
+      summary: 'Retrieve an event',
+      responses: { 200: { description: 'The event.', schema: Event } },
+      errors: { 404: NOT_FOUND.event },
+    },
+  },
+  'POST /events/:id/tickets': {
+    params: IdParams,
+    body: IssueTicketBody,
+    docs: {
+      operationId: 'issueTicket',
+      summary: 'Issue a ticket',
+      tag: 'Tickets',
+      responses: { 201: { description: 'The ticket, `issued`.', schema: Ticket } },
+      errors: { 404: NOT_FOUND.event },
+      requestExample: { holder_name: 'Ada Lovelace', metadata: { seat: 'A-12' } },
+    },
+  },
+  'GET /events/:id/tickets': {
+    params: IdParams,
+    query: ListTicketsQuery,
+    docs: {
+      operationId: 'listTickets',
+      summary: "List an event's tickets",
+      tag: 'Tickets',
+      responses: { 200: { description: 'One page of tickets, oldest first.', schema: TicketList } },
+      errors: { 404: NOT_FOUND.event },
+    },
+  },
+  'GET /tickets/:id': {
+    params: IdParams,
+    docs: {
+      operationId: 'getTicket',
+      summary: 'Retrieve a ticket',
+      responses: { 200: { description: 'The ticket.', schema: Ticket } },
+      errors: { 404: NOT_FOUND.ticket },
+    },
+  },
+  'POST /tickets/:id/validate': {
+    params: IdParams,
+    body: ValidateTicketBody,
+    docs: {
+      operationId: 'validateTicket',
+      summary: 'Validate a ticket',
+      description:
+        'Validates a ticket at the entrance, exactly once: under any number of concurrent calls one gets 200, the others 409 with the original validation. ' +
+        'Send an `Idempotency-Key` so that a scanner retrying a lost answer gets the original 200 again. Emits `ticket.validated`.',
+      responses: { 200: { description: 'The ticket is now validated.', schema: Validation } },
+      errors: {
+        400: '`event_id` names another event than the ticket\'s, or no event (`errors[0] = { in: "body", field: "event_id", code: "wrong_event" }`).',
+        404: NOT_FOUND.ticket,
+        409: {
+          description: 'The ticket was already validated: `ticket_id`, `validated_at`, `validator_id` and `gate` of the original validation sit beside `code`.',
+          example: ALREADY_VALIDATED_EXAMPLE,
+        },
+      },
+      requestExample: { gate: 'north-1', validator_id: EXAMPLE_IDS.validator, event_id: EXAMPLE_IDS.event },
+    },
+  },
+} satisfies Record<RoutesOf<'events'>, RouteDeclaration>;
+
 /** The events service's routes, each with its reference entry; handlers call events.service. */
 export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'events'>, RouteDefinition> {
   return {
     ...webhooks,
     'POST /events': route(
-      {
-        body: CreateEventBody,
-        docs: {
-          operationId: 'createEvent',
-          summary: 'Create an event',
-          responses: { 201: { description: 'The event.', schema: Event } },
-          errors: { 400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).' },
-          requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
-        },
-      },
+      eventsRouteDeclarations['POST /events'],
       async ({ identity, body }) => {
         const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
         return { status: 201, body: renderEvent(event) };
@@ -76,15 +146,7 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     ),
 
     'GET /events/:id': route(
-      {
-        params: IdParams,
-        docs: {
-          operationId: 'getEvent',
-          summary: 'Retrieve an event',
-          responses: { 200: { description: 'The event.', schema: Event } },
-          errors: { 404: NOT_FOUND.event },
-        },
-      },
+      eventsRouteDeclarations['GET /events/:id'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderEvent(await getEvent(store, identity.workspaceId, params.id)),
@@ -92,18 +154,7 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     ),
 
     'POST /events/:id/tickets': route(
-      {
-        params: IdParams,
-        body: IssueTicketBody,
-        docs: {
-          operationId: 'issueTicket',
-          summary: 'Issue a ticket',
-          tag: 'Tickets',
-          responses: { 201: { description: 'The ticket, `issued`.', schema: Ticket } },
-          errors: { 404: NOT_FOUND.event },
-          requestExample: { holder_name: 'Ada Lovelace', metadata: { seat: 'A-12' } },
-        },
-      },
+      eventsRouteDeclarations['POST /events/:id/tickets'],
       async ({ identity, params, body }) => {
         const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
         return { status: 201, body: renderTicket(ticket) };
@@ -111,17 +162,7 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     ),
 
     'GET /events/:id/tickets': route(
-      {
-        params: IdParams,
-        query: ListTicketsQuery,
-        docs: {
-          operationId: 'listTickets',
-          summary: "List an event's tickets",
-          tag: 'Tickets',
-          responses: { 200: { description: 'One page of tickets, oldest first.', schema: TicketList } },
-          errors: { 404: NOT_FOUND.event },
-        },
-      },
+      eventsRouteDeclarations['GET /events/:id/tickets'],
       async ({ identity, params, query }) => {
         await getEvent(store, identity.workspaceId, params.id);
         const rows = await store.listTickets(identity.workspaceId, params.id, {
@@ -134,15 +175,7 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     ),
 
     'GET /tickets/:id': route(
-      {
-        params: IdParams,
-        docs: {
-          operationId: 'getTicket',
-          summary: 'Retrieve a ticket',
-          responses: { 200: { description: 'The ticket.', schema: Ticket } },
-          errors: { 404: NOT_FOUND.ticket },
-        },
-      },
+      eventsRouteDeclarations['GET /tickets/:id'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderTicket(await getTicket(store, identity.workspaceId, params.id)),
@@ -150,27 +183,7 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     ),
 
     'POST /tickets/:id/validate': route(
-      {
-        params: IdParams,
-        body: ValidateTicketBody,
-        docs: {
-          operationId: 'validateTicket',
-          summary: 'Validate a ticket',
-          description:
-            'Validates a ticket at the entrance, exactly once: under any number of concurrent calls one gets 200, the others 409 with the original validation. ' +
-            'Send an `Idempotency-Key` so that a scanner retrying a lost answer gets the original 200 again. Emits `ticket.validated`.',
-          responses: { 200: { description: 'The ticket is now validated.', schema: Validation } },
-          errors: {
-            400: '`event_id` names another event than the ticket\'s, or no event (`errors[0] = { in: "body", field: "event_id", code: "wrong_event" }`).',
-            404: NOT_FOUND.ticket,
-            409: {
-              description: 'The ticket was already validated: `ticket_id`, `validated_at`, `validator_id` and `gate` of the original validation sit beside `code`.',
-              example: ALREADY_VALIDATED_EXAMPLE,
-            },
-          },
-          requestExample: { gate: 'north-1', validator_id: EXAMPLE_IDS.validator, event_id: EXAMPLE_IDS.event },
-        },
-      },
+      eventsRouteDeclarations['POST /tickets/:id/validate'],
       async ({ identity, params, body }) => {
         const ticket = await validateTicket(store, identity.workspaceId, params.id, {
           eventId: body.event_id ?? null,

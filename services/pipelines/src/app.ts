@@ -39,7 +39,7 @@ export function createApp(deps: PipelinesDeps): Express {
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,
     routes: contractRouter('pipelines', definitions),
-    openapi: pipelinesApiDocument(definitions),
+    openapi: pipelinesApiDocument(),
     // Redis down (no triggers) degrades the API without failing readiness (contract section 12).
     ready: { database: () => deps.db.$queryRaw`SELECT 1`, redis: () => deps.producer.ping() },
   });

@@ -9,10 +9,12 @@ import {
   SERVICES,
   Timestamp,
   Uuid,
+  type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
+import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
 import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList } from './pipelines.resources';
@@ -56,27 +58,131 @@ const NOT_FOUND_PIPELINE = 'No pipeline with this id in the workspace.';
 const NOT_FOUND_RUN = 'No such pipeline, or no run with this id of it, in the workspace.';
 const NoBody = z.strictObject({});
 
+/** What each route of the pipelines service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
+export const pipelinesRouteDeclarations = {
+  ...webhookRouteDeclarations,
+  'POST /pipelines': {
+    body: CreatePipelineBody,
+    docs: {
+      operationId: 'createPipeline',
+      summary: 'Create a pipeline',
+      description:
+        'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
+      body: DocumentedCreatePipelineBody,
+      responses: { 201: { description: 'The pipeline, `active`.', schema: Pipeline } },
+      requestExample: {
+        name: 'Sample to warehouse table',
+        source: { connector: 'sample', config: { records: 100 } },
+        destination: { connector: 'postgres', config: { table: 'sample_records' } },
+      },
+    },
+  },
+  'GET /pipelines/:id': {
+    params: PipelineParams,
+    docs: {
+      operationId: 'getPipeline',
+      summary: 'Retrieve a pipeline',
+      responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
+      errors: { 404: NOT_FOUND_PIPELINE },
+    },
+  },
+  'POST /pipelines/:id/pause': {
+    params: PipelineParams,
+    body: NoBody,
+    docs: {
+      operationId: 'pausePipeline',
+      summary: 'Pause a pipeline',
+      description: 'A paused pipeline refuses new runs; pausing a paused pipeline changes nothing.',
+      responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
+      errors: { 404: NOT_FOUND_PIPELINE },
+    },
+  },
+  'POST /pipelines/:id/resume': {
+    params: PipelineParams,
+    body: NoBody,
+    docs: {
+      operationId: 'resumePipeline',
+      summary: 'Resume a pipeline',
+      description: 'Resuming an active pipeline changes nothing.',
+      responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
+      errors: { 404: NOT_FOUND_PIPELINE },
+    },
+  },
+  'POST /pipelines/:id/runs': {
+    params: PipelineParams,
+    body: TriggerRunBody,
+    docs: {
+      operationId: 'triggerRun',
+      summary: 'Trigger a run',
+      tag: 'Runs',
+      description:
+        'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
+        'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
+      responses: {
+        202: {
+          description: 'The run, `queued`.',
+          schema: Run,
+          headers: { Location: { description: 'The run\'s URL path.', schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }) } },
+        },
+      },
+      errors: {
+        400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
+        404: NOT_FOUND_PIPELINE,
+        409: {
+          description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
+          example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
+        },
+      },
+      requestExample: { trigger: 'manual', dry_run: false },
+    },
+  },
+  'GET /pipelines/:id/runs': {
+    params: PipelineParams,
+    query: ListRunsQuery,
+    docs: {
+      operationId: 'listRuns',
+      summary: "List a pipeline's runs",
+      tag: 'Runs',
+      responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
+      errors: { 404: NOT_FOUND_PIPELINE },
+    },
+  },
+  'GET /pipelines/:id/runs/:run_id': {
+    params: RunParams,
+    docs: {
+      operationId: 'getRun',
+      summary: 'Retrieve a run',
+      tag: 'Runs',
+      responses: { 200: { description: 'The run.', schema: Run } },
+      errors: { 404: NOT_FOUND_RUN },
+    },
+  },
+  'POST /pipelines/:id/runs/:run_id/cancel': {
+    params: RunParams,
+    body: NoBody,
+    docs: {
+      operationId: 'cancelRun',
+      summary: 'Cancel a run',
+      tag: 'Runs',
+      description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
+      responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
+      errors: {
+        404: NOT_FOUND_RUN,
+        409: {
+          description: 'The run has already ended; `run_status` says how.',
+          example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
+        },
+      },
+    },
+  },
+} satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
+
 /** The pipelines service's routes, each with its reference entry; handlers call the services. */
 export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks, connectors }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,
     'POST /pipelines': route(
-      {
-        body: CreatePipelineBody,
-        docs: {
-          operationId: 'createPipeline',
-          summary: 'Create a pipeline',
-          description:
-            'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
-          body: DocumentedCreatePipelineBody,
-          responses: { 201: { description: 'The pipeline, `active`.', schema: Pipeline } },
-          requestExample: {
-            name: 'Sample to warehouse table',
-            source: { connector: 'sample', config: { records: 100 } },
-            destination: { connector: 'postgres', config: { table: 'sample_records' } },
-          },
-        },
-      },
+      pipelinesRouteDeclarations['POST /pipelines'],
       async ({ identity, body }) => {
         const refused = await verifyConnectors(body, connectors);
         if (refused.length > 0) throw invalidRequest(refused);
@@ -92,15 +198,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'GET /pipelines/:id': route(
-      {
-        params: PipelineParams,
-        docs: {
-          operationId: 'getPipeline',
-          summary: 'Retrieve a pipeline',
-          responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
-          errors: { 404: NOT_FOUND_PIPELINE },
-        },
-      },
+      pipelinesRouteDeclarations['GET /pipelines/:id'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderPipeline(await getPipeline(pipelines, identity.workspaceId, params.id)),
@@ -108,17 +206,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'POST /pipelines/:id/pause': route(
-      {
-        params: PipelineParams,
-        body: NoBody,
-        docs: {
-          operationId: 'pausePipeline',
-          summary: 'Pause a pipeline',
-          description: 'A paused pipeline refuses new runs; pausing a paused pipeline changes nothing.',
-          responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
-          errors: { 404: NOT_FOUND_PIPELINE },
-        },
-      },
+      pipelinesRouteDeclarations['POST /pipelines/:id/pause'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
@@ -126,17 +214,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'POST /pipelines/:id/resume': route(
-      {
-        params: PipelineParams,
-        body: NoBody,
-        docs: {
-          operationId: 'resumePipeline',
-          summary: 'Resume a pipeline',
-          description: 'Resuming an active pipeline changes nothing.',
-          responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
-          errors: { 404: NOT_FOUND_PIPELINE },
-        },
-      },
+      pipelinesRouteDeclarations['POST /pipelines/:id/resume'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
@@ -144,34 +222,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'POST /pipelines/:id/runs': route(
-      {
-        params: PipelineParams,
-        body: TriggerRunBody,
-        docs: {
-          operationId: 'triggerRun',
-          summary: 'Trigger a run',
-          tag: 'Runs',
-          description:
-            'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
-            'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
-          responses: {
-            202: {
-              description: 'The run, `queued`.',
-              schema: Run,
-              headers: { Location: { description: 'The run\'s URL path.', schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }) } },
-            },
-          },
-          errors: {
-            400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
-            404: NOT_FOUND_PIPELINE,
-            409: {
-              description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
-              example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
-            },
-          },
-          requestExample: { trigger: 'manual', dry_run: false },
-        },
-      },
+      pipelinesRouteDeclarations['POST /pipelines/:id/runs'],
       async ({ identity, params, body }) => {
         const run = await triggerRun(runs, identity.workspaceId, params.id, {
           trigger: body.trigger,
@@ -187,17 +238,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'GET /pipelines/:id/runs': route(
-      {
-        params: PipelineParams,
-        query: ListRunsQuery,
-        docs: {
-          operationId: 'listRuns',
-          summary: "List a pipeline's runs",
-          tag: 'Runs',
-          responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
-          errors: { 404: NOT_FOUND_PIPELINE },
-        },
-      },
+      pipelinesRouteDeclarations['GET /pipelines/:id/runs'],
       async ({ identity, params, query }) => {
         const rows = await listRuns(runs, identity.workspaceId, params.id, {
           status: query.status,
@@ -209,16 +250,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'GET /pipelines/:id/runs/:run_id': route(
-      {
-        params: RunParams,
-        docs: {
-          operationId: 'getRun',
-          summary: 'Retrieve a run',
-          tag: 'Runs',
-          responses: { 200: { description: 'The run.', schema: Run } },
-          errors: { 404: NOT_FOUND_RUN },
-        },
-      },
+      pipelinesRouteDeclarations['GET /pipelines/:id/runs/:run_id'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderRun(await getRun(runs, identity.workspaceId, params.id, params.run_id)),
@@ -226,24 +258,7 @@ export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, web
     ),
 
     'POST /pipelines/:id/runs/:run_id/cancel': route(
-      {
-        params: RunParams,
-        body: NoBody,
-        docs: {
-          operationId: 'cancelRun',
-          summary: 'Cancel a run',
-          tag: 'Runs',
-          description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
-          responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
-          errors: {
-            404: NOT_FOUND_RUN,
-            409: {
-              description: 'The run has already ended; `run_status` says how.',
-              example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
-            },
-          },
-        },
-      },
+      pipelinesRouteDeclarations['POST /pipelines/:id/runs/:run_id/cancel'],
       async ({ identity, params }) => ({
         status: 200,
         body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),

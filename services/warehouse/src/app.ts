@@ -26,7 +26,7 @@ export function createApp(deps: WarehouseDeps): Express {
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,
     routes: contractRouter('warehouse', definitions),
-    openapi: warehouseApiDocument(definitions),
+    openapi: warehouseApiDocument(),
     // Redis down (webhook deliveries wait) degrades the service without failing readiness (contract section 12).
     ready: { database: () => deps.db.$queryRaw`SELECT 1`, redis: deps.redisReady },
   });

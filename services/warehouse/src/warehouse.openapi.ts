@@ -1,26 +1,16 @@
-import { documentationOnly, openApiDocument, type OpenApiDocument, type RouteDefinition, type RoutesOf } from '@platform/core';
-import { webhookRoutes, type Sql, WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
-import type { Database } from './database';
+import { openApiDocument, type OpenApiDocument } from '@platform/core';
+import { WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import { Adjustment, Item, Movement } from './warehouse.resources';
-import { warehouseRouteDefinitions } from './warehouse.routes';
-import { warehouseStore } from './warehouse.store';
+import { warehouseRouteDeclarations } from './warehouse.routes';
 
-/** Route definitions for documenting only: no database behind them. */
-function documentedDefinitions(): Record<RoutesOf<'warehouse'>, RouteDefinition> {
-  return warehouseRouteDefinitions(
-    warehouseStore(documentationOnly<Database>('warehouse database')),
-    webhookRoutes({ sql: documentationOnly<Sql>('webhooks database'), allowPrivate: false }),
-  );
-}
-
-/** The warehouse API's OpenAPI 3.1 document, from the route definitions the app mounts (default: built without a database). */
-export function warehouseApiDocument(definitions: Record<RoutesOf<'warehouse'>, RouteDefinition> = documentedDefinitions()): OpenApiDocument {
+/** The warehouse API's OpenAPI 3.1 document, from the route declarations the app mounts: no database or queue needed. */
+export function warehouseApiDocument(): OpenApiDocument {
   return openApiDocument({
     service: 'warehouse',
     title: 'Warehouse API',
     version: '1.7',
     description: 'Locations, items with their on-hand stock, stock adjustments and the movements of items between locations.',
-    definitions,
+    routes: warehouseRouteDeclarations,
     tags: [
       { name: 'Locations', description: 'Where items are stored.' },
       { name: 'Items', description: 'Items, their stock adjustments and movements; `If-Match` guards concurrent updates.' },

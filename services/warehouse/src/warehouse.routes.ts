@@ -9,10 +9,12 @@ import {
   stringMap,
   Uuid,
   type Logger,
+  type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
+import { webhookRouteDeclarations } from '@platform/webhooks';
 import { INT4_MAX, ItemPatch, itemEtag, NewItem, parseIfMatch, Sku, type IfMatch } from './item-input';
 import { createItem, getItem, listMovements, renderItem, renderMovement, updateItem, updateItems } from './items.service';
 import { createLocation, renderLocation } from './locations.service';
@@ -96,6 +98,140 @@ const ITEM_FIELD_RULES =
 const BulkEntry = ItemPatch.extend({ id: Uuid.meta({ description: 'The item to update.' }) });
 const DocumentedBulkBody = BulkBody.extend({ items: z.array(BulkEntry).min(1).max(100) });
 
+/** What each route of the warehouse service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
+export const warehouseRouteDeclarations = {
+  ...webhookRouteDeclarations,
+  'POST /locations': {
+    body: CreateLocationBody,
+    docs: {
+      operationId: 'createLocation',
+      summary: 'Create a location',
+      responses: { 201: { description: 'The location.', schema: Location } },
+      errors: {
+        409: {
+          description: 'The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`).',
+          example: {
+            code: 'conflict',
+            message: 'The location code is already taken.',
+            errors: [{ in: 'body', field: 'code', code: 'taken', message: 'is already used by another location of this workspace' }],
+          },
+        },
+      },
+      requestExample: { name: 'Main warehouse, aisle 3', code: 'MAIN-A3' },
+    },
+  },
+  'GET /locations': {
+    query: ListQuery,
+    docs: {
+      operationId: 'listLocations',
+      summary: 'List locations',
+      responses: { 200: { description: 'One page of locations, oldest first.', schema: LocationList } },
+    },
+  },
+  'POST /items': {
+    body: ItemBody,
+    docs: {
+      operationId: 'createItem',
+      summary: 'Create an item',
+      description: 'The item starts with quantity 0; stock comes in through stock adjustments. Emits `item.created`.',
+      body: NewItem,
+      responses: { 201: { description: 'The item.', schema: Item, headers: ETAG } },
+      errors: { 400: ITEM_FIELD_RULES, 409: SKU_TAKEN },
+      requestExample: { sku: 'TSHIRT-BLUE-M', name: 'T-shirt, blue, M', category: 'apparel', min_stock: 10, location_id: EXAMPLE_IDS.location, metadata: { colour: 'blue' } },
+    },
+  },
+  'GET /items': {
+    query: ListItemsQuery,
+    docs: {
+      operationId: 'listItems',
+      summary: 'List items',
+      responses: { 200: { description: 'One page of items, oldest first.', schema: ItemList } },
+    },
+  },
+  'POST /items/bulk': {
+    body: BulkBody,
+    entries: ['items'],
+    docs: {
+      operationId: 'bulkUpdateItems',
+      summary: 'Update items in bulk',
+      tag: 'Items',
+      description:
+        'Applies 1-100 entries in order, each exactly like a PATCH of its own (own transaction, own events); a failing entry does not stop the others. ' +
+        'Counts in its own rate-limit bucket.',
+      body: DocumentedBulkBody,
+      responses: { 200: { description: 'One result per entry.', schema: BulkAnswer } },
+      requestExample: { items: [{ id: EXAMPLE_IDS.item, min_stock: 5 }, { id: EXAMPLE_IDS.item, metadata: { colour: null } }] },
+    },
+  },
+  'GET /items/:id': {
+    params: IdParams,
+    docs: {
+      operationId: 'getItem',
+      summary: 'Retrieve an item',
+      responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
+      errors: { 404: NOT_FOUND_ITEM },
+    },
+  },
+  'PATCH /items/:id': {
+    params: IdParams,
+    body: ItemBody,
+    headers: IfMatchHeaders,
+    docs: {
+      operationId: 'updateItem',
+      summary: 'Update an item',
+      description:
+        'Sets the fields given; null clears `category`, `min_stock`, `location_id`. `metadata` is a JSON Merge Patch (RFC 7396): a key set to null is removed, ' +
+        '`metadata: null` clears all. A change of `location_id` writes one movement in the same transaction. Emits `item.updated`, and `item.location_changed` with a movement.',
+      body: ItemPatch,
+      responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
+      errors: {
+        400: ITEM_FIELD_RULES,
+        404: NOT_FOUND_ITEM,
+        409: {
+          description: `${SKU_TAKEN.description} Or \`If-Match\` names an older version (version conflict, \`errors[0].code: version_mismatch\`).`,
+          example: SKU_TAKEN.example,
+        },
+      },
+      requestExample: { name: 'T-shirt, navy, M', location_id: EXAMPLE_IDS.location, metadata: { colour: 'navy', season: null } },
+    },
+  },
+  'GET /items/:id/movements': {
+    params: IdParams,
+    query: ListQuery,
+    docs: {
+      operationId: 'listMovements',
+      summary: "List an item's movements",
+      tag: 'Items',
+      responses: { 200: { description: 'One page of movements, oldest first.', schema: MovementList } },
+      errors: { 404: NOT_FOUND_ITEM },
+    },
+  },
+  'POST /items/:id/stock-adjustments': {
+    params: IdParams,
+    body: AdjustmentBody,
+    docs: {
+      operationId: 'adjustStock',
+      summary: 'Adjust stock',
+      tag: 'Items',
+      description:
+        'Adds `delta` to the on-hand quantity atomically. Emits `item.stock_adjusted`, and `item.reorder_needed` when the quantity falls below `min_stock`.',
+      responses: { 201: { description: 'The adjustment and the item after it.', schema: AdjustmentResult } },
+      errors: {
+        404: NOT_FOUND_ITEM,
+        409: {
+          description: 'The quantity would fall below 0 (`errors[0].code: insufficient_stock`) or exceed 2147483647 (`too_large`).',
+          example: {
+            code: 'conflict',
+            message: 'Insufficient stock: 1 on hand, the adjustment removes 2.',
+            errors: [{ in: 'body', field: 'delta', code: 'insufficient_stock', message: 'would take the quantity below 0' }],
+          },
+        },
+      },
+      requestExample: { delta: -2, reason: 'sale', note: 'Order 1042' },
+    },
+  },
+} satisfies Record<RoutesOf<'warehouse'>, RouteDeclaration>;
+
 /** The warehouse service's routes, each with its reference entry; handlers call the services. */
 export function warehouseRouteDefinitions(
   store: WarehouseStore,
@@ -105,25 +241,7 @@ export function warehouseRouteDefinitions(
   return {
     ...webhooks,
     'POST /locations': route(
-      {
-        body: CreateLocationBody,
-        docs: {
-          operationId: 'createLocation',
-          summary: 'Create a location',
-          responses: { 201: { description: 'The location.', schema: Location } },
-          errors: {
-            409: {
-              description: 'The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`).',
-              example: {
-                code: 'conflict',
-                message: 'The location code is already taken.',
-                errors: [{ in: 'body', field: 'code', code: 'taken', message: 'is already used by another location of this workspace' }],
-              },
-            },
-          },
-          requestExample: { name: 'Main warehouse, aisle 3', code: 'MAIN-A3' },
-        },
-      },
+      warehouseRouteDeclarations['POST /locations'],
       async ({ identity, body }) => ({
         status: 201,
         body: renderLocation(await createLocation(store, identity.workspaceId, body)),
@@ -131,14 +249,7 @@ export function warehouseRouteDefinitions(
     ),
 
     'GET /locations': route(
-      {
-        query: ListQuery,
-        docs: {
-          operationId: 'listLocations',
-          summary: 'List locations',
-          responses: { 200: { description: 'One page of locations, oldest first.', schema: LocationList } },
-        },
-      },
+      warehouseRouteDeclarations['GET /locations'],
       async ({ identity, query }) => {
         const rows = await store.listLocations(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
         return { status: 200, body: listPage(rows, query.limit, renderLocation) };
@@ -146,30 +257,12 @@ export function warehouseRouteDefinitions(
     ),
 
     'POST /items': route(
-      {
-        body: ItemBody,
-        docs: {
-          operationId: 'createItem',
-          summary: 'Create an item',
-          description: 'The item starts with quantity 0; stock comes in through stock adjustments. Emits `item.created`.',
-          body: NewItem,
-          responses: { 201: { description: 'The item.', schema: Item, headers: ETAG } },
-          errors: { 400: ITEM_FIELD_RULES, 409: SKU_TAKEN },
-          requestExample: { sku: 'TSHIRT-BLUE-M', name: 'T-shirt, blue, M', category: 'apparel', min_stock: 10, location_id: EXAMPLE_IDS.location, metadata: { colour: 'blue' } },
-        },
-      },
+      warehouseRouteDeclarations['POST /items'],
       async ({ identity, body }) => itemReply(201, await createItem(store, identity.workspaceId, body)),
     ),
 
     'GET /items': route(
-      {
-        query: ListItemsQuery,
-        docs: {
-          operationId: 'listItems',
-          summary: 'List items',
-          responses: { 200: { description: 'One page of items, oldest first.', schema: ItemList } },
-        },
-      },
+      warehouseRouteDeclarations['GET /items'],
       async ({ identity, query }) => {
         const rows = await store.listItems(identity.workspaceId, {
           sku: query.sku,
@@ -182,21 +275,7 @@ export function warehouseRouteDefinitions(
     ),
 
     'POST /items/bulk': route(
-      {
-        body: BulkBody,
-        entries: ['items'],
-        docs: {
-          operationId: 'bulkUpdateItems',
-          summary: 'Update items in bulk',
-          tag: 'Items',
-          description:
-            'Applies 1-100 entries in order, each exactly like a PATCH of its own (own transaction, own events); a failing entry does not stop the others. ' +
-            'Counts in its own rate-limit bucket.',
-          body: DocumentedBulkBody,
-          responses: { 200: { description: 'One result per entry.', schema: BulkAnswer } },
-          requestExample: { items: [{ id: EXAMPLE_IDS.item, min_stock: 5 }, { id: EXAMPLE_IDS.item, metadata: { colour: null } }] },
-        },
-      },
+      warehouseRouteDeclarations['POST /items/bulk'],
       async ({ identity, body }) => ({
         status: 200,
         body: { results: await updateItems(store, identity.workspaceId, body.items, logger) } satisfies BulkAnswer,
@@ -204,57 +283,17 @@ export function warehouseRouteDefinitions(
     ),
 
     'GET /items/:id': route(
-      {
-        params: IdParams,
-        docs: {
-          operationId: 'getItem',
-          summary: 'Retrieve an item',
-          responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
-          errors: { 404: NOT_FOUND_ITEM },
-        },
-      },
+      warehouseRouteDeclarations['GET /items/:id'],
       async ({ identity, params }) => itemReply(200, await getItem(store, identity.workspaceId, params.id)),
     ),
 
     'PATCH /items/:id': route(
-      {
-        params: IdParams,
-        body: ItemBody,
-        headers: IfMatchHeaders,
-        docs: {
-          operationId: 'updateItem',
-          summary: 'Update an item',
-          description:
-            'Sets the fields given; null clears `category`, `min_stock`, `location_id`. `metadata` is a JSON Merge Patch (RFC 7396): a key set to null is removed, ' +
-            '`metadata: null` clears all. A change of `location_id` writes one movement in the same transaction. Emits `item.updated`, and `item.location_changed` with a movement.',
-          body: ItemPatch,
-          responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
-          errors: {
-            400: ITEM_FIELD_RULES,
-            404: NOT_FOUND_ITEM,
-            409: {
-              description: `${SKU_TAKEN.description} Or \`If-Match\` names an older version (version conflict, \`errors[0].code: version_mismatch\`).`,
-              example: SKU_TAKEN.example,
-            },
-          },
-          requestExample: { name: 'T-shirt, navy, M', location_id: EXAMPLE_IDS.location, metadata: { colour: 'navy', season: null } },
-        },
-      },
+      warehouseRouteDeclarations['PATCH /items/:id'],
       async ({ identity, params, body, headers }) => itemReply(200, await updateItem(store, identity.workspaceId, params.id, body, headers['if-match'])),
     ),
 
     'GET /items/:id/movements': route(
-      {
-        params: IdParams,
-        query: ListQuery,
-        docs: {
-          operationId: 'listMovements',
-          summary: "List an item's movements",
-          tag: 'Items',
-          responses: { 200: { description: 'One page of movements, oldest first.', schema: MovementList } },
-          errors: { 404: NOT_FOUND_ITEM },
-        },
-      },
+      warehouseRouteDeclarations['GET /items/:id/movements'],
       async ({ identity, params, query }) => {
         const rows = await listMovements(store, identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
         return { status: 200, body: listPage(rows, query.limit, renderMovement) };
@@ -262,30 +301,7 @@ export function warehouseRouteDefinitions(
     ),
 
     'POST /items/:id/stock-adjustments': route(
-      {
-        params: IdParams,
-        body: AdjustmentBody,
-        docs: {
-          operationId: 'adjustStock',
-          summary: 'Adjust stock',
-          tag: 'Items',
-          description:
-            'Adds `delta` to the on-hand quantity atomically. Emits `item.stock_adjusted`, and `item.reorder_needed` when the quantity falls below `min_stock`.',
-          responses: { 201: { description: 'The adjustment and the item after it.', schema: AdjustmentResult } },
-          errors: {
-            404: NOT_FOUND_ITEM,
-            409: {
-              description: 'The quantity would fall below 0 (`errors[0].code: insufficient_stock`) or exceed 2147483647 (`too_large`).',
-              example: {
-                code: 'conflict',
-                message: 'Insufficient stock: 1 on hand, the adjustment removes 2.',
-                errors: [{ in: 'body', field: 'delta', code: 'insufficient_stock', message: 'would take the quantity below 0' }],
-              },
-            },
-          },
-          requestExample: { delta: -2, reason: 'sale', note: 'Order 1042' },
-        },
-      },
+      warehouseRouteDeclarations['POST /items/:id/stock-adjustments'],
       async ({ identity, params, body }) => {
         const { adjustment, item } = await adjustStock(store, identity.workspaceId, params.id, { delta: body.delta, reason: body.reason, note: body.note ?? null });
         return { status: 201, body: { adjustment: renderAdjustment(adjustment), item: renderItem(item) } satisfies AdjustmentResult };

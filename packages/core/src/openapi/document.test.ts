@@ -1,48 +1,41 @@
 import { validate } from '@readme/openapi-parser';
 import { z } from 'zod';
-import { ROUTES } from './contract';
-import { listOf, openApiDocument, openApiPath, undocumentedRoutes, type OpenApiDocument } from './openapi';
-import { ListQuery } from './pagination';
-import { route, type RouteDefinition } from './route';
-import { codePointString, Slug, Uuid, UtcTimestamp } from './validation';
+import { ROUTES } from '../contract';
+import { ListQuery } from '../pagination';
+import type { RouteDeclaration } from '../route';
+import { codePointString, Slug, Uuid, UtcTimestamp } from '../validation';
+import { openApiDocument, openApiPath, undocumentedRoutes, type OpenApiDocument } from './document';
+import { listOf } from './schemas';
 
 const Thing = z
   .object({ id: Uuid, name: z.string(), created_at: UtcTimestamp })
   .meta({ id: 'Thing', examples: [{ id: '6f1c2a4e-3b5d-4e7f-8a9b-0c1d2e3f4a5b', name: 'Gala', created_at: '2024-12-01T09:30:00.000Z' }] });
 
-const handle = () => ({ status: 200 });
-
 /** Two documented routes of the events table; the rest stay undocumented on purpose. */
-const definitions: Record<string, RouteDefinition> = {
-  'POST /events': route(
-    {
-      body: z.strictObject({ name: codePointString(1, 200), gate: Slug.pipe(codePointString(1, 64)).optional() }),
-      docs: {
-        operationId: 'createEvent',
-        summary: 'Create an event',
-        responses: { 201: { description: 'The event.', schema: Thing } },
-        requestExample: { name: 'Gala' },
-      },
+const routes: Record<string, RouteDeclaration> = {
+  'POST /events': {
+    body: z.strictObject({ name: codePointString(1, 200), gate: Slug.pipe(codePointString(1, 64)).optional() }),
+    docs: {
+      operationId: 'createEvent',
+      summary: 'Create an event',
+      responses: { 201: { description: 'The event.', schema: Thing } },
+      requestExample: { name: 'Gala' },
     },
-    handle,
-  ),
-  'GET /events/:id/tickets': route(
-    {
-      params: z.object({ id: Uuid }),
-      query: ListQuery,
-      docs: {
-        operationId: 'listTickets',
-        summary: 'List tickets',
-        responses: { 200: { description: 'A page.', schema: listOf(Thing, 'ThingList') } },
-        errors: { 404: 'No such event.' },
-      },
+  },
+  'GET /events/:id/tickets': {
+    params: z.object({ id: Uuid }),
+    query: ListQuery,
+    docs: {
+      operationId: 'listTickets',
+      summary: 'List tickets',
+      responses: { 200: { description: 'A page.', schema: listOf(Thing, 'ThingList') } },
+      errors: { 404: 'No such event.' },
     },
-    handle,
-  ),
+  },
 };
 
 function document(): OpenApiDocument {
-  return openApiDocument({ service: 'events', title: 'Events API', version: '0', definitions });
+  return openApiDocument({ service: 'events', title: 'Events API', version: '0', routes });
 }
 
 describe('openApiDocument', () => {
@@ -55,7 +48,7 @@ describe('openApiDocument', () => {
   test('every contract route has a path entry; the undocumented ones are named', () => {
     const doc = document();
     const missing = undocumentedRoutes(doc, 'events');
-    expect(missing).toEqual(Object.keys(ROUTES.events).filter((key) => !(key in definitions)));
+    expect(missing).toEqual(Object.keys(ROUTES.events).filter((key) => !(key in routes)));
     expect(doc.paths['/events/{id}/tickets']?.get?.summary).toBe('List tickets');
   });
 
@@ -115,7 +108,7 @@ describe('openApiDocument', () => {
     expect(JSON.stringify(doc)).not.toContain('#/$defs/');
   });
 
-  test('a definition for a route outside the contract is refused', () => {
-    expect(() => openApiDocument({ service: 'events', title: 'x', version: '0', definitions: { 'GET /nope': route({}, handle) } })).toThrow(/not in the route table/);
+  test('a declaration for a route outside the contract is refused', () => {
+    expect(() => openApiDocument({ service: 'events', title: 'x', version: '0', routes: { 'GET /nope': {} } })).toThrow(/not in the route table/);
   });
 });
