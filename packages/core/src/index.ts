@@ -19,7 +19,6 @@ export * from './validation';
 export * from './outbox';
 export * from './server';
 export * from './openapi/document';
-export * from './openapi/responses';
 export * from './openapi/route-docs';
 export * from './openapi/schemas';
 export * from './readiness';

@@ -24,6 +24,8 @@ import {
 import type { ErrorDoc, ErrorStatus, WebhookDoc, WebhookDocs } from './route-docs';
 import { exampleOf, SchemaConverter, type JsonSchema } from './schemas';
 
+export type { OpenApiResponse } from './responses';
+
 export interface OpenApiOptions {
   service: ServiceName;
   title: string;

@@ -9,6 +9,7 @@ import { MAX_BODY_BYTES } from '../http';
 import type { ErrorStatus } from './route-docs';
 import type { JsonSchema } from './schemas';
 
+/** One answer of an operation in the document. */
 export interface OpenApiResponse {
   description: string;
   headers?: Record<string, JsonSchema>;
@@ -18,6 +19,7 @@ export interface OpenApiResponse {
 export const JSON_MEDIA_TYPE = 'application/json';
 const EXAMPLE_REQUEST_ID = '3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71';
 
+/** A reference to a shared component of the document. */
 export const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 const HEADERS = {
@@ -30,6 +32,7 @@ const HEADERS = {
   replayed: 'idempotent-replayed',
 } as const;
 
+/** The response headers every answer carries, as `components.headers`. */
 export function componentHeaders(): Record<string, JsonSchema> {
   const integer = { type: 'integer', minimum: 0 };
   return {
@@ -50,6 +53,7 @@ export function componentHeaders(): Record<string, JsonSchema> {
   };
 }
 
+/** The request headers every operation takes, as `components.parameters`. */
 export function componentParameters(): Record<string, JsonSchema> {
   return {
     PlatformVersion: {
@@ -111,6 +115,7 @@ function shortExample(error: ApiError): Omit<ErrorBody['error'], 'request_id'> {
   return { code: error.code, message: error.message };
 }
 
+/** The `error` of a typical answer with this status (without `request_id`). */
 export function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'], 'request_id'> {
   switch (status) {
     case 400:
@@ -150,6 +155,7 @@ function markdownList(lines: string[]): string {
   return lines.length === 1 ? lines[0]! : lines.map((line) => `- ${line}`).join('\n');
 }
 
+/** What decides an operation's platform errors. */
 export interface OperationFacts {
   method: string;
   scope: Scope;
@@ -189,6 +195,7 @@ export function platformErrorReasons(facts: OperationFacts): Partial<Record<Erro
   return reasons;
 }
 
+/** The headers an answer with this status carries, by reference to the shared ones. */
 export function commonResponseHeaders(status: number, method: string): Record<string, JsonSchema> {
   const headers: Record<string, JsonSchema> = {
     [HEADERS.requestId]: ref('headers', HEADERS.requestId),
@@ -207,6 +214,7 @@ export function commonResponseHeaders(status: number, method: string): Record<st
   return headers;
 }
 
+/** An error answer of an operation: its reasons as markdown, the platform's headers and an example body. */
 export function errorResponse(status: ErrorStatus, method: string, reasons: string[], example: Omit<ErrorBody['error'], 'request_id'>): OpenApiResponse {
   return {
     description: `${ERROR_TITLES[status]} (\`${ERROR_CODE_OF[status]}\`).\n\n${markdownList(reasons)}`,
