@@ -155,7 +155,7 @@ export const webhookRouteDeclarations = {
   },
 } satisfies Record<WebhookRouteKey, RouteDeclaration>;
 
-/** The webhook endpoint routes as RouteDefinitions, keyed like core's contract routes, each with its reference entry. */
+/** The webhook endpoint route declarations wired to handlers with the webhooks store, keyed like core's contract routes. */
 export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey, RouteDefinition> {
   const endpoints = endpointsService(options);
   return {

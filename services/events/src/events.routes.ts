@@ -133,7 +133,7 @@ export const eventsRouteDeclarations = {
   },
 } satisfies Record<RoutesOf<'events'>, RouteDeclaration>;
 
-/** The events service's routes, each with its reference entry; handlers call events.service. */
+/** The events service's route declarations wired to handlers with the store; handlers call events.service. */
 export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'events'>, RouteDefinition> {
   return {
     ...webhooks,

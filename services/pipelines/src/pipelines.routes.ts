@@ -177,7 +177,7 @@ export const pipelinesRouteDeclarations = {
   },
 } satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
 
-/** The pipelines service's routes, each with its reference entry; handlers call the services. */
+/** The pipelines service's route declarations wired to handlers with the stores and queue; handlers call the services. */
 export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks, connectors }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,

@@ -232,7 +232,7 @@ export const warehouseRouteDeclarations = {
   },
 } satisfies Record<RoutesOf<'warehouse'>, RouteDeclaration>;
 
-/** The warehouse service's routes, each with its reference entry; handlers call the services. */
+/** The warehouse service's route declarations wired to handlers with the store; handlers call the services. */
 export function warehouseRouteDefinitions(
   store: WarehouseStore,
   webhooks: Record<WebhookRouteKey, RouteDefinition>,
