@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterCursor, LIST_ORDER, outboxEvent, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
@@ -42,9 +43,9 @@ function isActiveRunConflict(err: unknown): boolean {
   return cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX));
 }
 
+/** The run's `run.*` outbox event, written in the transaction `tx` that changed the run. */
 async function emit(tx: Tx, type: EventType, run: Run, now: Date): Promise<void> {
-  const event = outboxEvent(type, run.workspaceId, renderRun(run), now);
-  await tx.outboxEvent.create({ data: { ...event, data: event.data as Prisma.InputJsonObject } });
+  await recordOutboxEvents(tx, [{ type, workspaceId: run.workspaceId, data: renderRun(run) }], now);
 }
 
 /**
