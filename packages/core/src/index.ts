@@ -21,3 +21,4 @@ export * from './server';
 export * from './openapi';
 export * from './readiness';
 export * from './metrics-lint';
+export * from './workspace-scoped';

@@ -1,4 +1,4 @@
-import { afterCursor, LIST_ORDER, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import { renderTicket } from './events.render';
@@ -8,7 +8,7 @@ export type { Event, Ticket, TicketStatus };
 
 /** Every query of the events service; each takes the workspace, so no query can forget it. */
 export function eventsStore(db: Database) {
-  return {
+  return workspaceScoped({
     createEvent(workspaceId: WorkspaceId, data: { name: string; startsAt: Date; endsAt: Date | null }): Promise<Event> {
       return db.event.create({ data: { workspaceId, ...data } });
     },
@@ -63,6 +63,6 @@ export function eventsStore(db: Database) {
         return ticket;
       });
     },
-  };
+  });
 }
 export type EventsStore = ReturnType<typeof eventsStore>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterCursor, LIST_ORDER, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
@@ -72,7 +72,7 @@ export function runsStore(db: Database) {
     });
   }
 
-  return {
+  return workspaceScoped({
     /**
      * Inserts a queued run for an active pipeline in one statement; `since` omitted takes the
      * pipeline's last_successful_run_at. The partial unique index refuses a second active run.
@@ -209,9 +209,15 @@ export function runsStore(db: Database) {
         return run;
       });
     },
+  });
+}
+export type RunsStore = ReturnType<typeof runsStore>;
 
+/** The requeue's query, across workspaces: it looks for lost runs of every workspace. */
+export function runsRequeueStore(db: Database) {
+  return {
     /** The oldest runs still `queued` that were created before `createdBefore` (served by the partial active-run index). */
-    async staleQueued(createdBefore: Date, limit: number) {
+    staleQueued(createdBefore: Date, limit: number) {
       return db.run.findMany({
         where: { status: 'queued', createdAt: { lt: createdBefore } },
         select: { id: true, workspaceId: true, pipelineId: true },
@@ -221,4 +227,4 @@ export function runsStore(db: Database) {
     },
   };
 }
-export type RunsStore = ReturnType<typeof runsStore>;
+export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;

@@ -7,7 +7,7 @@ import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import type { Database } from './database';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
-import { runsStore } from './runs.store';
+import { runsRequeueStore, runsStore } from './runs.store';
 import { createRunsWorker } from './runs.worker';
 import type { WorkerConfig } from './worker.config';
 
@@ -95,7 +95,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
       await runs.cancelsHeard.catch(() => undefined);
       requeue = startRunRequeue({
         queue: runsQueue as RunsQueue,
-        runs: runsStore(db),
+        runs: runsRequeueStore(db),
         afterMs: config.WORKER_REQUEUE_AFTER_MS,
         intervalMs: config.WORKER_REQUEUE_INTERVAL_MS,
         backoffMs: config.PIPELINES_RUN_BACKOFF_MS,

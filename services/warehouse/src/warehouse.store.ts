@@ -1,4 +1,4 @@
-import { afterCursor, LIST_ORDER, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import {
@@ -135,7 +135,7 @@ async function addToQuantity(tx: Prisma.TransactionClient, workspaceId: Workspac
  * `item.*` outbox events, each rendered as the API renders the resource.
  */
 export function warehouseStore(db: Database) {
-  return {
+  return workspaceScoped({
     ...queries(db),
 
     /** Inserts an item (quantity 0, version 1) with its `item.created` event. */
@@ -194,6 +194,6 @@ export function warehouseStore(db: Database) {
         return { adjustment, item };
       });
     },
-  };
+  });
 }
 export type WarehouseStore = ReturnType<typeof warehouseStore>;
