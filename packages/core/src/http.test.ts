@@ -68,6 +68,14 @@ describe('isTransientBackendError (a database connection dropped mid-request is 
     expect(isTransientBackendError(dropped)).toBe(true);
     expect(isTransientBackendError({ cause: { kind: 'SocketTimeout' } })).toBe(true);
   });
+  test('a raw query (P2010) whose connection closed: the adapter error is in meta', () => {
+    const raw = Object.assign(new Error('Raw query failed. Code: `N/A`. Message: `Server has closed the connection.`'), {
+      code: 'P2010',
+      meta: { driverAdapterError: { name: 'DriverAdapterError', cause: { kind: 'ConnectionClosed' } } },
+    });
+    expect(isTransientBackendError(raw)).toBe(true);
+    expect(isTransientBackendError({ code: 'P2010', meta: { driverAdapterError: { cause: { kind: 'UniqueConstraintViolation' } } } })).toBe(false);
+  });
   test("node-postgres's own timeouts (DATABASE_QUERY_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS)", () => {
     expect(isTransientBackendError(new Error('Query read timeout'))).toBe(true);
     expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);

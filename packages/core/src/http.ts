@@ -134,12 +134,13 @@ const TRANSIENT_ADAPTER_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachab
 /** True for errors that mean a database or Redis is briefly unreachable (answer 503, not 500). */
 export function isTransientBackendError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const anyErr = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown; kind?: unknown };
+    const anyErr = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown; kind?: unknown; meta?: { driverAdapterError?: unknown } };
     if (typeof anyErr.code === 'string' && TRANSIENT_DB_CODES.has(anyErr.code)) return true;
     if (typeof anyErr.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(anyErr.kind)) return true;
     const message = typeof anyErr.message === 'string' ? anyErr.message : '';
     if (/ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is|Query read timeout|timeout exceeded when trying to connect/i.test(message)) return true;
-    e = anyErr.cause;
+    // A raw query (P2010) carries the adapter's error in meta, not in cause.
+    e = anyErr.cause ?? anyErr.meta?.driverAdapterError;
   }
   return false;
 }

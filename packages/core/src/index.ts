@@ -23,3 +23,4 @@ export * from './openapi/route-docs';
 export * from './openapi/schemas';
 export * from './readiness';
 export * from './metrics-lint';
+export * from './workspace-scoped';

@@ -4,7 +4,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { createLogger } from './logger';
 import { createMetricsRegistry, HttpMetrics, Registry } from './metrics';
-import { DEPENDENCY_UP_METRIC, Readiness } from './readiness';
+import { DEPENDENCY_UP_METRIC, healthEndpoints, Readiness } from './readiness';
 import { createServiceApp } from './service-app';
 
 const silent = createLogger('readiness-test', 'silent');
@@ -44,6 +44,18 @@ describe('GET /readyz of a service', () => {
       expect(res.headers['retry-after']).toBe('1');
       expect(res.body.error).toMatchObject({ code: 'temporarily_unavailable', message: 'Not ready: the database does not answer.' });
     }
+  });
+});
+
+describe('healthEndpoints of a worker', () => {
+  test('/healthz 200; /readyz 200 with its checks, 503 unavailable while the database does not answer; other paths 404', async () => {
+    expect((await request(healthEndpoints(new Readiness({ database: up }))).get('/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await request(healthEndpoints(new Readiness({ database: up, redis: refused }))).get('/readyz');
+    expect([ready.status, ready.body]).toEqual([200, { status: 'ready', checks: { database: 'ok', redis: 'down' } }]);
+    const unavailable = await request(healthEndpoints(new Readiness({ database: refused, redis: up }))).get('/readyz');
+    expect([unavailable.status, unavailable.body]).toEqual([503, { status: 'unavailable', checks: { database: 'down', redis: 'ok' } }]);
+    const unknown = await request(healthEndpoints(new Readiness({ database: up }))).get('/metrics');
+    expect([unknown.status, unknown.body]).toEqual([404, { status: 'not_found' }]);
   });
 });
 

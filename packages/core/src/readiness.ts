@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { temporarilyUnavailable } from './errors';
@@ -109,4 +110,23 @@ function trackDependencies(registry: Registry, readiness: Readiness): void {
     });
   }
   sources.add(readiness);
+}
+
+/**
+ * /healthz and /readyz of a process without an API of its own (a worker), to serve with `listen`:
+ * /readyz is 200 `{ status: 'ready', checks }`, or 503 `{ status: 'unavailable', checks }` while the
+ * database does not answer (contract section 12); any other path is 404.
+ */
+export function healthEndpoints(readiness: Readiness): RequestListener {
+  return (req, res) => {
+    const answer = (status: number, body: object) => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    };
+    if (req.url === '/healthz') return answer(200, { status: 'ok' });
+    if (req.url === '/readyz') {
+      void readiness.check().then(({ ready, checks }) => answer(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks }));
+      return;
+    }
+    answer(404, { status: 'not_found' });
+  };
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { createLogger, outboxEvent, type EventType, type Logger } from '@platform/core';
+import { createLogger, type EventType, type Logger } from '@platform/core';
 import { deleteRedisKeys, redisKeys, serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
 import { createDeliveryQueue, DELIVERY_JOB_NAME, deliveryJobId, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
 import { startDeliveryWorker, type DeliveryWorker, type UndeliverableReason } from './deliveries.worker';
+import { recordOutboxEvents } from './outbox';
 import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
 import { sleep, startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
@@ -79,18 +80,10 @@ async function createEndpoint(c: ServiceClient, url: string, events: string[] = 
   return (await c.post('/webhook-endpoints', { url, events }).expect(201)).body;
 }
 
-/** What a service does in its transaction: write the outbox row (core outboxEvent). */
+/** What a service does in its transaction: write the outbox row. */
 async function writeEvent(workspaceId: string, type: EventType = 'ticket.validated', data: object = ticket()) {
-  const event = outboxEvent(type, workspaceId, data);
-  await sql.$executeRawUnsafe(
-    `INSERT INTO "outbox_events" ("id", "workspace_id", "type", "data", "created_at") VALUES ($1::text, $2::uuid, $3::text, $4::jsonb, $5::timestamptz)`,
-    event.id,
-    workspaceId,
-    type,
-    JSON.stringify(data),
-    event.createdAt,
-  );
-  return event;
+  const [event] = await recordOutboxEvents(sql, [{ type, workspaceId, data }]);
+  return event!;
 }
 
 function ticket() {

@@ -3,6 +3,7 @@ export * from './deliveries.queue';
 export * from './deliveries.worker';
 export * from './endpoints.routes';
 export * from './endpoints.service';
+export * from './outbox';
 export * from './outbox-relay';
 export * from './sql';
 export * from './webhook-signature';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type pg from 'pg';
-import { createLogger, createMetricsRegistry, outboxEvent, type Registry } from '@platform/core';
+import { createLogger, createMetricsRegistry, type Registry } from '@platform/core';
 import { deleteRedisKeys, serviceClient, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import { recordOutboxEvents } from './outbox';
 import { TEST_WEBHOOKS_CONFIG } from './config';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
 import type { Sql } from './sql';
@@ -61,15 +62,7 @@ test('webhook_deliveries_total counts each attempt as succeeded, failed or disab
   receiver.answer(paths.gone, 410);
   for (const path of Object.values(paths)) await c.post('/webhook-endpoints', { url: receiver.url(path), events: ['*'] }).expect(201);
 
-  const event = outboxEvent('ticket.validated', c.identity.workspaceId, { id: randomUUID() });
-  await sql.$executeRawUnsafe(
-    `INSERT INTO "outbox_events" ("id", "workspace_id", "type", "data", "created_at") VALUES ($1::text, $2::uuid, $3::text, $4::jsonb, $5::timestamptz)`,
-    event.id,
-    c.identity.workspaceId,
-    event.type,
-    JSON.stringify(event.data),
-    event.createdAt,
-  );
+  await recordOutboxEvents(sql, [{ type: 'ticket.validated', workspaceId: c.identity.workspaceId, data: { id: randomUUID() } }]);
 
   // The schedule [50, 100] gives the failing receiver 3 attempts; 410 stops at the first.
   await waitFor('every attempt', async () => (await sample(registry, 'webhook_deliveries_total{outcome="failed"}')) === 3, 15_000);

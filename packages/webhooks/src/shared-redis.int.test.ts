@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type pg from 'pg';
-import { createLogger, createMetricsRegistry, outboxEvent, type Registry } from '@platform/core';
+import { createLogger, createMetricsRegistry, type Registry } from '@platform/core';
 import { deleteRedisKeys, redisKeys, serviceClient, sleep, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import { recordOutboxEvents } from './outbox';
 import { TEST_WEBHOOKS_CONFIG } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
@@ -65,16 +66,8 @@ async function workspaceWithEvents(platform: PlatformUnderTest): Promise<{ path:
   await c.post('/webhook-endpoints', { url: receiver.url(path), events: ['*'] }).expect(201);
   const eventIds: string[] = [];
   for (let i = 0; i < EVENTS_PER_PLATFORM; i++) {
-    const event = outboxEvent('item.created', c.identity.workspaceId, { id: randomUUID(), n: i });
-    await platform.sql.$executeRawUnsafe(
-      `INSERT INTO "outbox_events" ("id", "workspace_id", "type", "data", "created_at") VALUES ($1::text, $2::uuid, $3::text, $4::jsonb, $5::timestamptz)`,
-      event.id,
-      c.identity.workspaceId,
-      event.type,
-      JSON.stringify(event.data),
-      event.createdAt,
-    );
-    eventIds.push(event.id);
+    const [event] = await recordOutboxEvents(platform.sql, [{ type: 'item.created', workspaceId: c.identity.workspaceId, data: { id: randomUUID(), n: i } }]);
+    eventIds.push(event!.id);
   }
   return { path, eventIds };
 }

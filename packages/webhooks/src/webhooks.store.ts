@@ -1,4 +1,4 @@
-import type { Cursor, WorkspaceId } from '@platform/core';
+import { workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import type { SqlClient } from './sql';
 
 /** A row of `webhook_endpoints`. */
@@ -55,7 +55,7 @@ function after(cursor: Cursor | undefined, n: number): { where: string; values: 
 
 /** Every webhook query; each takes the workspace, so none can reach another workspace's rows. */
 export function webhooksStore(sql: SqlClient) {
-  return {
+  return workspaceScoped({
     async insertEndpoint(workspaceId: WorkspaceId, data: { url: string; events: string[]; enabled: boolean; secret: string }): Promise<EndpointRow> {
       const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
         `INSERT INTO "webhook_endpoints" ("workspace_id", "url", "events", "enabled", "secret", "disabled_at", "disabled_reason")
@@ -190,7 +190,7 @@ export function webhooksStore(sql: SqlClient) {
       );
       return rows[0]!;
     },
-  };
+  });
 }
 export type WebhooksStore = ReturnType<typeof webhooksStore>;
 

@@ -1,35 +1,7 @@
 import { conflict, invalidRequest, notFound, timestamp, type WorkspaceId } from '@platform/core';
 import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
-import type { Event, Ticket, Validation } from './events.resources';
 
-type Metadata = Ticket['metadata'];
-
-/** An event as the API returns it. */
-export function renderEvent(event: EventRow): Event {
-  return {
-    id: event.id,
-    name: event.name,
-    starts_at: timestamp(event.startsAt),
-    ends_at: timestamp(event.endsAt),
-    created_at: timestamp(event.createdAt),
-  };
-}
-
-/** A ticket as the API returns it (contract section 8, plus the metadata it was issued with). */
-export function renderTicket(ticket: TicketRow): Ticket {
-  return {
-    id: ticket.id,
-    event_id: ticket.eventId,
-    status: ticket.status,
-    holder_name: ticket.holderName,
-    // Written only from the validated IssueTicketBody: a flat map of strings.
-    metadata: ticket.metadata as Metadata,
-    validated_at: timestamp(ticket.validatedAt),
-    validator_id: ticket.validatorId,
-    gate: ticket.gate,
-    created_at: timestamp(ticket.createdAt),
-  };
-}
+export { renderEvent, renderTicket, renderValidation } from './events.render';
 
 export async function createEvent(store: EventsStore, workspaceId: WorkspaceId, input: { name: string; startsAt: Date; endsAt: Date | null }): Promise<EventRow> {
   if (input.endsAt && input.endsAt < input.startsAt) {
@@ -85,16 +57,4 @@ export async function validateTicket(store: EventsStore, workspaceId: WorkspaceI
     });
   }
   throw invalidRequest([{ in: 'body', field: 'event_id', code: 'wrong_event', message: 'the ticket is valid for another event' }]);
-}
-
-/** The 200 body of a validation; `ticket` is the one validateTicket returned, so it has its validation time. */
-export function renderValidation(ticket: TicketRow): Validation {
-  return {
-    ticket_id: ticket.id,
-    event_id: ticket.eventId,
-    status: 'validated',
-    validated_at: timestamp(ticket.validatedAt!),
-    gate: ticket.gate,
-    validator_id: ticket.validatorId,
-  };
 }

@@ -1,4 +1,4 @@
-import type { WorkspaceId } from '@platform/core';
+import { workspaceScoped, type WorkspaceId } from '@platform/core';
 import type { Database } from './database';
 import type { Pipeline, PipelineStatus, Prisma } from './generated/prisma/client';
 
@@ -14,7 +14,7 @@ export interface NewPipeline {
 
 /** Pipeline queries; each takes the workspace, so no query can forget it. */
 export function pipelinesStore(db: Database) {
-  return {
+  return workspaceScoped({
     create(workspaceId: WorkspaceId, data: NewPipeline): Promise<Pipeline> {
       return db.pipeline.create({
         data: {
@@ -37,6 +37,6 @@ export function pipelinesStore(db: Database) {
       await db.pipeline.updateMany({ where: { id, workspaceId }, data: { status } });
       return db.pipeline.findFirst({ where: { id, workspaceId } });
     },
-  };
+  });
 }
 export type PipelinesStore = ReturnType<typeof pipelinesStore>;

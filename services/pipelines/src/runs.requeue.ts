@@ -1,10 +1,10 @@
 import type { Logger } from '@platform/core';
 import { RUN_JOB_NAME, runJobOptions, type RunsQueue } from './runs.queue';
-import type { RunsStore } from './runs.store';
+import type { RunsRequeueStore } from './runs.store';
 
 export interface RunRequeueOptions {
   queue: RunsQueue;
-  runs: Pick<RunsStore, 'staleQueued'>;
+  runs: RunsRequeueStore;
   /** Only runs queued at least this long are looked at: the API adds a job right after its commit. */
   afterMs: number;
   intervalMs: number;

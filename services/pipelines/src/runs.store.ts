@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterCursor, LIST_ORDER, outboxEvent, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
+import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
@@ -42,9 +43,9 @@ function isActiveRunConflict(err: unknown): boolean {
   return cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX));
 }
 
+/** The run's `run.*` outbox event, written in the transaction `tx` that changed the run. */
 async function emit(tx: Tx, type: EventType, run: Run, now: Date): Promise<void> {
-  const event = outboxEvent(type, run.workspaceId, renderRun(run), now);
-  await tx.outboxEvent.create({ data: { ...event, data: event.data as Prisma.InputJsonObject } });
+  await recordOutboxEvents(tx, [{ type, workspaceId: run.workspaceId, data: renderRun(run) }], now);
 }
 
 /**
@@ -71,7 +72,7 @@ export function runsStore(db: Database) {
     });
   }
 
-  return {
+  return workspaceScoped({
     /**
      * Inserts a queued run for an active pipeline in one statement; `since` omitted takes the
      * pipeline's last_successful_run_at. The partial unique index refuses a second active run.
@@ -208,9 +209,15 @@ export function runsStore(db: Database) {
         return run;
       });
     },
+  });
+}
+export type RunsStore = ReturnType<typeof runsStore>;
 
+/** The requeue's query, across workspaces: it looks for lost runs of every workspace. */
+export function runsRequeueStore(db: Database) {
+  return {
     /** The oldest runs still `queued` that were created before `createdBefore` (served by the partial active-run index). */
-    async staleQueued(createdBefore: Date, limit: number) {
+    staleQueued(createdBefore: Date, limit: number) {
       return db.run.findMany({
         where: { status: 'queued', createdAt: { lt: createdBefore } },
         select: { id: true, workspaceId: true, pipelineId: true },
@@ -220,4 +227,4 @@ export function runsStore(db: Database) {
     },
   };
 }
-export type RunsStore = ReturnType<typeof runsStore>;
+export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;

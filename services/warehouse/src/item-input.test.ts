@@ -1,5 +1,4 @@
-import { ifMatchAccepts, ItemPatch, itemChanges, mergeMetadata, metadataErrors, parseFields, parseIfMatch, type ItemFields } from './item-input';
-import { crossesBelowMinStock } from './stock.service';
+import { crossesBelowMinStock, ifMatchAccepts, ItemPatch, itemChanges, mergeMetadata, metadataErrors, parseFields, parseIfMatch, type ItemFields } from './item-input';
 
 const stored: ItemFields = { sku: 'A', name: 'Anvil', category: 'tools', minStock: 2, locationId: null, metadata: { colour: 'black', size: 'L' } };
 

@@ -151,3 +151,8 @@ export function itemEtag(version: number): string {
 export function ifMatchAccepts(condition: IfMatch, version: number): boolean {
   return condition === '*' || condition.includes(String(version));
 }
+
+/** True when a stock change takes the quantity from at or above `min_stock` to below it (`item.reorder_needed`). */
+export function crossesBelowMinStock(minStock: number | null, before: number, after: number): boolean {
+  return minStock !== null && before >= minStock && after < minStock;
+}

@@ -10,19 +10,15 @@ function itemRow(id: string): Item {
 
 /** A store whose database fails for one item: a broken row, a lost connection. */
 function storeFailingFor(failing: Map<string, Error>, applied: string[]): WarehouseStore {
-  const tx = {
-    updateItemAtVersion: async (_w: WorkspaceId, id: string, version: number, changes: Partial<Item>) => {
-      const error = failing.get(id);
-      if (error) throw error;
-      applied.push(id);
-      return { ...itemRow(id), ...changes, version: version + 1 };
-    },
-    recordEvents: async () => undefined,
-  };
   return {
     findItem: async (_w: WorkspaceId, id: string) => itemRow(id),
     locationExists: async () => true,
-    transaction: async <T>(work: (t: typeof tx) => Promise<T>) => work(tx),
+    updateItemAtVersion: async (_w: WorkspaceId, current: Item, changes: Partial<Item>) => {
+      const error = failing.get(current.id);
+      if (error) throw error;
+      applied.push(current.id);
+      return { ...current, ...changes, version: current.version + 1 };
+    },
   } as unknown as WarehouseStore;
 }
 

@@ -9,10 +9,8 @@ import {
   isTransientBackendError,
   isWellFormedText,
   notFound,
-  outboxEvent,
   temporarilyUnavailable,
   textRuleErrors,
-  timestamp,
   Uuid,
   zodFieldErrors,
   type FieldError,
@@ -30,40 +28,11 @@ import {
   type IfMatch,
   type ItemFields,
 } from './item-input';
-import type { BulkResult, Item, Movement } from './warehouse.resources';
+import { renderItem } from './warehouse.render';
+import type { BulkResult } from './warehouse.resources';
 import { metadataOf, takenField, type Item as ItemRow, type Movement as MovementRow, type WarehouseStore } from './warehouse.store';
 
-/** An item as the API returns it (contract section 9). */
-export function renderItem(item: ItemRow): Item {
-  return {
-    id: item.id,
-    sku: item.sku,
-    name: item.name,
-    category: item.category,
-    min_stock: item.minStock,
-    location_id: item.locationId,
-    metadata: metadataOf(item),
-    quantity: item.quantity,
-    version: item.version,
-    created_at: timestamp(item.createdAt),
-    updated_at: timestamp(item.updatedAt),
-  };
-}
-
-/** A movement as the API returns it. */
-export function renderMovement(movement: MovementRow): Movement {
-  return {
-    id: movement.id,
-    item_id: movement.itemId,
-    from_location_id: movement.fromLocationId,
-    to_location_id: movement.toLocationId,
-    quantity: movement.quantity,
-    reason: movement.reason,
-    created_at: timestamp(movement.createdAt),
-  };
-}
-
-export const DEFAULT_LOCATION_CHANGED = 'default_location_changed';
+export { renderItem, renderMovement } from './warehouse.render';
 
 /**
  * How often a PATCH without If-Match re-reads and retries when a concurrent change (another
@@ -99,11 +68,7 @@ export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId
   const { sku, name, category, min_stock, location_id } = parsed.value;
   const fields: ItemFields = { sku, name, category: category ?? null, minStock: min_stock ?? null, locationId: location_id ?? null, metadata };
   try {
-    return await store.transaction(async (tx) => {
-      const item = await tx.createItem(workspaceId, fields);
-      await tx.recordEvents([outboxEvent('item.created', workspaceId, renderItem(item), now)]);
-      return item;
-    });
+    return await store.createItem(workspaceId, fields, now);
   } catch (err) {
     throw takenField(err) === 'sku' ? skuTaken() : err;
   }
@@ -154,25 +119,7 @@ export async function updateItem(
 
 async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, current: ItemRow, changes: Partial<ItemFields>, now = new Date()): Promise<ItemRow | null> {
   try {
-    return await store.transaction(async (tx) => {
-      const item = await tx.updateItemAtVersion(workspaceId, current.id, current.version, changes, now);
-      if (!item) return null;
-      const events = [outboxEvent('item.updated', workspaceId, renderItem(item), now)];
-      if (changes.locationId !== undefined) {
-        const movement = await tx.createMovement(workspaceId, {
-          itemId: item.id,
-          fromLocationId: current.locationId,
-          toLocationId: item.locationId,
-          // The row is locked by the update, so this is the on-hand quantity that moves.
-          quantity: item.quantity,
-          reason: DEFAULT_LOCATION_CHANGED,
-          createdAt: now,
-        });
-        events.push(outboxEvent('item.location_changed', workspaceId, renderMovement(movement), now));
-      }
-      await tx.recordEvents(events);
-      return item;
-    });
+    return await store.updateItemAtVersion(workspaceId, current, changes, now);
   } catch (err) {
     throw takenField(err) === 'sku' ? skuTaken() : err;
   }

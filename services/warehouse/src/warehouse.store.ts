@@ -1,4 +1,5 @@
-import { afterCursor, LIST_ORDER, outboxEvent, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
+import { recordOutboxEvents, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import {
   AdjustmentReason,
@@ -8,11 +9,20 @@ import {
   type Movement,
   type StockAdjustment,
 } from './generated/prisma/client';
-import { INT4_MAX, type ItemFields, type Metadata } from './item-input';
+import { crossesBelowMinStock, INT4_MAX, type ItemFields, type Metadata } from './item-input';
+import { renderAdjustment, renderItem, renderMovement } from './warehouse.render';
 
 export { AdjustmentReason };
 export type { Item, Location, Movement, StockAdjustment };
-export type OutboxRow = ReturnType<typeof outboxEvent>;
+
+/** The reason of the movement a changed default location writes. */
+export const DEFAULT_LOCATION_CHANGED = 'default_location_changed';
+
+export interface StockChange {
+  delta: number;
+  reason: AdjustmentReason;
+  note: string | null;
+}
 
 /** The unique indexes whose violation is a client's 409 `taken`, by the body field they guard. */
 const TAKEN_FIELD_BY_INDEX: Record<string, string> = {
@@ -47,7 +57,7 @@ function itemData(fields: Partial<ItemFields>) {
 }
 
 /** Every query of the warehouse; each takes the workspace, so no query can forget it. */
-function queries(db: Prisma.TransactionClient) {
+function queries(db: Database) {
   return {
     createLocation(workspaceId: WorkspaceId, data: { name: string; code: string }): Promise<Location> {
       return db.location.create({ data: { workspaceId, ...data } });
@@ -59,14 +69,6 @@ function queries(db: Prisma.TransactionClient) {
 
     listLocations(workspaceId: WorkspaceId, page: { after?: Cursor; take: number }): Promise<Location[]> {
       return db.location.findMany({ where: { workspaceId, ...afterCursor(page.after) }, orderBy: [...LIST_ORDER], take: page.take });
-    },
-
-    /** Inserts an item; call it in a transaction (its metadata may take a second statement). */
-    async createItem(workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
-      const item = await db.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
-      if (!hasProtoKey(fields.metadata)) return item;
-      await db.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
-      return { ...item, metadata: fields.metadata };
     },
 
     findItem(workspaceId: WorkspaceId, id: string): Promise<Item | null> {
@@ -86,70 +88,112 @@ function queries(db: Prisma.TransactionClient) {
       });
     },
 
-    /**
-     * Writes the changes only if the item is still at `version` (one conditional UPDATE), and
-     * increments the version. Returns the updated item, or null when the item has moved on.
-     */
-    async updateItemAtVersion(workspaceId: WorkspaceId, id: string, version: number, changes: Partial<ItemFields>, now: Date): Promise<Item | null> {
-      const rows = await db.item.updateManyAndReturn({
-        where: { id, workspaceId, version },
-        data: { ...itemData(changes), version: { increment: 1 }, updatedAt: now },
-      });
-      const item = rows[0];
-      if (!item || !hasProtoKey(changes.metadata)) return item ?? null;
-      await db.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(changes.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
-      return { ...item, metadata: changes.metadata };
-    },
-
-    /**
-     * Adds `delta` to the quantity in one conditional UPDATE ... RETURNING: of any number of
-     * concurrent adjustments none can take the quantity below 0 (or past the integer column).
-     * Returns the updated item, or null when the item is unknown or the result is out of range.
-     */
-    async addToQuantity(workspaceId: WorkspaceId, id: string, delta: number, now: Date): Promise<Item | null> {
-      const rows = await db.item.updateManyAndReturn({
-        where: { id, workspaceId, quantity: delta < 0 ? { gte: -delta } : { lte: INT4_MAX - delta } },
-        data: { quantity: { increment: delta }, version: { increment: 1 }, updatedAt: now },
-      });
-      return rows[0] ?? null;
-    },
-
-    createMovement(
-      workspaceId: WorkspaceId,
-      data: { itemId: string; fromLocationId: string | null; toLocationId: string | null; quantity: number; reason: string; createdAt: Date },
-    ): Promise<Movement> {
-      return db.movement.create({ data: { workspaceId, ...data } });
-    },
-
     listMovements(workspaceId: WorkspaceId, itemId: string, page: { after?: Cursor; take: number }): Promise<Movement[]> {
       return db.movement.findMany({ where: { workspaceId, itemId, ...afterCursor(page.after) }, orderBy: [...LIST_ORDER], take: page.take });
-    },
-
-    createAdjustment(
-      workspaceId: WorkspaceId,
-      data: { itemId: string; delta: number; reason: AdjustmentReason; note: string | null; quantityAfter: number; createdAt: Date },
-    ): Promise<StockAdjustment> {
-      return db.stockAdjustment.create({ data: { workspaceId, ...data } });
-    },
-
-    /** Outbox rows for webhooks; written by the transaction that made the change, `data` as JSON text (every key kept). */
-    async recordEvents(events: OutboxRow[]): Promise<void> {
-      if (events.length === 0) return;
-      const rows = events.map((e) => Prisma.sql`(${e.id}, ${e.workspaceId}::uuid, ${e.type}, ${JSON.stringify(e.data)}::jsonb, ${e.createdAt})`);
-      await db.$executeRaw`INSERT INTO outbox_events (id, workspace_id, type, data, created_at) VALUES ${Prisma.join(rows)}`;
     },
   };
 }
 
-export type WarehouseQueries = ReturnType<typeof queries>;
+/** Inserts an item; its metadata may take a second statement, so call it in a transaction. */
+async function insertItem(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
+  const item = await tx.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
+  if (!hasProtoKey(fields.metadata)) return item;
+  await tx.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
+  return { ...item, metadata: fields.metadata };
+}
 
+/**
+ * Writes the changes only if the item is still at `version` (one conditional UPDATE), and
+ * increments the version. Returns the updated item, or null when the item has moved on.
+ */
+async function updateAtVersion(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, id: string, version: number, changes: Partial<ItemFields>, now: Date): Promise<Item | null> {
+  const rows = await tx.item.updateManyAndReturn({
+    where: { id, workspaceId, version },
+    data: { ...itemData(changes), version: { increment: 1 }, updatedAt: now },
+  });
+  const item = rows[0];
+  if (!item || !hasProtoKey(changes.metadata)) return item ?? null;
+  await tx.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(changes.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
+  return { ...item, metadata: changes.metadata };
+}
+
+/**
+ * Adds `delta` to the quantity in one conditional UPDATE ... RETURNING: of any number of
+ * concurrent adjustments none can take the quantity below 0 (or past the integer column).
+ * Returns the updated item, or null when the item is unknown or the result is out of range.
+ */
+async function addToQuantity(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, id: string, delta: number, now: Date): Promise<Item | null> {
+  const rows = await tx.item.updateManyAndReturn({
+    where: { id, workspaceId, quantity: delta < 0 ? { gte: -delta } : { lte: INT4_MAX - delta } },
+    data: { quantity: { increment: delta }, version: { increment: 1 }, updatedAt: now },
+  });
+  return rows[0] ?? null;
+}
+
+/**
+ * The warehouse's queries and writes. Every write that changes an item is one transaction with its
+ * `item.*` outbox events, each rendered as the API renders the resource.
+ */
 export function warehouseStore(db: Database) {
-  return {
+  return workspaceScoped({
     ...queries(db),
-    /** Runs `work` in one database transaction: every write in it commits together or not at all. */
-    transaction<T>(work: (tx: WarehouseQueries) => Promise<T>): Promise<T> {
-      return db.$transaction((tx) => work(queries(tx)));
+
+    /** Inserts an item (quantity 0, version 1) with its `item.created` event. */
+    createItem(workspaceId: WorkspaceId, fields: ItemFields, now: Date): Promise<Item> {
+      return db.$transaction(async (tx) => {
+        const item = await insertItem(tx, workspaceId, fields);
+        await recordOutboxEvents(tx, [{ type: 'item.created', workspaceId, data: renderItem(item) }], now);
+        return item;
+      });
     },
-  };
+
+    /**
+     * Applies `changes` to `current` if it is still at its version, with `item.updated`; a changed
+     * location also writes one movement and `item.location_changed`. Null when the version moved on.
+     */
+    updateItemAtVersion(workspaceId: WorkspaceId, current: Item, changes: Partial<ItemFields>, now: Date): Promise<Item | null> {
+      return db.$transaction(async (tx) => {
+        const item = await updateAtVersion(tx, workspaceId, current.id, current.version, changes, now);
+        if (!item) return null;
+        const events: OutboxEntry[] = [{ type: 'item.updated', workspaceId, data: renderItem(item) }];
+        if (changes.locationId !== undefined) {
+          const movement = await tx.movement.create({
+            data: {
+              workspaceId,
+              itemId: item.id,
+              fromLocationId: current.locationId,
+              toLocationId: item.locationId,
+              // The row is locked by the update, so this is the on-hand quantity that moves.
+              quantity: item.quantity,
+              reason: DEFAULT_LOCATION_CHANGED,
+              createdAt: now,
+            },
+          });
+          events.push({ type: 'item.location_changed', workspaceId, data: renderMovement(movement) });
+        }
+        await recordOutboxEvents(tx, events, now);
+        return item;
+      });
+    },
+
+    /**
+     * Adjusts the quantity (never below 0, whatever runs concurrently) and records the adjustment
+     * with `item.stock_adjusted`; `item.reorder_needed` when the quantity crosses below min_stock
+     * (once, not again while it stays below). Null when the item is unknown or the result is out of range.
+     */
+    adjustQuantity(workspaceId: WorkspaceId, itemId: string, change: StockChange, now: Date): Promise<{ adjustment: StockAdjustment; item: Item } | null> {
+      return db.$transaction(async (tx) => {
+        const item = await addToQuantity(tx, workspaceId, itemId, change.delta, now);
+        if (!item) return null;
+        const adjustment = await tx.stockAdjustment.create({ data: { workspaceId, itemId, ...change, quantityAfter: item.quantity, createdAt: now } });
+        const events: OutboxEntry[] = [{ type: 'item.stock_adjusted', workspaceId, data: renderAdjustment(adjustment) }];
+        if (crossesBelowMinStock(item.minStock, item.quantity - change.delta, item.quantity)) {
+          events.push({ type: 'item.reorder_needed', workspaceId, data: renderItem(item) });
+        }
+        await recordOutboxEvents(tx, events, now);
+        return { adjustment, item };
+      });
+    },
+  });
 }
 export type WarehouseStore = ReturnType<typeof warehouseStore>;

@@ -1,0 +1,111 @@
+import type { RequestListener } from 'node:http';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { healthEndpoints, Readiness, registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
+import { connectorPolicy, type ConnectorRuntime } from './connectors';
+import type { Database } from './database';
+import type { RunsQueue } from './runs.queue';
+import { startRunRequeue } from './runs.requeue';
+import { runsRequeueStore, runsStore } from './runs.store';
+import { createRunsWorker } from './runs.worker';
+import type { WorkerConfig } from './worker.config';
+
+export interface RunWorkerDeps {
+  config: WorkerConfig;
+  db: Database;
+  /** The worker's connection: waits for Redis (`maxRetriesPerRequest: null`). */
+  redis: Redis;
+  /** A connection that fails fast, for scrapes and readiness: they never wait for Redis. */
+  queueRedis: Redis;
+  /** The postgres destination's default database (the pipelines database), shared by all runs. */
+  destinationPool: pg.Pool;
+  logger: Logger;
+  /** Where `pipeline_runs_total{outcome}`, the run queue's `queue_depth` and `platform_dependency_up` go. */
+  metrics: Registry;
+}
+
+export interface RunWorker {
+  /** /healthz and /readyz (contract section 12), to serve on the worker's port. */
+  health: RequestListener;
+  /** Takes jobs once the database answers, then starts the requeue of lost jobs; logs `worker ready`. */
+  start(): Promise<void>;
+  /** Stops handing lost runs back to the queue. */
+  stopRequeue(): Promise<void>;
+  /** Running runs finish their current step and are handed back to the queue, then the worker closes. */
+  stopRuns(): Promise<void>;
+  /** Closes the run queue (read for queue depth and requeue). */
+  closeQueue(): Promise<void>;
+}
+
+/** The run worker: drains the run queue; deployed apart from the API. Never listens (worker.ts does). */
+export function createRunWorker(deps: RunWorkerDeps): RunWorker {
+  const { config, db, logger, metrics } = deps;
+  const runtime: ConnectorRuntime = {
+    defaultPool: deps.destinationPool,
+    httpTimeoutMs: config.HTTP_JSON_TIMEOUT_MS,
+    httpMaxBytes: config.HTTP_JSON_MAX_BYTES,
+    ...connectorPolicy(config),
+  };
+
+  const runOutcomes = registeredCounter(metrics, 'pipeline_runs_total', 'Runs this worker ended, by outcome.', ['outcome']);
+  const outcomeCounters = { succeeded: runOutcomes.labels('succeeded'), failed: runOutcomes.labels('failed'), cancelled: runOutcomes.labels('cancelled') };
+  for (const child of Object.values(outcomeCounters)) child.inc(0);
+  // Read at scrape time on the fail-fast connection: a scrape never waits for Redis.
+  const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, { connection: deps.queueRedis, prefix: config.QUEUE_PREFIX });
+  runsQueue.on('error', () => undefined);
+  trackQueueDepth(metrics, runsQueue);
+
+  const runs = createRunsWorker({
+    connection: deps.redis,
+    queueName: config.PIPELINES_RUNS_QUEUE,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.WORKER_CONCURRENCY,
+    lockDurationMs: config.WORKER_LOCK_DURATION_MS,
+    stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+    maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
+    executor: { runs: runsStore(db), runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
+    logger,
+    onOutcome: (outcome) => outcomeCounters[outcome].inc(),
+  });
+
+  // Readiness follows the database only (contract section 12): without Redis the worker waits for it
+  // and serves again once it is back; Redis is shown in the body and in platform_dependency_up.
+  const readiness = new Readiness({ database: () => db.$queryRaw`SELECT 1`, redis: () => deps.queueRedis.ping() }, { registry: metrics, logger });
+
+  let requeue: { stop(): Promise<void> } | undefined;
+
+  return {
+    health: healthEndpoints(readiness),
+
+    // The first query also loads Prisma's query compiler, which must not happen while a job's lock
+    // is waiting to be renewed: jobs are taken only once the database answers.
+    async start() {
+      for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+        try {
+          await db.$queryRaw`SELECT 1`;
+          break;
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, 'database not reachable; waiting');
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+      void runs.worker.run().catch((err: unknown) => logger.error({ err }, 'runs worker stopped'));
+      await runs.worker.waitUntilReady();
+      await runs.cancelsHeard.catch(() => undefined);
+      requeue = startRunRequeue({
+        queue: runsQueue as RunsQueue,
+        runs: runsRequeueStore(db),
+        afterMs: config.WORKER_REQUEUE_AFTER_MS,
+        intervalMs: config.WORKER_REQUEUE_INTERVAL_MS,
+        backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
+        logger,
+      });
+      logger.info({ queue: config.PIPELINES_RUNS_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
+    },
+
+    stopRequeue: () => requeue?.stop() ?? Promise.resolve(),
+    stopRuns: () => runs.close(),
+    closeQueue: () => runsQueue.close(),
+  };
+}
