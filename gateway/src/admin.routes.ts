@@ -70,7 +70,7 @@ type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
 function validated<S extends Schemas>(schemas: S, handle: (input: { params: Parsed<S['params']>; query: Parsed<S['query']>; body: Parsed<S['body']> }, req: Request) => Promise<{ status: number; body?: unknown }>): RequestHandler {
   return async (req, res) => {
     const input = parseRequest(schemas, req);
-    const reply = await handle(input as Parameters<typeof handle>[0], req);
+    const reply = await handle(input, req);
     if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);
   };

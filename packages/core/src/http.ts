@@ -59,7 +59,7 @@ export function hasContentEncoding(value: string | undefined): boolean {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses a JSON body that must be an object; bytes that are not UTF-8 are refused, never replaced. */
-function parseJsonObject(bytes: Buffer): unknown | ApiError {
+function parseJsonObject(bytes: Buffer): object | ApiError {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -171,10 +171,11 @@ export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
+      const routePath = (req.route as { path?: string } | undefined)?.path;
       logger.info(
         {
           method: req.method,
-          route: req.route?.path ? `${req.baseUrl}${req.route.path}` : undefined,
+          route: routePath ? `${req.baseUrl}${routePath}` : undefined,
           path: req.path,
           status: res.statusCode,
           duration_ms: Number(process.hrtime.bigint() - start) / 1e6,

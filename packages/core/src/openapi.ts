@@ -389,7 +389,7 @@ function commonResponseHeaders(status: number, method: string): Record<string, J
 
 function platformDescription(service: ServiceName, serviceDescription: string | undefined): string {
   const buckets = (Object.keys(BUCKET_LIMITS) as BucketName[]).filter(
-    (bucket) => bucket === SERVICES[service].bucket || Object.values(ROUTES[service]).some((spec) => 'bucket' in spec && spec.bucket === bucket),
+    (bucket) => bucket === SERVICES[service].bucket || Object.values<{ scope: string; bucket?: string }>(ROUTES[service]).some((spec) => spec.bucket === bucket),
   );
   return [
     ...(serviceDescription ? [serviceDescription, ''] : []),
@@ -406,8 +406,8 @@ function platformDescription(service: ServiceName, serviceDescription: string | 
     '| bucket | limit | requests |',
     '|---|---|---|',
     ...buckets.map((bucket) => {
-      const routes = Object.entries(ROUTES[service])
-        .filter(([, spec]) => 'bucket' in spec && spec.bucket === bucket)
+      const routes = Object.entries<{ scope: string; bucket?: string }>(ROUTES[service])
+        .filter(([, spec]) => spec.bucket === bucket)
         .map(([key]) => `\`${openApiPath(key)}\``);
       const rest = buckets.length > 1 ? 'every other request' : 'every request';
       return `| \`${bucket}\` | ${BUCKET_LIMITS[bucket]} | ${routes.length > 0 ? routes.join(', ') : rest} |`;

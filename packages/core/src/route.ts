@@ -1,6 +1,6 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { ApiError, FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
+import { FieldErrors, forbiddenScope, invalidRequest, unauthorized, type FieldError } from './errors';
 import type { Identity } from './http';
 import { ROUTES, parseRouteKey, type RoutesOf, type Scope, type ServiceName } from './contract';
 import type { RouteDocs } from './openapi';
@@ -50,7 +50,7 @@ export interface RouteDefinition {
  */
 export function route<S extends RouteSchemas>(spec: S & { docs?: RouteDocs }, handle: (input: RouteInput<S>) => Promise<Reply> | Reply): RouteDefinition {
   const { docs, ...schemas } = spec;
-  return { schemas, docs, handle: handle as RouteDefinition['handle'] };
+  return { schemas, docs, handle };
 }
 
 function problemKey(error: FieldError): string {
@@ -127,7 +127,7 @@ function toHandler(scope: Scope, definition: RouteDefinition): RequestHandler {
     if (!identity) throw unauthorized('Request was not signed by the gateway.');
     if (identity.scopes !== null && !identity.scopes.includes(scope)) throw forbiddenScope(scope);
     const input = { ...parseRequest(definition.schemas, req), identity, requestId: req.requestId };
-    const reply = await definition.handle(input as RouteInput<RouteSchemas>);
+    const reply = await definition.handle(input);
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);

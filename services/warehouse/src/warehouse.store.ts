@@ -63,7 +63,7 @@ function queries(db: Prisma.TransactionClient) {
 
     /** Inserts an item; call it in a transaction (its metadata may take a second statement). */
     async createItem(workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
-      const item = await db.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
+      const item = await db.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata } });
       if (!hasProtoKey(fields.metadata)) return item;
       await db.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
       return { ...item, metadata: fields.metadata };
