@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorBody, invalidRequest, payloadTooLarge, temporarilyUnavailable } from './errors';
 import { requestIdFrom } from './request-id';
 import { DEFAULT_VERSION } from './contract';
-import { readRawBody } from './signed-request';
+import { readRawBody } from './raw-body';
 
 /** A workspace id that came from an authenticated identity; queries take this type, not a bare string. */
 export type WorkspaceId = string & { readonly __brand: 'WorkspaceId' };
