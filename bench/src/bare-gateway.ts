@@ -14,7 +14,7 @@ const pools = Object.fromEntries(
   (Object.keys(upstreams) as ServiceName[]).map((s) => [s, new Pool(upstreams[s], { connections: 128, keepAliveTimeout: 30_000 })]),
 ) as Record<ServiceName, StreamPool>;
 
-const server = http.createServer(async (req, res) => {
+async function answer(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   const body = await readWhole(req);
   const checked = await checkRequest(req.method!, req.url!, req.headers, body);
@@ -33,7 +33,9 @@ const server = http.createServer(async (req, res) => {
     if (!res.headersSent) res.writeHead(503, { 'content-type': 'application/json' }).end(errorBody(temporarilyUnavailable(), checked.headers['x-request-id']));
     else res.destroy();
   }
-});
+}
+
+const server = http.createServer((req, res) => void answer(req, res));
 server.keepAliveTimeout = 65_000;
 server.listen(Number(env('VARIANT_PORT')), '127.0.0.1');
 onStop(() => {

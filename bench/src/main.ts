@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       const before = os.loadavg()[0]!;
       const result = await run();
       load[name] = [Math.round(before * 100) / 100, Math.round(os.loadavg()[0]! * 100) / 100];
-      log(`${name} done (load average ${load[name]![0]} → ${load[name]![1]})`);
+      log(`${name} done (load average ${load[name][0]} → ${load[name][1]})`);
       return result;
     };
     if (runCase('proxy')) {

@@ -11,7 +11,7 @@ import { Pool } from './gateway-undici';
 
 const pool = new Pool(process.env.EVENTS_URL!, { connections: 128, keepAliveTimeout: 30_000 });
 
-const server = http.createServer(async (req, res) => {
+async function answer(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   const { host: _host, connection: _connection, ...headers } = req.headers;
   try {
@@ -23,7 +23,9 @@ const server = http.createServer(async (req, res) => {
     if (!res.headersSent) res.writeHead(503).end();
     else res.destroy();
   }
-});
+}
+
+const server = http.createServer((req, res) => void answer(req, res));
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.VARIANT_PORT), '127.0.0.1');
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

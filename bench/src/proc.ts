@@ -28,8 +28,8 @@ export interface ExtraProcess {
 export async function spawnNode(entry: string, args: string[], env: Record<string, string>, port: number): Promise<ExtraProcess> {
   const child = spawn(process.execPath, [...args, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (output = (output + c).slice(-20_000)));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (output = (output + c).slice(-20_000)));
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (output = (output + c).slice(-20_000)));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output = (output + c).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.once('exit', () => child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;

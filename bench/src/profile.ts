@@ -62,7 +62,7 @@ export function summarizeProfile(file: string, window?: { fromUs: number; toUs: 
   for (let i = 0; i < profile.samples.length; i++) {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
-    if (windowed && (at < window!.fromUs || at > window!.toUs)) continue;
+    if (windowed && (at < window.fromUs || at > window.toUs)) continue;
     selfUs.set(profile.samples[i]!, (selfUs.get(profile.samples[i]!) ?? 0) + delta);
   }
   const frames = new Map<string, number>();

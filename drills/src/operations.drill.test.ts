@@ -97,7 +97,7 @@ async function start(d: Deployable, env: Record<string, string>): Promise<{ proc
   return { proc, port: port!, metricsPort: metricsPort! };
 }
 
-async function json(url: string): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function json(url: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
   return { status: res.status, body: await res.json() };
 }

@@ -131,7 +131,7 @@ test('oversized bodies get 413 payload_too_large, declared or streamed; oversize
     }),
     duplex: 'half',
     signal: AbortSignal.timeout(10_000),
-  } as RequestInit);
+  });
   expect(streamed.status).toBe(413);
   expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
 

@@ -30,7 +30,7 @@ let openedPipelineId: string;
 
 interface Reply {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
 }
 
 async function api(token: string, method: string, path: string, body?: unknown): Promise<Reply> {

@@ -13,8 +13,8 @@ function chromiumPath(): string {
   try {
     return execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'platform.mjs'), 'browser'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
-    throw new Error(stderr.split('\n').at(-1) || (err as Error).message);
+    const { stderr } = err as { stderr?: string };
+    throw new Error((stderr ?? '').trim().split('\n').at(-1) || (err as Error).message, { cause: err });
   }
 }
 

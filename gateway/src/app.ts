@@ -129,7 +129,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     lastUsed,
     internalSecret: deps.internalSecret,
     logger: deps.logger,
-    admin: admin as unknown as RequestListener,
+    admin,
     console: consoleAssets,
     docs,
     metrics,

@@ -93,14 +93,14 @@ test('usage errors exit with 2', async () => {
 
 test('demo-seed keeps one "Demo" workspace and prints a fresh unrestricted key each time', async () => {
   const [first, second] = await Promise.all([cli('demo-seed'), cli('demo-seed')]);
-  expect(first!.code).toBe(0);
-  expect(Object.keys(first!.json).sort()).toEqual(['token', 'workspace_id']);
-  expect(second!.json.workspace_id).toBe(first!.json.workspace_id);
-  expect(second!.json.token).not.toBe(first!.json.token);
-  const res = await client.call(gw.url, 'GET', '/pipelines/v3/pipelines/p', { token: first!.json.token });
+  expect(first.code).toBe(0);
+  expect(Object.keys(first.json).sort()).toEqual(['token', 'workspace_id']);
+  expect(second.json.workspace_id).toBe(first.json.workspace_id);
+  expect(second.json.token).not.toBe(first.json.token);
+  const res = await client.call(gw.url, 'GET', '/pipelines/v3/pipelines/p', { token: first.json.token });
   expect(res.status).toBe(200);
   expect(res.body.headers['x-platform-scopes']).toBe('*');
-  expect(res.body.headers['x-platform-workspace-id']).toBe(first!.json.workspace_id);
+  expect(res.body.headers['x-platform-workspace-id']).toBe(first.json.workspace_id);
 });
 
 test('migrate applies the gateway migrations (idempotently)', async () => {

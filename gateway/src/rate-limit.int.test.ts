@@ -23,7 +23,7 @@ async function countedLimiter(options: Partial<LeaseOptions>, now?: () => number
   client.sendCommand = ((command: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) => {
     if (command.name === 'evalsha' || command.name === 'eval') counter.calls++;
     return send(command, stream);
-  }) as Redis['sendCommand'];
+  });
   const limiter = new RedisSlidingWindow(client, `test:${uniqueName('lease')}:`, 60_000, options, now);
   return {
     limiter,

@@ -157,11 +157,11 @@ export class RedisSlidingWindow implements Limiter {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     // A batch on its way is given back with the rest once it has landed.
-    await Promise.all([...this.keys.values()].map((state) => state.refill));
-    const returns = [...this.keys].map(([key, state]) => {
+    await Promise.all([...this.keys.values()].flatMap((state) => (state.refill ? [state.refill] : [])));
+    const returns = [...this.keys].flatMap(([key, state]) => {
       for (const lease of state.leases) state.giveBack.push(lease.name, lease.next, lease.end - 1);
       state.leases = [];
-      return state.giveBack.length > 0 ? this.call(key, state, 0, false).catch(() => undefined) : undefined;
+      return state.giveBack.length > 0 ? [this.call(key, state, 0, false).catch(() => undefined)] : [];
     });
     this.keys.clear();
     await Promise.all(returns);

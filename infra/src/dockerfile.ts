@@ -69,7 +69,7 @@ export function substitute(value: string, vars: Record<string, string>): string 
 export function execForm(args: string): string[] | undefined {
   try {
     const value: unknown = JSON.parse(args);
-    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined;
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : undefined;
   } catch {
     return undefined;
   }

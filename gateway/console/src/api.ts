@@ -152,8 +152,8 @@ export async function call<T>(method: string, path: string, token: string, optio
   const { code, message, errors, request_id: requestId, ...details } = error;
   throw new ApiCallError(
     res.status,
-    String(code ?? 'http_error'),
-    String(message ?? `The gateway answered ${res.status}.`),
+    typeof code === 'string' ? code : 'http_error',
+    typeof message === 'string' ? message : `The gateway answered ${res.status}.`,
     Array.isArray(errors) ? (errors as Problem[]) : [],
     typeof requestId === 'string' ? requestId : undefined,
     details,

@@ -336,8 +336,8 @@ function syncSource(): void {
 }
 
 export function initPipelinesView(): void {
-  byId('pipeline-form').addEventListener('submit', (e) => void createPipeline(e as SubmitEvent));
-  byId('pipeline-open-form').addEventListener('submit', (e) => void openPipeline(e as SubmitEvent));
+  byId('pipeline-form').addEventListener('submit', (e) => void createPipeline(e));
+  byId('pipeline-open-form').addEventListener('submit', (e) => void openPipeline(e));
   byId('pipeline-source').addEventListener('change', syncSource);
   syncSource();
 }

@@ -235,7 +235,7 @@ export async function createTestKey(
 export interface Reply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
 }
 

@@ -11,7 +11,7 @@ export interface GatewayProcess {
   metricsUrl: string;
   adminToken: string;
   /** An /admin/v1 call with the admin token; resolves with the status and JSON body. */
-  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
 /** The built gateway (`node dist/main.js`) as a real process on free ports and the test database, ready. */

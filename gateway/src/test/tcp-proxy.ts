@@ -29,7 +29,7 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       upstream.on('close', () => client.destroy());
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
-    port = (server!.address() as net.AddressInfo).port;
+    port = (server.address() as net.AddressInfo).port;
   };
   await open();
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorBody, internalError, invalidRequest, noSuchEndpoint, payloadTooLarge, temporarilyUnavailable } from './errors';
 import { requestIdFrom } from './request-id';
 import { DEFAULT_VERSION } from './contract';
-import { readRawBody } from './signed-request';
+import { readRawBody } from './raw-body';
 
 /** A workspace id that came from an authenticated identity; queries take this type, not a bare string. */
 export type WorkspaceId = string & { readonly __brand: 'WorkspaceId' };
@@ -59,7 +59,7 @@ export function hasContentEncoding(value: string | undefined): boolean {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses a JSON body that must be an object; bytes that are not UTF-8 are refused, never replaced. */
-function parseJsonObject(bytes: Buffer): unknown | ApiError {
+function parseJsonObject(bytes: Buffer): object | ApiError {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -172,10 +172,11 @@ export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
+      const routePath = (req.route as { path?: string } | undefined)?.path;
       logger.info(
         {
           method: req.method,
-          route: req.route?.path ? `${req.baseUrl}${req.route.path}` : undefined,
+          route: routePath ? `${req.baseUrl}${routePath}` : undefined,
           path: req.path,
           status: res.statusCode,
           duration_ms: Number(process.hrtime.bigint() - start) / 1e6,

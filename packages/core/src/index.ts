@@ -6,6 +6,7 @@ export * from './database';
 export * from './errors';
 export * from './http';
 export * from './internal-signature';
+export * from './raw-body';
 export * from './signed-request';
 export * from './logger';
 export * from './metrics';

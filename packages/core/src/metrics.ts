@@ -74,29 +74,49 @@ export class RouteMetrics {
   }
 }
 
-interface Sample {
-  labels: Record<string, string | number>;
-  value: number;
-  metricName?: string;
-}
+type HttpLabel = 'method' | 'route' | 'status';
+type HistogramSample = { labels: Partial<Record<HttpLabel | 'le', string | number>>; value: number; metricName: string };
 
 /**
- * A metric family read from the series at scrape time, in the shape a prom-client Registry renders
- * (what its own metrics return from get()).
+ * `http_request_duration_seconds`, read from the series at scrape time. prom-client's public API
+ * cannot take a histogram already counted (Histogram only has observe(), whose label children
+ * allocate and hash their labels on every call: 0.8 to 1.6 µs per request against about 30 ns here),
+ * so this is the one metric rendered from a custom collector: the registry renders any metric that
+ * has a name, help, type and get() (what prom-client's own Histogram returns from get()).
  */
-class SeriesCollector {
+class SeriesHistogram {
+  readonly name = 'http_request_duration_seconds';
+  readonly help = 'Time from the request to the end of its answer, by method, route pattern and status.';
+  readonly type = 'histogram';
   readonly aggregator = 'sum';
 
   constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'counter' | 'histogram',
-    private readonly samples: () => Sample[],
-    readonly reset: () => void,
+    private readonly bounds: readonly number[],
+    private readonly series: readonly StatusSeries[],
   ) {}
 
-  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.samples() };
+  get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: HistogramSample[] }> {
+    const values: HistogramSample[] = [];
+    for (const s of this.series) {
+      let cumulative = 0;
+      this.bounds.forEach((bound, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ labels: { le: bound, ...s.labels }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
+  }
+
+  /** Registry.resetMetrics(): every series starts again from zero (the request counter follows). */
+  reset(): void {
+    for (const s of this.series) {
+      s.count = 0;
+      s.sum = 0;
+      s.buckets.fill(0);
+    }
   }
 }
 
@@ -116,49 +136,28 @@ export class HttpMetrics {
     buckets: readonly number[] = HTTP_DURATION_BUCKETS,
   ) {
     this.bounds = [...buckets].sort((a, b) => a - b);
-    const reset = () => {
-      for (const s of this.series) {
-        s.count = 0;
-        s.sum = 0;
-        s.buckets.fill(0);
-      }
-    };
-    const collectors = [
-      new SeriesCollector('http_requests_total', 'HTTP requests answered, by method, route pattern and status.', 'counter', () => this.series.map((s) => ({ labels: s.labels, value: s.count })), reset),
-      new SeriesCollector(
-        'http_request_duration_seconds',
-        'Time from the request to the end of its answer, by method, route pattern and status.',
-        'histogram',
-        () => this.histogramSamples(),
-        reset,
-      ),
-    ];
-    for (const collector of collectors) registry.registerMetric(collector as unknown as Metric);
+    const series = this.series;
+    new Counter<HttpLabel>({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of series) this.inc(s.labels, s.count);
+      },
+    });
+    // The registry's types list prom-client's four classes; it renders any metric of their shape.
+    registry.registerMetric(new SeriesHistogram(this.bounds, series) as unknown as Metric);
   }
 
   /** The metrics of one method and route pattern (never a raw path: label values must stay few). */
   route(method: string, pattern: string): RouteMetrics {
     let byRoute = this.routes.get(method);
-    if (!byRoute) this.routes.set(method, (byRoute = new Map()));
+    if (!byRoute) this.routes.set(method, (byRoute = new Map<string, RouteMetrics>()));
     let metrics = byRoute.get(pattern);
     if (!metrics) byRoute.set(pattern, (metrics = new RouteMetrics(this.bounds, this.series, method, pattern)));
     return metrics;
-  }
-
-  private histogramSamples(): Sample[] {
-    const name = 'http_request_duration_seconds';
-    const samples: Sample[] = [];
-    for (const s of this.series) {
-      let cumulative = 0;
-      this.bounds.forEach((bound, i) => {
-        cumulative += s.buckets[i]!;
-        samples.push({ labels: { le: bound, ...s.labels }, value: cumulative, metricName: `${name}_bucket` });
-      });
-      samples.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${name}_bucket` });
-      samples.push({ labels: s.labels, value: s.sum, metricName: `${name}_sum` });
-      samples.push({ labels: s.labels, value: s.count, metricName: `${name}_count` });
-    }
-    return samples;
   }
 }
 

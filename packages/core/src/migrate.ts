@@ -88,7 +88,7 @@ export async function migrate(url: string, migrationsDir: string, options: { cre
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${name} failed: ${(err as Error).message}`);
+        throw new Error(`migration ${name} failed: ${(err as Error).message}`, { cause: err });
       }
       result.applied.push(name);
     }

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 
 export interface ShutdownStep {
   name: string;
-  run: () => Promise<unknown> | unknown;
+  /** May return a promise, which is awaited. */
+  run: () => unknown;
 }
 
 /**

@@ -172,7 +172,7 @@ export function codePointString(min: number, max: number): z.ZodString {
       .refine((s) => [...s].length >= min, { message: `must be at least ${min} characters`, params: { code: 'too_short' } })
       .refine((s) => [...s].length <= max, { message: `must be at most ${max} characters`, params: { code: 'too_long' } })
       // The refinements are invisible to JSON Schema; its minLength/maxLength count code points too.
-      .meta({ minLength: min, maxLength: max }) as unknown as z.ZodString
+      .meta({ minLength: min, maxLength: max })
   );
 }
 
@@ -216,7 +216,7 @@ export function stringMap<V extends z.ZodType>(value: V, options: { keyLength?: 
         }
         const result = value.safeParse(input[key]);
         if (result.success) Object.defineProperty(out, key, { value: result.data, enumerable: true, writable: true, configurable: true });
-        else for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+        else for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] });
       }
       return out;
     })

@@ -155,7 +155,7 @@ function setAt(target: Json, path: readonly string[], value: unknown): void {
       Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
       return;
     }
-    let next = (node as Record<string, unknown>)[key];
+    let next = node[key];
     if (next === null || typeof next !== 'object') {
       next = /^\d+$/.test(path[i + 1]!) ? [] : {};
       Object.defineProperty(node, key, { value: next, enumerable: true, writable: true, configurable: true });
@@ -206,7 +206,7 @@ export function badInputRequests(service: ServiceName, document: OpenApiLike, op
     }
 
     if (!operation.requestBody) continue;
-    const media = ((operation.requestBody as Json).content as Record<string, Json> | undefined)?.['application/json'];
+    const media = (operation.requestBody.content as Record<string, Json> | undefined)?.['application/json'];
     const example = media?.example && typeof media.example === 'object' ? (media.example as Json) : {};
     const entriesField = options.entries?.[route];
     const refusal = (path: string[], field: string | undefined): Refusal => {

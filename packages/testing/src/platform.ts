@@ -318,8 +318,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         options.onOutput?.(name, line);
       }
     };
-    proc.stdout!.setEncoding('utf8').on('data', onData);
-    proc.stderr!.setEncoding('utf8').on('data', onData);
+    proc.stdout.setEncoding('utf8').on('data', onData);
+    proc.stderr.setEncoding('utf8').on('data', onData);
     const gone = (): string | undefined =>
       proc.exitCode !== null || proc.signalCode !== null
         ? `${name} exited during start (${proc.exitCode ?? proc.signalCode}):\n${child.lines.slice(-30).join('\n')}`
@@ -336,7 +336,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         }
       }
     } catch (err) {
-      throw new Error(`${name}: ${(err as Error).message}\n${child.lines.slice(-30).join('\n')}`);
+      throw new Error(`${name}: ${(err as Error).message}\n${child.lines.slice(-30).join('\n')}`, { cause: err });
     }
   };
 

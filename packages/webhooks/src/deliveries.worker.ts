@@ -145,7 +145,7 @@ export async function attemptDelivery(job: DeliveryJob, attempt: number, options
   if (succeeded) return { status: 'succeeded', responseStatus: responseStatus! };
   const gone = responseStatus === 410;
   if (gone) await store.disableEndpoint(workspaceId, endpoint.id, 'receiver answered 410 Gone');
-  return { status: 'failed', responseStatus, error: error!, gone };
+  return { status: 'failed', responseStatus, error, gone };
 }
 
 export interface DeliveryWorkerOptions {

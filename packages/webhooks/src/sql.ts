@@ -7,8 +7,8 @@ import type pg from 'pg';
  * cast in the SQL (`$1::uuid`, `$2::text[]`), so both drivers send the same values.
  */
 export interface SqlClient {
-  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): PromiseLike<T>;
-  $executeRawUnsafe(query: string, ...values: any[]): PromiseLike<number>;
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
 }
 
 /** A SqlClient that can also run a callback in one transaction (Prisma's interactive transaction). */

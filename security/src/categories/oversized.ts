@@ -147,7 +147,7 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
   for (const spelling of [item.toUpperCase().replace('/WAREHOUSE/V1/ITEMS/', '/warehouse/v1/items/'), `${item}/`]) {
     const replay = await call('PATCH', spelling, patch, { 'idempotency-key': idemKey });
     check(`PATCH ${spelling === `${item}/` ? 'item/ (trailing slash)' : 'ITEM-ID (upper case)'} with the key of an earlier PATCH`, replay, (answer) =>
-      original.status === 200 && answer.status === 200 && answer.headers['idempotent-replayed'] === 'true' ? [] : [`${describe(answer)}, replayed: ${answer.headers['idempotent-replayed'] ?? 'no'} (first: ${describe(original)})`],
+      original.status === 200 && answer.status === 200 && answer.headers['idempotent-replayed'] === 'true' ? [] : [`${describe(answer)}, replayed: ${String(answer.headers['idempotent-replayed'] ?? 'no')} (first: ${describe(original)})`],
     );
   }
 

@@ -61,7 +61,8 @@ export function parseFields<S extends z.ZodObject>(schema: S, body: Record<strin
     errors.add(error.field === 'quantity' && error.code === 'unknown_field' ? { ...error, message: QUANTITY_MESSAGE } : error);
   }
   const value: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+  const shape: Record<string, z.ZodType> = schema.shape;
+  for (const [key, field] of Object.entries(shape)) {
     if (invalid.has(key) || !Object.hasOwn(body, key)) continue;
     const parsed = field.safeParse(body[key]);
     if (parsed.success) value[key] = parsed.data;

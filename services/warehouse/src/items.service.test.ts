@@ -5,7 +5,7 @@ import type { Item, WarehouseStore } from './warehouse.store';
 
 function itemRow(id: string): Item {
   const now = new Date('2024-12-01T09:30:00.000Z');
-  return { id, workspaceId: 'w', sku: `SKU-${id}`, name: 'Widget', category: null, minStock: null, locationId: null, metadata: {}, quantity: 0, version: 1, createdAt: now, updatedAt: now } as Item;
+  return { id, workspaceId: 'w', sku: `SKU-${id}`, name: 'Widget', category: null, minStock: null, locationId: null, metadata: {}, quantity: 0, version: 1, createdAt: now, updatedAt: now };
 }
 
 /** A store whose database fails for one item: a broken row, a lost connection. */

@@ -29,7 +29,7 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
     throw new ConnectorError('source_error', `the source answered more than ${maxBytes} bytes`, false);
   }
   if (!response.body) return '';
-  const reader = response.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

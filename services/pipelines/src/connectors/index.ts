@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { FieldError } from '@platform/core';
-import { requiredEnum } from '../validation';
 import type { ConnectorPolicy, DestinationConnector, SourceConnector } from './connector';
 import { httpJsonSource } from './http-json';
 import { postgresDestination } from './postgres';
@@ -46,7 +45,7 @@ function connectorSpec<const N extends string>(names: [N, ...N[]], lookup: (name
     .transform((spec, ctx) => {
       const parsed = lookup(spec.connector).config.safeParse(spec.config ?? {});
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: ['config', ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: ['config', ...issue.path] });
         return z.NEVER;
       }
       return { connector: spec.connector, config: parsed.data as Record<string, unknown> };
@@ -90,7 +89,7 @@ function documentedSpecs<const N extends string>(
       ? z.strictObject({ connector: z.literal(name), config: lookup(name).config.optional() })
       : z.object({ connector: z.literal(name), config: lookup(name).config }),
   ) as unknown as Branches;
-  const schema = branches.length === 1 ? branches[0]! : z.discriminatedUnion('connector', branches as [z.ZodObject, z.ZodObject, ...z.ZodObject[]]);
+  const schema = branches.length === 1 ? branches[0] : z.discriminatedUnion('connector', branches as [z.ZodObject, z.ZodObject, ...z.ZodObject[]]);
   return schema as unknown as z.ZodType<{ connector: N; config: Record<string, unknown> }>;
 }
 

@@ -40,6 +40,7 @@ export const sampleSource: SourceConnector<SampleConfig> = {
   kind: 'source',
   name: 'sample',
   config: SampleConfig,
+  // eslint-disable-next-line @typescript-eslint/require-await -- connectors read an AsyncIterable; the sample has nothing to wait for
   async *read(config, { since, batchSize }) {
     for (let start = firstSampleAfter(since); start <= config.records; start += batchSize) {
       const end = Math.min(config.records, start + batchSize - 1);

@@ -9,7 +9,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, what: stri
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? String(last) : JSON.stringify(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -50,8 +50,8 @@ export function spawnWorker(queueOrName: TestQueue | string, env: Record<string,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -63,7 +63,7 @@ export function spawnWorker(queueOrName: TestQueue | string, env: Record<string,
         resolve();
       }
     };
-    child.stdout!.on('data', check);
+    child.stdout.on('data', check);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`));
