@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ErrorBody, exampleOf, listOf, Uuid, UtcTimestamp } from '@platform/core';
-import { AdjustmentReason } from './warehouse.store';
+import type { AdjustmentReason } from './generated/prisma/client';
+
+/** The reasons of a stock adjustment (contract section 9), as the database's enum has them. */
+export const ADJUSTMENT_REASONS = ['receipt', 'sale', 'return', 'damage', 'correction'] as const satisfies readonly AdjustmentReason[];
 
 /**
  * The warehouse service's resources as the API returns them (contract section 9). The render
@@ -87,7 +90,7 @@ export const Adjustment = z
     id: Uuid,
     item_id: Uuid,
     delta: z.int(),
-    reason: z.enum(AdjustmentReason),
+    reason: z.enum(ADJUSTMENT_REASONS),
     note: z.string().nullable(),
     quantity_after: z.int().min(0),
     created_at: UtcTimestamp,
