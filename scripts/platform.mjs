@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test).
+// The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test);
+// `npm run test:unit` runs the unit tests alone, without any server.
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -333,18 +334,12 @@ async function browser() {
   process.stdout.write(`${ensureBrowser()}\n`);
 }
 
-/** Runs every package's tests, then prints one closing line that sums them. */
-async function test() {
-  const args = process.argv.slice(3);
-  // Before anything runs: a missing browser stops here in one line, not as 8 failed e2e tests.
-  const chromium = runsE2e(args) ? ensureBrowser() : undefined;
-  ensureDependencies();
-  const env = platformEnv();
-  await ensureBackends(env);
+/** Runs a turbo test task in every package, then prints one closing line that sums the jest results. */
+async function runTests(task, args, env) {
   const [command, ...prefix] = pnpmCommand();
-  const child = spawn(command, [...prefix, 'turbo', 'run', 'test', '--concurrency=1', ...args], {
+  const child = spawn(command, [...prefix, 'turbo', 'run', task, '--concurrency=1', ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', ...(chromium ? { CHROMIUM_PATH: chromium } : {}) },
+    env: { ...env, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let passed = 0;
@@ -371,6 +366,22 @@ async function test() {
   process.exit(code === 0 && failed === 0 ? 0 : 1);
 }
 
+/** Runs every package's tests (unit and integration), then prints one closing line that sums them. */
+async function test() {
+  const args = process.argv.slice(3);
+  // Before anything runs: a missing browser stops here in one line, not as 8 failed e2e tests.
+  const chromium = runsE2e(args) ? ensureBrowser() : undefined;
+  ensureDependencies();
+  await ensureBackends(platformEnv());
+  await runTests('test', args, { ...process.env, ...(chromium ? { CHROMIUM_PATH: chromium } : {}) });
+}
+
+/** Runs the unit tests alone (jest project `unit`, `*.test.ts`): no PostgreSQL, Redis or browser needed. */
+async function unitTests() {
+  ensureDependencies();
+  await runTests('test:unit', process.argv.slice(3), process.env);
+}
+
 /** The benchmarks (bench/): builds, then runs them on a platform of their own; never part of `npm test`. */
 async function bench() {
   ensureDependencies();
@@ -384,7 +395,7 @@ async function bench() {
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }
 
-const commands = { start, test, bench, browser };
+const commands = { start, test, 'test:unit': unitTests, bench, browser };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 await command();
