@@ -158,6 +158,7 @@ export function expectErrorBody(body: unknown, code: string): { code: string; me
   return error as ReturnType<typeof expectErrorBody>;
 }
 export * from './receiver';
+export * from './wait';
 export * from './platform';
 export * from './processes';
 export * from './openapi';
