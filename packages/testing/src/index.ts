@@ -159,6 +159,7 @@ export function expectErrorBody(body: unknown, code: string): { code: string; me
 }
 export * from './receiver';
 export * from './wait';
+export * from './tcp-proxy';
 export * from './platform';
 export * from './processes';
 export * from './openapi';
