@@ -98,18 +98,25 @@ async function ensureBackends(env) {
   if (!(await reachable(env.REDIS_URL, 6379))) fail(`Redis is not reachable at ${new URL(env.REDIS_URL).host}: ${hint}.`);
 }
 
-async function waitForHealth(url, child, name) {
-  for (let i = 0; i < 150; i++) {
-    if (child.exitCode !== null) fail(`${name} exited during start (exit ${child.exitCode}); see its log lines above.`);
+/**
+ * The readiness loop of @platform/testing's waitForHttp, in plain Node (this file runs before
+ * anything is installed or built): a GET answering 2xx, each attempt bounded by 1 s, failing at
+ * once when the process exits, within 30 s (the launcher's start bound).
+ */
+async function waitForHealth(url, child, name, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) fail(`${name} exited during start (exit ${child.exitCode ?? child.signalCode}); see its log lines above.`);
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
       if (res.ok) return;
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    if (Date.now() > deadline) fail(`${name} did not become healthy at ${url} within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  fail(`${name} did not become healthy at ${url}`);
 }
 
 function prefixLines(stream, label, out) {
