@@ -342,9 +342,9 @@ async function browser() {
 }
 
 /** Runs a turbo test task in every package, then prints one closing line that sums the jest results. */
-async function runTests(task, args, env) {
+async function runTests(task, args, env, concurrency) {
   const [command, ...prefix] = pnpmCommand();
-  const child = spawn(command, [...prefix, 'turbo', 'run', task, '--concurrency=1', ...args], {
+  const child = spawn(command, [...prefix, 'turbo', 'run', task, `--concurrency=${concurrency}`, ...args], {
     cwd: ROOT,
     env: { ...env, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -352,9 +352,13 @@ async function runTests(task, args, env) {
   let passed = 0;
   let failed = 0;
   let suitesFailed = 0;
+  const pending = new Map();
   const count = (chunk, out) => {
     out.write(chunk);
-    for (const line of chunk.split('\n')) {
+    // Whole lines only: a chunk may end mid-line.
+    const lines = ((pending.get(out) ?? '') + chunk).split('\n');
+    pending.set(out, lines.pop());
+    for (const line of lines) {
       const tests = /Tests:\s+(.*)$/.exec(line);
       if (tests) {
         passed += Number(/(\d+) passed/.exec(tests[1])?.[1] ?? 0);
@@ -380,13 +384,14 @@ async function test() {
   const chromium = runsE2e(args) ? ensureBrowser() : undefined;
   ensureDependencies();
   await ensureBackends(platformEnv());
-  await runTests('test', args, { ...process.env, ...(chromium ? { CHROMIUM_PATH: chromium } : {}) });
+  // One package at a time: the integration suites share the servers' databases and ports.
+  await runTests('test', args, { ...process.env, ...(chromium ? { CHROMIUM_PATH: chromium } : {}) }, 1);
 }
 
 /** Runs the unit tests alone (jest project `unit`, `*.test.ts`): no PostgreSQL, Redis or browser needed. */
 async function unitTests() {
   ensureDependencies();
-  await runTests('test:unit', process.argv.slice(3), process.env);
+  await runTests('test:unit', process.argv.slice(3), process.env, 4);
 }
 
 /** The benchmarks (bench/): builds, then runs them on a platform of their own; never part of `npm test`. */
