@@ -95,10 +95,10 @@ async function adjustUnderLoad(label: string, fault: () => Promise<{ faultAt: nu
 test('connections to PostgreSQL dropped mid-request: 503 temporarily_unavailable at once, never a hang, never a half-applied adjustment', async () => {
   const result = await adjustUnderLoad('cut', async () => {
     const faultAt = Date.now();
-    await proxy.setMode('refuse');
+    proxy.setMode('refuse');
     expect(proxy.cut()).toBeGreaterThan(0);
     await sleep(1_500);
-    await proxy.setMode('forward');
+    proxy.setMode('forward');
     return { faultAt, healedAt: Date.now() };
   });
   const { outcomes, created, faultAt, healedAt, quantity, adjustments, landed, answered201, ambiguous } = result;
@@ -122,13 +122,13 @@ test('PostgreSQL unreachable without an answer (a partition): the service answer
   let directProbe: Promise<Outcome> | undefined;
   const result = await adjustUnderLoad('partition', async () => {
     const faultAt = Date.now();
-    await proxy.setMode('blackhole');
+    proxy.setMode('blackhole');
     // Straight to the warehouse (no gateway timeout in between): how long does it take to answer?
     directProbe = direct(platform, 'warehouse').get('/items?limit=1');
     await sleep(GATEWAY_TIMEOUT_MS + 1_500);
     // The partition ends the way TCP ends one: the stuck connections fail.
     proxy.cut();
-    await proxy.setMode('forward');
+    proxy.setMode('forward');
     return { faultAt, healedAt: Date.now() };
   });
   const { outcomes, quantity, adjustments, landed, answered201 } = result;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
-import { expectErrorBody, sleep, testRedisUrl, startTcpProxy, uniqueName, waitFor } from '@platform/testing';
+import { expectErrorBody, sleep, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
+import { startTcpProxy } from './test/tcp-proxy';
 import {
   allUpstreams,
   closeServer,
@@ -402,11 +403,11 @@ describe('Redis unreachable', () => {
   test('a Redis that does not answer: the key’s request gets 503 within the command timeout, never a hang', async () => {
     const redisUrl = new URL(testRedisUrl());
     const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const slowRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
+    const slowRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
     try {
       const { token } = await createTestKey(slowRedis.store);
       await waitFor('Redis through the relay to be ready', () => slowRedis.redis.status === 'ready', 3_000, 20);
-      await relay.setMode('blackhole');
+      relay.blackhole(true);
       const key = newKey();
       const started = Date.now();
       const keyed = await post('/events/v0/events', { base: slowRedis.url, token, key, body: { name: 'x' } });
@@ -415,7 +416,7 @@ describe('Redis unreachable', () => {
       expect(runs(key)).toBe(0);
       expect((await post('/events/v0/events', { base: slowRedis.url, token, body: { name: 'x' } })).status).toBe(200);
     } finally {
-      await relay.setMode('forward');
+      relay.blackhole(false);
       await slowRedis.close();
       await relay.close();
     }

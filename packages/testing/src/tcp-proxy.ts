@@ -2,19 +2,17 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 
 /**
  * `forward`: normal service; `refuse`: new connections are accepted and closed at once;
- * `closed`: nothing listens on the port (a connection is refused, ECONNREFUSED); `blackhole`:
- * connections are accepted and nothing passes in either direction (nor on open ones).
+ * `blackhole`: connections are accepted and nothing passes in either direction (nor on open ones).
  */
-export type ProxyMode = 'forward' | 'refuse' | 'closed' | 'blackhole';
+export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
 
 export interface TcpProxy {
-  /** The loopback port it listens on (the same in every mode, `closed` included). */
+  /** The loopback port it listens on. */
   port: number;
   mode(): ProxyMode;
   /** Destroys every open connection at once (both sides, RST): a dropped connection mid-request. */
   cut(): number;
-  /** Switches the mode; resolves once the proxy (stops) listening as the mode says. */
-  setMode(mode: ProxyMode): Promise<void>;
+  setMode(mode: ProxyMode): void;
   close(): Promise<void>;
 }
 
@@ -60,14 +58,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port,
     mode: () => mode,
     cut,
-    async setMode(next) {
+    setMode(next) {
       mode = next;
-      if (next === 'closed') {
-        cut();
-        await stopListening();
-      } else if (!server.listening) {
-        await listen(port);
-      }
     },
     async close() {
       cut();
