@@ -1,12 +1,38 @@
 // Shared jest settings: TypeScript through swc (no type-check at test time; `typecheck` does that).
-/** @type {(dir: string) => import('jest').Config} */
-module.exports = (dir) => ({
+// Two projects per package: `unit` (`*.test.ts`) needs no server and no global setup, so
+// `jest --selectProjects unit` runs with PostgreSQL and Redis down; `integration` (`*.int.test.ts`)
+// gets the package's globalSetup/globalTeardown (a migrated database, a started platform).
+const base = (dir) => ({
   rootDir: dir,
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
-  testMatch: ['<rootDir>/src/**/*.test.ts'],
   // Generated Prisma code and NodeNext sources import './x.js' for './x.ts'.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'json'],
+});
+
+/**
+ * @param {string} dir the package folder
+ * @param {import('jest').Config} [options] run-wide options (testTimeout, maxWorkers, ...); its
+ *   globalSetup and globalTeardown belong to the integration project alone.
+ * @returns {import('jest').Config}
+ */
+module.exports = (dir, { globalSetup, globalTeardown, ...options } = {}) => ({
   testTimeout: 30000,
+  ...options,
+  projects: [
+    {
+      ...base(dir),
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
+    },
+    {
+      ...base(dir),
+      displayName: 'integration',
+      testMatch: ['<rootDir>/src/**/*.int.test.ts'],
+      ...(globalSetup ? { globalSetup } : {}),
+      ...(globalTeardown ? { globalTeardown } : {}),
+    },
+  ],
 });

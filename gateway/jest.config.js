@@ -1,4 +1,3 @@
-module.exports = {
-  ...require('../jest.preset.js')(__dirname),
+module.exports = require('../jest.preset.js')(__dirname, {
   globalSetup: '<rootDir>/jest.global-setup.js',
-};
+});

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test).
+// The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test);
+// `npm run test:unit` runs the unit tests alone, without any server.
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -97,18 +98,25 @@ async function ensureBackends(env) {
   if (!(await reachable(env.REDIS_URL, 6379))) fail(`Redis is not reachable at ${new URL(env.REDIS_URL).host}: ${hint}.`);
 }
 
-async function waitForHealth(url, child, name) {
-  for (let i = 0; i < 150; i++) {
-    if (child.exitCode !== null) fail(`${name} exited during start (exit ${child.exitCode}); see its log lines above.`);
+/**
+ * The readiness loop of @platform/testing's waitForHttp, in plain Node (this file runs before
+ * anything is installed or built): a GET answering 2xx, each attempt bounded by 1 s, failing at
+ * once when the process exits, within 30 s (the launcher's start bound).
+ */
+async function waitForHealth(url, child, name, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) fail(`${name} exited during start (exit ${child.exitCode ?? child.signalCode}); see its log lines above.`);
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
       if (res.ok) return;
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    if (Date.now() > deadline) fail(`${name} did not become healthy at ${url} within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  fail(`${name} did not become healthy at ${url}`);
 }
 
 function prefixLines(stream, label, out) {
@@ -333,26 +341,24 @@ async function browser() {
   process.stdout.write(`${ensureBrowser()}\n`);
 }
 
-/** Runs every package's tests, then prints one closing line that sums them. */
-async function test() {
-  const args = process.argv.slice(3);
-  // Before anything runs: a missing browser stops here in one line, not as 8 failed e2e tests.
-  const chromium = runsE2e(args) ? ensureBrowser() : undefined;
-  ensureDependencies();
-  const env = platformEnv();
-  await ensureBackends(env);
+/** Runs a turbo test task in every package, then prints one closing line that sums the jest results. */
+async function runTests(task, args, env, concurrency) {
   const [command, ...prefix] = pnpmCommand();
-  const child = spawn(command, [...prefix, 'turbo', 'run', 'test', '--concurrency=1', ...args], {
+  const child = spawn(command, [...prefix, 'turbo', 'run', task, `--concurrency=${concurrency}`, ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', ...(chromium ? { CHROMIUM_PATH: chromium } : {}) },
+    env: { ...env, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let passed = 0;
   let failed = 0;
   let suitesFailed = 0;
+  const pending = new Map();
   const count = (chunk, out) => {
     out.write(chunk);
-    for (const line of chunk.split('\n')) {
+    // Whole lines only: a chunk may end mid-line.
+    const lines = ((pending.get(out) ?? '') + chunk).split('\n');
+    pending.set(out, lines.pop());
+    for (const line of lines) {
       const tests = /Tests:\s+(.*)$/.exec(line);
       if (tests) {
         passed += Number(/(\d+) passed/.exec(tests[1])?.[1] ?? 0);
@@ -371,6 +377,23 @@ async function test() {
   process.exit(code === 0 && failed === 0 ? 0 : 1);
 }
 
+/** Runs every package's tests (unit and integration), then prints one closing line that sums them. */
+async function test() {
+  const args = process.argv.slice(3);
+  // Before anything runs: a missing browser stops here in one line, not as 8 failed e2e tests.
+  const chromium = runsE2e(args) ? ensureBrowser() : undefined;
+  ensureDependencies();
+  await ensureBackends(platformEnv());
+  // One package at a time: the integration suites share the servers' databases and ports.
+  await runTests('test', args, { ...process.env, ...(chromium ? { CHROMIUM_PATH: chromium } : {}) }, 1);
+}
+
+/** Runs the unit tests alone (jest project `unit`, `*.test.ts`): no PostgreSQL, Redis or browser needed. */
+async function unitTests() {
+  ensureDependencies();
+  await runTests('test:unit', process.argv.slice(3), process.env, 4);
+}
+
 /** The benchmarks (bench/): builds, then runs them on a platform of their own; never part of `npm test`. */
 async function bench() {
   ensureDependencies();
@@ -384,7 +407,7 @@ async function bench() {
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }
 
-const commands = { start, test, bench, browser };
+const commands = { start, test, 'test:unit': unitTests, bench, browser };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 await command();

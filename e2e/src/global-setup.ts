@@ -1,7 +1,7 @@
 // Starts the platform once for every e2e test file; the tests find it through these variables.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { startPlatform } from './platform';
+import { startE2ePlatform } from './platform';
 
 /**
  * The browser: `npm test` found (or installed) it and passes CHROMIUM_PATH; run alone (`npx jest`),
@@ -20,7 +20,7 @@ function chromiumPath(): string {
 
 export default async function globalSetup(): Promise<void> {
   process.env.CHROMIUM_PATH = chromiumPath();
-  const platform = await startPlatform();
+  const platform = await startE2ePlatform();
   (globalThis as { __E2E_PLATFORM__?: unknown }).__E2E_PLATFORM__ = platform;
   process.env.E2E_GATEWAY_URL = platform.gatewayUrl;
   process.env.E2E_ADMIN_TOKEN = platform.adminToken;

@@ -40,7 +40,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   });
   const eventsUrl = `http://127.0.0.1:${eventsPort}`;
-  await waitForHttp(`${eventsUrl}/readyz`, events);
+  await waitForHttp(`${eventsUrl}/readyz`, { process: events });
   gateway = await spawnGateway({ events: eventsUrl, warehouse: DEAD_URL, pipelines: DEAD_URL });
 }, 60_000);
 afterAll(async () => {

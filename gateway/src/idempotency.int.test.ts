@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
-import { expectErrorBody, testRedisUrl, uniqueName } from '@platform/testing';
+import { expectErrorBody, sleep, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
 import { startTcpProxy } from './test/tcp-proxy';
 import {
@@ -14,7 +14,6 @@ import {
   listen,
   startEchoUpstream,
   startGateway,
-  waitFor,
   type EchoUpstream,
   type HttpClient,
   type Reply,
@@ -38,7 +37,6 @@ afterAll(async () => {
   await upstream.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How often the service ran a request carrying this Idempotency-Key. */
 const runs = (key: string, echo: EchoUpstream = upstream) => echo.received.filter((r) => r.headers['idempotency-key'] === key).length;
@@ -148,7 +146,7 @@ describe('conflicts', () => {
     const key = newKey();
     const path = '/pipelines/v3/pipelines/p1/runs?status=202&delay_ms=600';
     const first = post(path, { token, key, body: { trigger: 'manual' } });
-    await waitFor(() => runs(key) === 1);
+    await waitFor('the upstream to receive the request', () => runs(key) === 1, 3_000, 20);
     const during = await post(path, { token, key, body: { trigger: 'manual' } });
     expect(during.status).toBe(409);
     expect(during.headers['retry-after']).toBe('1');
@@ -228,7 +226,7 @@ describe('answers that are not stored', () => {
     const key = newKey();
     const path = '/events/v0/events?status=201&delay_ms=300';
     await abandonedPost(`${gw.url}${path}`, token, key, '{"name":"lost"}', 50);
-    await waitFor(() => runs(key) === 1);
+    await waitFor('the upstream to receive the request', () => runs(key) === 1, 3_000, 20);
     await sleep(400);
     const retried = await post(path, { token, key, body: '{"name":"lost"}' });
     expect(retried.status).toBe(201);
@@ -322,7 +320,7 @@ describe('scope: workspace + method + path + key', () => {
     const key = newKey();
     const record = recordKey(workspaceId, 'POST', '/events/v0/events', key);
     const pending = post('/events/v0/events?delay_ms=300', { token, key, body: {} });
-    await waitFor(() => runs(key) === 1);
+    await waitFor('the upstream to receive the request', () => runs(key) === 1, 3_000, 20);
     const claimTtl = await gw.redis.pttl(record);
     expect(claimTtl).toBeGreaterThan(UPSTREAM_TIMEOUT_MS);
     expect(claimTtl).toBeLessThanOrEqual(UPSTREAM_TIMEOUT_MS + IDEMPOTENCY_CLAIM_MARGIN_MS);
@@ -408,7 +406,7 @@ describe('Redis unreachable', () => {
     const slowRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
     try {
       const { token } = await createTestKey(slowRedis.store);
-      await waitFor(() => slowRedis.redis.status === 'ready');
+      await waitFor('Redis through the relay to be ready', () => slowRedis.redis.status === 'ready', 3_000, 20);
       relay.blackhole(true);
       const key = newKey();
       const started = Date.now();

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, createMetricsRegistry, startMetricsServer, type Registry } from '@platform/core';
+import { waitFor } from '@platform/testing';
 import {
   ADMIN_TOKEN,
   allUpstreams,
@@ -11,7 +12,6 @@ import {
   httpClient,
   startEchoUpstream,
   startGateway,
-  waitFor,
   type EchoUpstream,
   type HttpClient,
   type TestGateway,
@@ -134,7 +134,7 @@ test('with Redis on a dead port the fallback gauge is 1 and in-memory 429s are c
   expect(sample(await scrape(), 'gateway_rate_limit_fallback')).toBe(0);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(200);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(429);
-  await waitFor(async () => sample(await scrape(), 'gateway_rate_limit_fallback') === 1);
+  await waitFor('the rate-limit fallback to be counted', async () => sample(await scrape(), 'gateway_rate_limit_fallback') === 1, 3_000, 20);
   const text = await scrape();
   expect(sample(text, 'gateway_rate_limited_total{bucket="events"}')).toBe(1);
   expect(gw.app.state().rateLimiter.mode).toBe('memory');

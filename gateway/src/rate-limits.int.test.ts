@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { testRedisUrl, uniqueName } from '@platform/testing';
+import { testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import {
   allUpstreams,
   createTestKey,
@@ -7,7 +7,6 @@ import {
   httpClient,
   startEchoUpstream,
   startGateway,
-  waitFor,
   type EchoUpstream,
   type HttpClient,
 } from './test/gateway';
@@ -73,7 +72,7 @@ test('Redis going away and coming back: served from memory meanwhile, then Redis
   const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url, limits: { events: 50 } });
   try {
     const { token, keyId } = await createTestKey(gw.store);
-    await waitFor(() => gw.redis.status === 'ready');
+    await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 3_000, 20);
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     expect(gw.app.state().rateLimiter.mode).toBe('redis');
 
@@ -83,7 +82,7 @@ test('Redis going away and coming back: served from memory meanwhile, then Redis
     expect(gw.app.state().rateLimiter.mode).toBe('memory');
 
     await relay.restore();
-    await waitFor(() => gw.redis.status === 'ready', 5_000);
+    await waitFor('Redis to be ready again', () => gw.redis.status === 'ready', 5_000, 20);
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the retry pause after the failure
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     expect(gw.app.state().rateLimiter.mode).toBe('redis');
@@ -101,7 +100,7 @@ test('a Redis that stops answering costs at most the 100 ms command timeout, nev
   const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
   try {
     const { token } = await createTestKey(gw.store);
-    await waitFor(() => gw.redis.status === 'ready');
+    await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 3_000, 20);
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     relay.blackhole(true);
     const started = Date.now();

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '@platform/testing';
+import { freePorts } from '@platform/testing';
 import { signed, type BenchContext } from '../context';
 import { runLoad, type LoadRequest, type LoadResult } from '../load';
 import { cpuTimeMs, spawnNode, type ExtraProcess } from '../proc';
@@ -71,7 +71,7 @@ async function createTickets(ctx: BenchContext, count: number): Promise<string[]
 
 /** A comparison proxy (pass-through, bare node:http + undici, Express + http-proxy-middleware), as a process of its own. */
 export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = []): Promise<ExtraProcess> {
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   const { platform } = ctx;
   return spawnNode(
     join(__dirname, '..', `${variant}-gateway.js`),

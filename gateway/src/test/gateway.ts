@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Redis } from 'ioredis';
 import { bodySha256, createLogger, InternalHeaders, serviceSigningKey, verifyInternalSignature, type ServiceName } from '@platform/core';
-import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
 import { createGatewayServer } from '../server';
@@ -170,7 +170,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const server = createGatewayServer(app, { headersTimeoutMs: options.headersTimeoutMs ?? 10_000, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
   const url = await listen(server);
   // Revocations reach this instance only once it listens.
-  if (options.redisUrl === undefined) await waitFor(async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore);
+  if (options.redisUrl === undefined) await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 3_000, 20);
   return {
     url,
     app,
@@ -193,16 +193,6 @@ async function readyOrFail(redis: Redis): Promise<void> {
     redis.once('ready', resolve);
     setTimeout(() => reject(new Error('test redis is not reachable')), 3_000).unref();
   });
-}
-
-/** Polls until `check` is true (or fails after `timeoutMs`). */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 3_000, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
 }
 
 export interface TestKey {

@@ -32,7 +32,7 @@ export async function spawnGateway(upstreams: Upstreams, env: Record<string, str
     ...env,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/readyz`, proc);
+  await waitForHttp(`${url}/readyz`, { process: proc });
   return {
     proc,
     url,

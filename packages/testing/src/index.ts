@@ -1,22 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
 import { bodySha256, migrate, serviceSigningKey, signedIdentityHeaders, type ServiceName } from '@platform/core';
-
-/** The secret that test apps and test requests share. */
-export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
-
-/** A test database per service, beside (never on) the development one. */
-export function testDatabaseUrl(service: string): string {
-  const variable = `${service.toUpperCase()}_TEST_DATABASE_URL`;
-  const base = process.env.TEST_DATABASE_URL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
-  return process.env[variable] ?? `${base}/platform_${service}_test`;
-}
-
-export function testRedisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-}
+import { TEST_INTERNAL_SECRET } from './test-env';
 
 /** Creates the database if needed and applies the service's migrations (jest globalSetup). */
 export async function prepareTestDatabase(url: string, migrationsDir: string): Promise<void> {
@@ -43,11 +29,6 @@ export function gatewayHeaders(
     requestId: options.requestId ?? randomUUID(),
     bodySha256: bodySha256(options.body),
   });
-}
-
-/** A short unique prefix for Redis keys and queue names of one test. */
-export function uniqueName(label: string): string {
-  return `${label}-${randomUUID().slice(0, 8)}`;
 }
 
 interface RuntimeField {
@@ -157,17 +138,13 @@ export function expectErrorBody(body: unknown, code: string): { code: string; me
   }
   return error as ReturnType<typeof expectErrorBody>;
 }
+export * from './test-env';
 export * from './receiver';
+export * from './wait';
+export * from './tcp-proxy';
 export * from './platform';
 export * from './processes';
 export * from './openapi';
 export * from './bad-input';
 export * from './redis';
-
-/** Listens on a free loopback port (real HTTP for integration tests). */
-export function listenOnFreePort(app: import('node:http').RequestListener): Promise<import('node:http').Server> {
-  return new Promise((resolve) => {
-    const server = createServer(app);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
+export * from './service-app';

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrate } from '@platform/core';
+import { freePorts, inheritedEnvironment, waitForHttp } from './processes';
 import { deleteRedisKeys } from './redis';
+import { sleep } from './wait';
 
 /**
  * Starts the built platform (every deployable's `dist/`) as child processes on free loopback
@@ -46,6 +48,8 @@ export interface PlatformOptions {
   seed?: boolean;
   /** LOG_LEVEL of every process but the worker (default warn; the worker logs at info to say it is ready). */
   logLevel?: string;
+  /** Where a started process answers 2xx once ready (default /healthz; /readyz also waits for its database). */
+  readyPath?: '/healthz' | '/readyz';
   /** Per process start bound (default 30 s). */
   startTimeoutMs?: number;
   /** The repository root (default: found from this file). */
@@ -112,46 +116,7 @@ const ENTRIES: Record<ProcessKind, string> = {
 const DEFAULT_PROCESSES: ProcessKind[] = ['events', 'warehouse', 'pipelines', 'worker', 'gateway'];
 const SERVICES: ServiceName[] = ['events', 'warehouse', 'pipelines'];
 
-// Variables the deployables read: the caller's shell must not leak them into a platform.
-const PLATFORM_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$|DATABASE_URL$)|_DATABASE_URL$/;
-
 const OUTPUT_LINES_KEPT = 300;
-
-/** A free TCP port on 127.0.0.1 (the OS picks it; released just before use). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Resolves when a GET answers 2xx, rejects after `timeoutMs` or when `gone()` says the process died. */
-async function waitForHttp(url: string, timeoutMs: number, gone: () => string | undefined): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const died = gone();
-    if (died) throw new Error(died);
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`no answer from ${url} within ${timeoutMs} ms`);
-    await delay(100);
-  }
-}
 
 function databaseUrlFor(server: string, database: string): string {
   const url = new URL(server);
@@ -205,6 +170,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const server = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const redisUrl = options.redisUrl ?? process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  const readyPath = options.readyPath ?? '/healthz';
   const logLevel = options.logLevel ?? 'warn';
   const suffix = randomBytes(4).toString('hex');
   const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
@@ -236,11 +202,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   if (seed) used.add('gateway');
 
   // Every service gets a port even when it does not run: the gateway then meets a refused connection.
-  const servicePorts = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
+  const ports = await freePorts(SERVICES.length);
+  const servicePorts = Object.fromEntries(SERVICES.map((s, i) => [s, ports[i]!])) as Record<ServiceName, number>;
   const serviceUrls = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${servicePorts[s]}`])) as Record<ServiceName, string>;
 
-  const baseEnv: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !PLATFORM_VARIABLE.test(key)) baseEnv[key] = value;
+  const baseEnv: Record<string, string> = inheritedEnvironment();
   Object.assign(baseEnv, {
     REDIS_URL: redisUrl,
     PLATFORM_ADMIN_TOKEN: adminToken,
@@ -325,14 +291,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         ? `${name} exited during start (${proc.exitCode ?? proc.signalCode}):\n${child.lines.slice(-30).join('\n')}`
         : undefined;
     try {
-      await waitForHttp(`http://127.0.0.1:${child.port}/healthz`, startTimeoutMs, gone);
+      await waitForHttp(`http://127.0.0.1:${child.port}${readyPath}`, { timeoutMs: startTimeoutMs, everyMs: 100, gone });
       if (kind === 'worker') {
         const deadline = Date.now() + startTimeoutMs;
         while (!ready) {
           const died = gone();
           if (died) throw new Error(died);
           if (Date.now() > deadline) throw new Error(`worker ${name} not ready within ${startTimeoutMs} ms:\n${child.lines.slice(-30).join('\n')}`);
-          await delay(50);
+          await sleep(50);
         }
       }
     } catch (err) {
@@ -357,7 +323,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
     const port = SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
       ? servicePorts[spec.kind as ServiceName]
-      : await freePort();
+      : (await freePorts(1))[0]!;
     const child: Child = { spec, port, lines: [] };
     children.set(spec.name, child);
     await spawnChild(child);
@@ -527,7 +493,7 @@ function redisAnswers(port: number): Promise<boolean> {
  */
 export async function startRedisServer(options: { port?: number; binary?: string; persistDir?: string } = {}): Promise<RedisServer> {
   installExitHook();
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await freePorts(1))[0]!;
   const persistence = options.persistDir
     ? ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.persistDir]
     : ['--save', '', '--appendonly', 'no'];
@@ -545,7 +511,7 @@ export async function startRedisServer(options: { port?: number; binary?: string
     while (!(await redisAnswers(port))) {
       if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}) on port ${port}`);
       if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`);
-      await delay(50);
+      await sleep(50);
     }
   };
   const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {

@@ -39,15 +39,20 @@ export interface SpawnedProcess {
 
 const spawned = new Set<SpawnedProcess>();
 
-// Variables the deployables read: the test runner's must not leak into a spawned process.
-const DEPLOYABLE_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$)|_DATABASE_URL$/;
+// Variables the deployables read: the test runner's must not leak into a process it starts.
+const DEPLOYABLE_VARIABLE = /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$|DATABASE_URL$)|_DATABASE_URL$/;
+
+/** This process's environment without any variable a deployable reads: the base of every spawned deployable's. */
+export function inheritedEnvironment(): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !DEPLOYABLE_VARIABLE.test(name)) inherited[name] = value;
+  return inherited;
+}
 
 /** Runs a built entry point (`node dist/main.js`) as a real process, configured by `env` alone. */
 export function spawnProcess(entry: string, env: Record<string, string>): SpawnedProcess {
-  const inherited: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !DEPLOYABLE_VARIABLE.test(name)) inherited[name] = value;
   const child = spawn(process.execPath, ['--enable-source-maps', entry], {
-    env: { ...inherited, ...env },
+    env: { ...inheritedEnvironment(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -77,11 +82,25 @@ export async function killSpawned(): Promise<void> {
   await Promise.all([...spawned].map((p) => p.kill('SIGKILL')));
 }
 
-/** Resolves once `url` answers 2xx; fails early with the process's output when it exits. */
-export async function waitForHttp(url: string, process: SpawnedProcess, timeoutMs = 20_000): Promise<void> {
+export interface ReadinessOptions {
+  /** Default 20 s. */
+  timeoutMs?: number;
+  /** Pause between attempts (default 50 ms); each attempt is bounded by 1 s. */
+  everyMs?: number;
+  /** A process spawnProcess started: its exit fails the wait at once, its output is in the error. */
+  process?: SpawnedProcess;
+  /** Why waiting is pointless now (a process exited), or undefined: a reason fails the wait at once. */
+  gone?: () => string | undefined;
+}
+
+/** The one readiness loop: resolves once a GET of `url` answers 2xx; fails when the process is gone or after `timeoutMs`. */
+export async function waitForHttp(url: string, options: ReadinessOptions = {}): Promise<void> {
+  const { timeoutMs = 20_000, everyMs = 50, process: watched } = options;
+  const gone = options.gone ?? (() => (watched?.running() === false ? `process exited before ${url} answered:\n${watched.output()}` : undefined));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (!process.running()) throw new Error(`process exited before ${url} answered:\n${process.output()}`);
+    const reason = gone();
+    if (reason) throw new Error(reason);
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       await res.arrayBuffer();
@@ -89,7 +108,7 @@ export async function waitForHttp(url: string, process: SpawnedProcess, timeoutM
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${process.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (Date.now() > deadline) throw new Error(`no answer from ${url} within ${timeoutMs} ms${watched ? `:\n${watched.output()}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }

@@ -73,7 +73,7 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
     LOG_LEVEL: 'info',
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/readyz`, proc);
+  await waitForHttp(`${base}/readyz`, { process: proc });
 
   const identity = testIdentity();
   const call = async (method: string, path: string, body?: object) => {

@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
-import { serviceClient, testIdentity, testRedisUrl, type ServiceClient } from '@platform/testing';
+import { serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
 import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
-import { waitFor } from './test/poll';
 import { killAllWorkers, spawnWorker } from './test/worker';
 
 // Worker processes are killed (SIGKILL) and stopped (SIGTERM) mid-run; runs must still end right.
@@ -91,7 +90,7 @@ test('a malformed job payload fails at once, without retries', async () => {
     await worker.ready;
     const job = await queue.add('run', { run_id: 'not-a-uuid', extra: true }, { attempts: 3, backoff: { type: 'fixed', delay: 10 } });
     // State first, then the job: a job read before it failed carries the attempts of before.
-    await waitFor(async () => ((await queue.getJobState(job.id!)) === 'failed' ? true : undefined), 'the job to fail');
+    await waitFor('the job to fail', async () => (await queue.getJobState(job.id!)) === 'failed', 20_000, 100);
     const failed = (await queue.getJob(job.id!))!;
     expect(failed.attemptsMade).toBe(1);
     expect(failed.failedReason).toMatch(/invalid run job payload/);

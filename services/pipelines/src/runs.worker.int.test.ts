@@ -1,10 +1,9 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { Queue } from 'bullmq';
-import { expectErrorBody, redisKeys, serviceClient, testIdentity, testRedisUrl, type ServiceClient } from '@platform/testing';
+import { expectErrorBody, redisKeys, serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { RUN_CANCELLED } from './runs.queue';
 import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
 import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
-import { waitFor } from './test/poll';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 
 // Every test: its own workspace, its own queue, its own real worker process (node dist/worker.js).
@@ -24,10 +23,15 @@ async function setup(workerEnv: Record<string, string> | null = {}): Promise<Ser
 async function jobEnd(runId: string): Promise<{ state: string; reason: string | undefined }> {
   const runs = new Queue(queue.name, { connection: { url: testRedisUrl() }, prefix: queue.prefix });
   try {
-    const state = await waitFor(async () => {
-      const current = await runs.getJobState(runId);
-      return current === 'completed' || current === 'failed' ? current : undefined;
-    }, 'the job to end');
+    const state = await waitFor(
+      'the job to end',
+      async () => {
+        const current = await runs.getJobState(runId);
+        return current === 'completed' || current === 'failed' ? current : undefined;
+      },
+      20_000,
+      100,
+    );
     return { state, reason: (await runs.getJob(runId))?.failedReason };
   } finally {
     await runs.close();

@@ -20,7 +20,7 @@ test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', as
     PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     LOG_LEVEL: 'warn',
   });
-  await waitForHttp(`http://127.0.0.1:${port}/readyz`, proc);
+  await waitForHttp(`http://127.0.0.1:${port}/readyz`, { process: proc });
   expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
 

@@ -1,8 +1,7 @@
 import pg from 'pg';
-import { testDatabaseUrl, type ServiceClient } from '@platform/testing';
+import { testDatabaseUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { workspaceSchema } from '../connectors/postgres';
 import type { WorkspaceId } from '@platform/core';
-import { waitFor } from './poll';
 
 export interface PipelineBody {
   name?: string;
@@ -44,10 +43,15 @@ export async function getRun(c: ServiceClient, pipelineId: string, runId: string
 
 /** Polls the run until `until` holds. */
 export function waitForRun(c: ServiceClient, pipelineId: string, runId: string, until: (run: RunBody) => boolean, what: string, timeoutMs = 20_000): Promise<RunBody> {
-  return waitFor(async () => {
-    const run = await getRun(c, pipelineId, runId);
-    return until(run) ? run : undefined;
-  }, what, timeoutMs);
+  return waitFor(
+    what,
+    async () => {
+      const run = await getRun(c, pipelineId, runId);
+      return until(run) ? run : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 export const ended = (run: RunBody) => ['succeeded', 'failed', 'cancelled'].includes(run.status);

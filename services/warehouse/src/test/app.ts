@@ -1,47 +1,16 @@
-import type { Server } from 'node:http';
-import { createLogger, HttpMetrics, type Registry } from '@platform/core';
-import { deleteRedisKeys, listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
-import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG, type ServiceWebhooks } from '@platform/webhooks';
+import { type Registry } from '@platform/core';
+import { startServiceTestApp, type ServiceTestApp } from '@platform/testing';
+import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
 import { createDatabase, type Database } from '../database';
 
-/**
- * The warehouse app on a real database and a real port, for integration tests; with `webhooks`,
- * also its outbox relay and delivery worker on a queue of their own with a short retry schedule.
- */
-export async function startTestApp(options: { webhooks?: boolean; metrics?: Registry } = {}): Promise<{ server: Server; db: Database; close: () => Promise<void> }> {
-  const db = createDatabase(testDatabaseUrl('warehouse'));
-  const logger = createLogger('warehouse-test', 'silent');
-  let webhooks: ServiceWebhooks | undefined;
-  // Its delivery queue under a key prefix of its own, whose keys close() deletes.
-  const queuePrefix = uniqueName('warehouse-test');
-  if (options.webhooks) {
-    webhooks = startServiceWebhooks({
-      service: 'warehouse',
-      sql: db,
-      redisUrl: testRedisUrl(),
-      config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queuePrefix },
-      logger,
-      metrics: options.metrics,
-    });
-  }
-  const app = createApp({
-    db,
-    logger,
-    internalSecret: TEST_INTERNAL_SECRET,
-    metrics: options.metrics && new HttpMetrics(options.metrics),
-    allowPrivateWebhooks: true,
-    redisReady: async () => webhooks?.ping(),
+/** The warehouse app on a real database and a real port; with `webhooks`, its outbox relay and delivery worker too. */
+export function startTestApp(options: { webhooks?: boolean; metrics?: Registry } = {}): Promise<ServiceTestApp<Database>> {
+  return startServiceTestApp({
+    service: 'warehouse',
+    createDatabase: (url) => createDatabase(url),
+    createApp,
+    startWebhooks: ({ queuePrefix, ...deps }) => startServiceWebhooks({ ...deps, config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queuePrefix } }),
+    ...options,
   });
-  const server = await listenOnFreePort(app);
-  return {
-    server,
-    db,
-    close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await webhooks?.close();
-      await db.$disconnect();
-      if (webhooks) await deleteRedisKeys(queuePrefix, testRedisUrl());
-    },
-  };
 }

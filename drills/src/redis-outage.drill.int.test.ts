@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { call, direct, gateway, sleep, startLoop, statusCounts, waitFor, type Outcome } from './support/load';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, waitFor } from '@platform/testing';
+import { call, direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
 // Redis (the platform's only one: rate limits, key revocations, the run queue, webhook queues) is
 // killed under load and started again on the same port. It runs as a queue's Redis runs in
@@ -94,7 +94,7 @@ test('Redis killed and restarted under load: every process stays ready, the gate
   await redis.restart();
   const restartedAt = Date.now();
   // The producer and the worker reconnect on their own: wait for a trigger that is accepted again.
-  await waitFor('a trigger accepted after the restart', () => triggers.outcomes.some((o) => o.at > restartedAt && o.status === 202), 10_000);
+  await waitFor('a trigger accepted after the restart', () => triggers.outcomes.some((o) => o.at > restartedAt && o.status === 202), 10_000, 100);
   await sleep(1_500);
   const readOutcomes = await reads.stop();
   const triggerOutcomes = await triggers.stop();

@@ -93,7 +93,7 @@ async function start(d: Deployable, env: Record<string, string>): Promise<{ proc
     ...d.env,
     ...env,
   });
-  await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, { process: proc });
   return { proc, port: port!, metricsPort: metricsPort! };
 }
 

@@ -1,5 +1,5 @@
-import { startPlatform, startReceiver, startRedisServer, type Platform, type Receiver, type RedisServer } from '@platform/testing';
-import { direct, gateway, sleep, startLoop, statusCounts, waitFor } from './support/load';
+import { sleep, startPlatform, startReceiver, startRedisServer, type Platform, type Receiver, type RedisServer, waitFor } from '@platform/testing';
+import { direct, gateway, startLoop, statusCounts } from './support/load';
 
 // Processes of the platform die under load (SIGKILL: no shutdown code runs) and come back.
 
@@ -50,7 +50,7 @@ test('the events service SIGKILLed under load: the gateway answers 503 temporari
   const restartAt = Date.now();
   await platform.restart('events');
   const backAt = Date.now();
-  await waitFor('a 200 after the restart', () => loop.outcomes.some((o) => o.at > backAt && o.status === 200), 5_000);
+  await waitFor('a 200 after the restart', () => loop.outcomes.some((o) => o.at > backAt && o.status === 200), 5_000, 100);
   await sleep(1_000);
   const outcomes = await loop.stop();
 

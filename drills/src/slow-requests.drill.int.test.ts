@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { direct, gateway, sleep, startLoop, statusCounts, call } from './support/load';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
+import { direct, gateway, startLoop, statusCounts, call } from './support/load';
 
 // Slowloris-style clients (headers or body trickled a byte at a time) and oversized bodies
 // against the gateway, while ordinary clients keep being served.

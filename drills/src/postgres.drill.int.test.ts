@@ -1,7 +1,6 @@
 import pg from 'pg';
-import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
-import { direct, gateway, sleep, startLoop, statusCounts, waitFor, type Outcome } from './support/load';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, startTcpProxy, type TcpProxy, waitFor } from '@platform/testing';
+import { direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
 // The warehouse reaches PostgreSQL through a TCP proxy the drill controls; the shared server
 // itself is never touched. Stock adjustments run under load while the proxy drops every
@@ -77,7 +76,7 @@ async function adjustUnderLoad(label: string, fault: () => Promise<{ faultAt: nu
   });
   await sleep(1_000);
   const { faultAt, healedAt } = await fault();
-  await waitFor('201s again after the fault', () => loop.outcomes.some((o) => o.at > healedAt && o.status === 201), 15_000);
+  await waitFor('201s again after the fault', () => loop.outcomes.some((o) => o.at > healedAt && o.status === 201), 15_000, 100);
   await sleep(500);
   const outcomes = (await loop.stop()) as Adjusted[];
 

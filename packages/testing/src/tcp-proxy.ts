@@ -1,23 +1,23 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
+/**
+ * `forward`: normal service; `refuse`: new connections are accepted and closed at once;
+ * `blackhole`: connections are accepted and nothing passes in either direction (nor on open ones).
+ */
 export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
 
 export interface TcpProxy {
+  /** The loopback port it listens on. */
   port: number;
   mode(): ProxyMode;
-  /** Destroys every open connection at once (both sides): a dropped connection mid-request. */
+  /** Destroys every open connection at once (both sides, RST): a dropped connection mid-request. */
   cut(): number;
-  /**
-   * `refuse`: new connections are closed at once; `blackhole`: they are accepted and nothing
-   * passes in either direction (nor on open ones); `forward`: normal service.
-   */
   setMode(mode: ProxyMode): void;
   close(): Promise<void>;
 }
 
-/** A TCP proxy on 127.0.0.1 in front of `target`, which a drill cuts, blackholes and restores. */
+/** The fault proxy: a TCP proxy on 127.0.0.1 in front of `target` that a test cuts, refuses, blackholes and restores. */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
-  if (target.host !== '127.0.0.1' && target.host !== 'localhost') throw new Error('drills proxy loopback only');
   let mode: ProxyMode = 'forward';
   const pairs = new Set<[Socket, Socket]>();
   const server: Server = createServer((client) => {
@@ -40,7 +40,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listen = (port: number) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => (server.off('error', reject), resolve())));
+  const stopListening = () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+  await listen(0);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const cut = (): number => {
@@ -61,7 +63,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     async close() {
       cut();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopListening();
     },
   };
 }

@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+
+/** The secret that test apps and test requests share. */
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
+
+/** A test database per service, beside (never on) the development one. */
+export function testDatabaseUrl(service: string): string {
+  const variable = `${service.toUpperCase()}_TEST_DATABASE_URL`;
+  const base = process.env.TEST_DATABASE_URL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
+  return process.env[variable] ?? `${base}/platform_${service}_test`;
+}
+
+/** The tests' Redis: TEST_REDIS_URL, else REDIS_URL, else the local one. */
+export function testRedisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+/** A short unique prefix for Redis keys and queue names of one test. */
+export function uniqueName(label: string): string {
+  return `${label}-${randomUUID().slice(0, 8)}`;
+}

@@ -1,0 +1,24 @@
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What `check` returns while the awaited state is not there yet. */
+type NotYet = undefined | false;
+
+/**
+ * Polls `check` every `everyMs` until it returns a value other than undefined/false and returns
+ * that value; a `check` that throws is polled again (the last error is in the timeout message).
+ * Fails after `timeoutMs` with "timed out waiting for <what>".
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | NotYet> | T | NotYet, timeoutMs = 10_000, everyMs = 25): Promise<Exclude<T, NotYet>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as Exclude<T, NotYet>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    await sleep(everyMs);
+  }
+}
