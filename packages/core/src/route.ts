@@ -61,7 +61,7 @@ export function route<S extends RouteSchemas, Caller = Identity>(
   handle: (input: RouteInput<S, Caller>) => Promise<Reply> | Reply,
 ): RouteDefinition<Caller> {
   const { docs, ...schemas } = spec;
-  return { schemas, docs, handle: handle as RouteDefinition<Caller>['handle'] };
+  return { schemas, docs, handle };
 }
 
 function problemKey(error: FieldError): string {
@@ -147,7 +147,7 @@ function toHandler<Spec, Caller>(spec: Spec, definition: RouteDefinition<Caller>
   return async (req: Request, res) => {
     const identity = admit(req, spec);
     const input = { ...parseRequest(definition.schemas, req), identity, requestId: req.requestId };
-    const reply = await definition.handle(input as RouteInput<RouteSchemas, Caller>);
+    const reply = await definition.handle(input);
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);

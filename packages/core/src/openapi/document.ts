@@ -85,7 +85,7 @@ function titleOf(segment: string): string {
 
 function platformDescription(service: ServiceName, serviceDescription: string | undefined): string {
   const buckets = (Object.keys(BUCKET_LIMITS) as BucketName[]).filter(
-    (bucket) => bucket === SERVICES[service].bucket || Object.values(ROUTES[service]).some((spec) => 'bucket' in spec && spec.bucket === bucket),
+    (bucket) => bucket === SERVICES[service].bucket || Object.values<{ scope: string; bucket?: string }>(ROUTES[service]).some((spec) => spec.bucket === bucket),
   );
   return [
     ...(serviceDescription ? [serviceDescription, ''] : []),
@@ -102,8 +102,8 @@ function platformDescription(service: ServiceName, serviceDescription: string | 
     '| bucket | limit | requests |',
     '|---|---|---|',
     ...buckets.map((bucket) => {
-      const routes = Object.entries(ROUTES[service])
-        .filter(([, spec]) => 'bucket' in spec && spec.bucket === bucket)
+      const routes = Object.entries<{ scope: string; bucket?: string }>(ROUTES[service])
+        .filter(([, spec]) => spec.bucket === bucket)
         .map(([key]) => `\`${openApiPath(key)}\``);
       const rest = buckets.length > 1 ? 'every other request' : 'every request';
       return `| \`${bucket}\` | ${BUCKET_LIMITS[bucket]} | ${routes.length > 0 ? routes.join(', ') : rest} |`;
@@ -287,7 +287,7 @@ const WebhookEventId = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/).meta({ d
 function webhookOperations(converter: SchemaConverter, events: WebhookDocs): Record<string, Record<string, OpenApiOperation>> {
   const out: Record<string, Record<string, OpenApiOperation>> = {};
   const header = (name: string, description: string, schema: JsonSchema): JsonSchema => ({ name, in: 'header', required: true, description, schema });
-  for (const [type, doc] of Object.entries(events) as [string, WebhookDoc][]) {
+  for (const [type, doc] of Object.entries<WebhookDoc>(events)) {
     const event = z.object({ id: WebhookEventId, type: z.literal(type), created_at: UtcTimestamp, workspace_id: Uuid, data: doc.data });
     const data = exampleOf(doc.data);
     out[type] = {
