@@ -96,7 +96,7 @@ function queries(db: Database) {
 
 /** Inserts an item; its metadata may take a second statement, so call it in a transaction. */
 async function insertItem(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
-  const item = await tx.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata as Prisma.InputJsonObject } });
+  const item = await tx.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata } });
   if (!hasProtoKey(fields.metadata)) return item;
   await tx.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
   return { ...item, metadata: fields.metadata };
