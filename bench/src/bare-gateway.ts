@@ -6,9 +6,9 @@
  * variables and VARIANT_PORT.
  */
 import http from 'node:http';
-import { temporarilyUnavailable, type ServiceName } from '@platform/core';
+import { MAX_BODY_BYTES, readRawBody, temporarilyUnavailable, type ServiceName } from '@platform/core';
 import { Pool, type StreamPool } from './gateway-undici';
-import { checkRequest, env, errorBody, onStop, readWhole, upstreams } from './variant-steps';
+import { checkRequest, env, errorBody, onStop, upstreams } from './variant-steps';
 
 const pools = Object.fromEntries(
   (Object.keys(upstreams) as ServiceName[]).map((s) => [s, new Pool(upstreams[s], { connections: 128, keepAliveTimeout: 30_000 })]),
@@ -16,7 +16,9 @@ const pools = Object.fromEntries(
 
 async function answer(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-  const body = await readWhole(req);
+  // Read whole (the signature covers it), as the gateway does.
+  const body = await readRawBody(req, MAX_BODY_BYTES);
+  if (!Buffer.isBuffer(body)) return void res.destroy();
   const checked = await checkRequest(req.method!, req.url!, req.headers, body);
   if (!checked.ok) return void res.writeHead(checked.error.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.error, checked.headers['x-request-id']));
   const headers: Record<string, string> = { ...checked.upstreamHeaders };

@@ -6,8 +6,8 @@
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { SERVICES, temporarilyUnavailable, type ServiceName } from '@platform/core';
-import { checkRequest, env, errorBody, onStop, readWhole, upstreams, type Accepted } from './variant-steps';
+import { MAX_BODY_BYTES, readRawBody, SERVICES, temporarilyUnavailable, type ServiceName } from '@platform/core';
+import { checkRequest, env, errorBody, onStop, upstreams, type Accepted } from './variant-steps';
 
 const app = express();
 app.disable('x-powered-by');
@@ -16,7 +16,9 @@ app.disable('etag');
 // Authentication, route, version, scope and the rate limit: one middleware, as an Express app would have it.
 app.use(async (req: Request, res: Response, next: NextFunction) => {
   // The body is read whole (the signature covers it) and written to the proxied request below.
-  const body = await readWhole(req);
+  // Read whole (the signature covers it), as the gateway does.
+  const body = await readRawBody(req, MAX_BODY_BYTES);
+  if (!Buffer.isBuffer(body)) return void res.destroy();
   const checked = await checkRequest(req.method, req.originalUrl, req.headers, body);
   res.locals.body = body;
   res.set(checked.headers);

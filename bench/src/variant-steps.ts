@@ -4,7 +4,7 @@
  * same route table, version check, the same one Redis Lua call for the rate limit, and the same
  * signed identity headers. Configured from the gateway's variables.
  */
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   bodySha256,
   createLogger,
@@ -69,14 +69,6 @@ export interface Refused {
 }
 
 /** Authentication, route, version, scope, rate limit; then the headers for the service. */
-/** Reads a request body whole (the signature covers it), as every variant must before signing. */
-export function readWhole(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
-  });
-}
-
 export async function checkRequest(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Accepted | Refused> {
   const requestId = requestIdFrom(headers['x-request-id']);
   const own: Record<string, string> = { 'x-request-id': requestId, 'platform-version': DEFAULT_VERSION };

@@ -11,6 +11,7 @@ import {
   payloadTooLarge,
   rateLimited,
   bodySha256,
+  readRawBody,
   requestIdFrom,
   serviceSigningKey,
   signedIdentityHeaders,
@@ -38,7 +39,7 @@ import {
 import type { CachedKey, KeyCache } from './key-cache';
 import type { LastUsedRecorder } from './last-used';
 import type { GatewayMetrics } from './metrics';
-import { forwardedResponseHeaders, readBody, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
+import { forwardedResponseHeaders, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import { sendError, sendJson, sendStored } from './responses';
 import { canonicalPath, type RouteTable, type ServiceMatch } from './route-table';
@@ -215,10 +216,10 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     let body = EMPTY_BODY;
     if (hasBody(req)) {
       if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
-      const read = await readBody(req, MAX_BODY_BYTES);
+      const read = await readRawBody(req, MAX_BODY_BYTES);
       if (read === 'too_large') return sendError(res, payloadTooLarge(MAX_BODY_BYTES), requestId, headers);
       // The client left before sending its body.
-      if (read === null) return void res.destroy();
+      if (read === 'aborted') return void res.destroy();
       body = read;
     }
     const hash = body.length === 0 ? undefined : bodySha256(body);

@@ -1,5 +1,6 @@
 import { ApiError } from '@platform/core';
-import { bodyHash, idempotencyRecordKey, parseIdempotencyKey, replayableHeaders, requestInProgress, reusedWithDifferentBody, takesIdempotencyKey } from './idempotency';
+import { bodySha256 } from '@platform/core';
+import { idempotencyRecordKey, parseIdempotencyKey, replayableHeaders, requestInProgress, reusedWithDifferentBody, takesIdempotencyKey } from './idempotency';
 
 describe('parseIdempotencyKey', () => {
   test('1-255 visible ASCII characters are a key', () => {
@@ -45,8 +46,8 @@ test('the record key separates workspace, method, path and key, and stays short'
 });
 
 test('the body hash is SHA-256 of the raw bytes', () => {
-  expect(bodyHash(Buffer.alloc(0))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-  expect(bodyHash(Buffer.from('{"a":1}'))).not.toBe(bodyHash(Buffer.from('{"a": 1}')));
+  expect(bodySha256(Buffer.alloc(0))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  expect(bodySha256(Buffer.from('{"a":1}'))).not.toBe(bodySha256(Buffer.from('{"a": 1}')));
 });
 
 test('a replay repeats the service’s end-to-end headers, not hop-by-hop, per-response or rate-limit ones', () => {

@@ -56,11 +56,6 @@ export function idempotencyRecordKey(workspaceId: string, method: string, path: 
   return `${workspaceId}:${createHash('sha256').update(`${method} ${path}\n${key}`).digest('base64url')}`;
 }
 
-/** SHA-256 of the raw body bytes. */
-export function bodyHash(body: Buffer): string {
-  return createHash('sha256').update(body).digest('hex');
-}
-
 // Besides hop-by-hop and rate-limit headers (dropped as when proxying): what the gateway sets
 // per response, and what would be stale or wrong on a later answer.
 const NOT_REPLAYED = new Set(['x-request-id', 'platform-version', 'date', 'content-length', 'retry-after', 'idempotent-replayed']);

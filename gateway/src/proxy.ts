@@ -71,32 +71,6 @@ export function forwardedResponseHeaders(upstream: IncomingHttpHeaders, own: Rec
   return out;
 }
 
-/**
- * The whole request body: 'too_large' past `limitBytes` (the rest is drained, so the client can
- * still get its 413), null when the client leaves before it has sent everything.
- */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer | 'too_large' | null> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const settle = (result: Buffer | 'too_large' | null): void => {
-      req.off('data', onData).off('end', onEnd).off('close', onGone).off('error', onGone);
-      resolve(result);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limitBytes) chunks.push(chunk);
-      else {
-        settle('too_large');
-        req.resume();
-      }
-    };
-    const onEnd = (): void => settle(Buffer.concat(chunks, size));
-    const onGone = (): void => settle(null);
-    req.on('data', onData).on('end', onEnd).on('close', onGone).on('error', onGone);
-  });
-}
-
 /** An answer the proxy held back instead of streaming it, so the caller can keep it before the client sees it. */
 export interface HeldResponse {
   status: number;
