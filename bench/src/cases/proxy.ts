@@ -12,7 +12,7 @@ export type Variant = 'direct' | 'gateway' | 'passthrough' | 'bare' | 'express';
 export type ExtraVariant = 'passthrough' | 'bare' | 'express';
 
 export interface ProxyRun extends LoadResult {
-  variant: Variant;
+  variant: string;
   round: number;
   /** CPU of the proxy process (gateway, pass-through, bare or Express variant) per 2xx answer, µs; NaN for direct. */
   proxyCpuUsPerRequest: number;
@@ -69,6 +69,90 @@ async function createTickets(ctx: BenchContext, count: number): Promise<string[]
   return tickets.rows.map((r) => r.id);
 }
 
+/** Fresh tickets, one per request; throws when the plan made too few. */
+export async function ticketSupply(ctx: BenchContext, count: number): Promise<{ created: number; used(): number; next(): string }> {
+  ctx.log(`creating ${count} tickets`);
+  const tickets = await createTickets(ctx, count);
+  let used = 0;
+  return {
+    created: tickets.length,
+    used: () => used,
+    next: () => {
+      if (used >= tickets.length) throw new Error('ran out of fresh tickets: raise the plan\'s ticket count');
+      return tickets[used++]!;
+    },
+  };
+}
+
+/** A ticket validation as a client sends it to a gateway. */
+export function validateViaGateway(token: string, ticketId: string): LoadRequest {
+  return {
+    method: 'POST',
+    path: `/events/v0/tickets/${ticketId}/validate`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: VALIDATE_BODY,
+  };
+}
+
+/** The same validation signed for the events service itself: a direct call, or one the pass-through forwards as it came. */
+export function validateSigned(ctx: BenchContext, ticketId: string): LoadRequest {
+  const path = `/tickets/${ticketId}/validate`;
+  return { method: 'POST', path, headers: { ...signed(ctx, 'events', 'POST', path, VALIDATE_BODY), 'content-type': 'application/json' }, body: VALIDATE_BODY };
+}
+
+/** The pid of a platform process, by name. */
+export const processPid = (ctx: BenchContext, name: string): number | undefined => ctx.platform.processes().find((p) => p.name === name)?.pid;
+
+export interface LoadTarget {
+  url: string;
+  /** The proxy process whose CPU is measured (none for a direct call). */
+  pid: number | undefined;
+  next: () => LoadRequest;
+}
+
+export type Measure<V extends string> = (variant: V, connections: number, durationS: number, round: number) => Promise<ProxyRun & { variant: V }>;
+
+/** One closed-loop run against a variant, with the CPU its proxy and the events service spent per 2xx answer. */
+export function measurer<V extends string>(ctx: BenchContext, target: (variant: V) => LoadTarget): Measure<V> {
+  return async (variant, connections, durationS, round) => {
+    const { url, pid, next } = target(variant);
+    const proxyBefore = cpuTimeMs(pid);
+    const serviceBefore = cpuTimeMs(processPid(ctx, 'events'));
+    const result = await runLoad({ url, connections, durationS, next });
+    const proxyCpu = cpuTimeMs(pid) - proxyBefore;
+    const serviceCpu = cpuTimeMs(processPid(ctx, 'events')) - serviceBefore;
+    if (result.non2xx > 0 || result.errors > 0) ctx.log(`  ${variant} c=${connections}: ${result.non2xx} non-2xx ${JSON.stringify(result.statusCounts)}, ${result.errors} errors`);
+    return { ...result, variant, round, proxyCpuUsPerRequest: (proxyCpu * 1000) / result.ok, serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok };
+  };
+}
+
+/**
+ * A warm-up of every variant, then `plan.rounds` rounds: at each connection count every variant
+ * once, the order rotating every round so no variant always runs right after another.
+ */
+export async function interleavedRounds<V extends string, R extends ProxyRun>(
+  ctx: BenchContext,
+  measure: (variant: V, connections: number, durationS: number, round: number) => Promise<R>,
+  order: V[],
+  plan: Pick<ProxyPlan, 'rounds' | 'connections' | 'durationS'>,
+): Promise<R[]> {
+  ctx.log('warm-up');
+  for (const variant of order) await measure(variant, 10, 2, 0);
+  const runs: R[] = [];
+  for (let round = 1; round <= plan.rounds; round++) {
+    for (const connections of plan.connections) {
+      const rotated = order.map((_, i) => order[(i + round - 1) % order.length]!);
+      for (const variant of rotated) {
+        const run = await measure(variant, connections, plan.durationS[connections]!, round);
+        runs.push(run);
+        ctx.log(`  round ${round} c=${connections} ${variant.padEnd(15)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
+        await sleep(300);
+      }
+    }
+  }
+  return runs;
+}
+
 /** A comparison proxy (pass-through, bare node:http + undici, Express + http-proxy-middleware), as a process of its own. */
 export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = []): Promise<ExtraProcess> {
   const [port] = (await freePorts(1)) as [number];
@@ -104,13 +188,8 @@ export const BENCH_EVENTS_LIMIT = 100_000_000;
  */
 export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<ProxyResults> {
   const { platform, log } = ctx;
-  log(`creating ${plan.tickets} tickets`);
-  const tickets = await createTickets(ctx, plan.tickets);
-  let used = 0;
-  const nextTicket = (): string => {
-    if (used >= tickets.length) throw new Error('ran out of fresh tickets: raise ProxyPlan.tickets');
-    return tickets[used++]!;
-  };
+  const tickets = await ticketSupply(ctx, plan.tickets);
+  const nextTicket = tickets.next;
 
   const extras: Record<ExtraVariant, ExtraProcess> = {
     passthrough: await startVariant(ctx, 'passthrough'),
@@ -122,18 +201,9 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
       get url() {
         return variant === 'gateway' ? platform.gatewayUrl : extras[variant].url;
       },
-      next: (): LoadRequest => ({
-        method: 'POST',
-        path: `/events/v0/tickets/${nextTicket()}/validate`,
-        headers: { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' },
-        body: VALIDATE_BODY,
-      }),
+      next: () => validateViaGateway(platform.token, nextTicket()),
     });
-    // Signed for the service itself: a direct call, or one the pass-through forwards as it came.
-    const signedForService = (): LoadRequest => {
-      const path = `/tickets/${nextTicket()}/validate`;
-      return { method: 'POST', path, headers: { ...signed(ctx, 'events', 'POST', path, VALIDATE_BODY), 'content-type': 'application/json' }, body: VALIDATE_BODY };
-    };
+    const signedForService = () => validateSigned(ctx, nextTicket());
     const targets: Record<Variant, { url: string; next: () => LoadRequest }> = {
       direct: { url: platform.serviceUrls.events, next: signedForService },
       passthrough: {
@@ -146,36 +216,10 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
       bare: viaProxy('bare'),
       express: viaProxy('express'),
     };
-    const pid = (name: string) => platform.processes().find((p) => p.name === name)?.pid;
-    const proxyPid = (variant: Variant) => (variant === 'gateway' ? pid('gateway') : variant === 'direct' ? undefined : extras[variant].child.pid);
+    const proxyPid = (variant: Variant) => (variant === 'gateway' ? processPid(ctx, 'gateway') : variant === 'direct' ? undefined : extras[variant].child.pid);
 
-    const measure = async (variant: Variant, connections: number, durationS: number, round: number): Promise<ProxyRun> => {
-      const proxyBefore = cpuTimeMs(proxyPid(variant));
-      const serviceBefore = cpuTimeMs(pid('events'));
-      const result = await runLoad({ url: targets[variant].url, connections, durationS, next: targets[variant].next });
-      const proxyCpu = cpuTimeMs(proxyPid(variant)) - proxyBefore;
-      const serviceCpu = cpuTimeMs(pid('events')) - serviceBefore;
-      if (result.non2xx > 0 || result.errors > 0) log(`  ${variant} c=${connections}: ${result.non2xx} non-2xx ${JSON.stringify(result.statusCounts)}, ${result.errors} errors`);
-      return { ...result, variant, round, proxyCpuUsPerRequest: (proxyCpu * 1000) / result.ok, serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok };
-    };
-
-    log('warm-up');
-    for (const variant of ['direct', 'gateway', 'passthrough', 'bare', 'express'] as Variant[]) await measure(variant, 10, 2, 0);
-
-    const runs: ProxyRun[] = [];
-    const order: Variant[] = ['direct', 'gateway', 'passthrough', 'bare', 'express'];
-    for (let round = 1; round <= plan.rounds; round++) {
-      for (const connections of plan.connections) {
-        // Rotate the order every round so no variant always runs right after another.
-        const rotated = order.map((_, i) => order[(i + round - 1) % order.length]!);
-        for (const variant of rotated) {
-          const run = await measure(variant, connections, plan.durationS[connections]!, round);
-          runs.push(run);
-          log(`  round ${round} c=${connections} ${variant.padEnd(11)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
-          await sleep(300);
-        }
-      }
-    }
+    const measure = measurer(ctx, (variant: Variant) => ({ ...targets[variant], pid: proxyPid(variant) }));
+    const runs = await interleavedRounds(ctx, measure, ['direct', 'gateway', 'passthrough', 'bare', 'express'], plan);
 
     const summary: ProxySummary[] = [];
     for (const connections of plan.connections) {
@@ -233,7 +277,7 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
       if (file) profiles[variant] = { ...summarizeProfile(file, { fromUs, toUs }), requests: run.ok, cpuUsPerRequest: run.proxyCpuUsPerRequest };
     }
 
-    return { ticketsCreated: tickets.length, ticketsUsed: used, runs, summary, profiles };
+    return { ticketsCreated: tickets.created, ticketsUsed: tickets.used(), runs, summary, profiles };
   } finally {
     await Promise.all(Object.values(extras).map((e) => e.stop()));
   }
