@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { leasingCase, type LeasingResults } from './cases/leasing';
 import { hotPathCase, type HotPathResults } from './cases/hot-path';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan, type ProxyResults } from './cases/proxy';
 import { rateLimitCase, type RateLimitResults } from './cases/rate-limit';
@@ -28,10 +27,6 @@ const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
 const proxyPlan: ProxyPlan = quick
   ? { rounds: 1, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000, profileS: 1 }
   : { rounds: 6, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 400_000, profileS: 4 };
-// Issue 14: at least 10 interleaved rounds each, leasing on and off.
-const leasingPlan = quick
-  ? { rounds: 2, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000 }
-  : { rounds: 10, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 300_000 };
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
@@ -89,7 +84,7 @@ async function main(): Promise<void> {
     };
     log(`platform up: gateway ${platform.gatewayUrl}`);
 
-    const results: { proxy?: ProxyResults; leasing?: LeasingResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
+    const results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
     // Other work on the machine skews every figure: the 1-minute load average before and after each case.
     const load: Record<string, [number, number]> = {};
     const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
@@ -102,10 +97,6 @@ async function main(): Promise<void> {
     if (runCase('proxy')) {
       log('case 1: ticket validation, direct vs gateway vs bare node:http + undici vs Express + http-proxy-middleware');
       results.proxy = await measured('proxy', () => proxyCase(ctx, proxyPlan));
-    }
-    if (runCase('leasing')) {
-      log('case 1b: rate-limit slot leasing on and off, two gateways interleaved');
-      results.leasing = await measured('leasing', () => leasingCase(ctx, leasingPlan, redis?.pid));
     }
     if (runCase('hot-path')) {
       log('case 2: gateway hot path, counted database and Redis round trips');
@@ -135,7 +126,7 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, leasing: leasingPlan, runs: runsPlan, rateLimit: rateLimitPlan },
+      plans: { proxy: proxyPlan, runs: runsPlan, rateLimit: rateLimitPlan },
       table: rows,
       results,
     };

@@ -1,5 +1,4 @@
 import type { HotPathResults } from './cases/hot-path';
-import type { LeasingResults } from './cases/leasing';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
 import type { RunsResults } from './cases/runs';
@@ -18,9 +17,9 @@ const ms = (v: number) => `${n2(v)} ms`;
 const signedMs = (v: number) => `${v >= 0 ? '+' : ''}${n2(v)} ms`;
 const verdict = (ok: boolean): Row['verdict'] => (ok ? 'met' : 'MISSED');
 
-export function tableRows(results: { proxy?: ProxyResults; leasing?: LeasingResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
+export function tableRows(results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
   const rows: Row[] = [];
-  const { proxy, leasing, hotPath, runs, rateLimit } = results;
+  const { proxy, hotPath, runs, rateLimit } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -96,21 +95,6 @@ export function tableRows(results: { proxy?: ProxyResults; leasing?: LeasingResu
         verdict: 'ref',
       });
     }
-  }
-  for (const l of leasing?.summary ?? []) {
-    const range = (s: { median: number; min: number; max: number }) => `${n2(s.median)}x (${n2(s.min)}-${n2(s.max)})`;
-    rows.push({
-      measurement: `Rate-limit leasing, ${l.connections} conn: leasing / no leasing throughput, per round (${l.pairedRatios.length} rounds)`,
-      measured: `median ${n2(l.medianPairedRatio)} (${n2(Math.min(...l.pairedRatios))}-${n2(Math.max(...l.pairedRatios))}); vs direct: leasing ${range(l.vsDirect.leasing)}, no leasing ${range(l.vsDirect['no-leasing'])}`,
-      target: 'keep only if the gain is beyond the spread',
-      verdict: 'ref',
-    });
-    rows.push({
-      measurement: `Rate-limit leasing, ${l.connections} conn: CPU per request, gateway + redis-server, µs`,
-      measured: `leasing ${n0(l.cpuUsPerRequest.leasing.gateway)} + ${n0(l.cpuUsPerRequest.leasing.redis)}, no leasing ${n0(l.cpuUsPerRequest['no-leasing'].gateway)} + ${n0(l.cpuUsPerRequest['no-leasing'].redis)}`,
-      target: l.verdict,
-      verdict: 'ref',
-    });
   }
   if (hotPath) {
     rows.push({

@@ -18,7 +18,6 @@ import {
   MemorySlidingWindow,
   RATE_LIMIT_WINDOW_MS,
   RedisSlidingWindow,
-  type LeaseOptions,
   type LimiterState,
   type Limits,
 } from './rate-limiter';
@@ -42,8 +41,6 @@ export interface GatewayDeps {
   /** Per-bucket limits; defaults are the contract's. */
   limits?: Partial<Limits>;
   rateLimitWindowMs?: number;
-  /** Leasing rate-limit slots ahead for busy tokens; `{ maxLease: 1 }`: one Redis call per request. */
-  rateLimitLeases?: Partial<LeaseOptions>;
   keyCache?: Partial<KeyCacheOptions>;
   lastUsedFlushMs?: number;
   /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
@@ -53,7 +50,7 @@ export interface GatewayDeps {
 }
 
 export interface GatewayState {
-  rateLimiter: LimiterState & { leasedSlots: number };
+  rateLimiter: LimiterState;
   keyCache: { entries: number };
 }
 
@@ -88,13 +85,13 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   );
 
   const memoryLimiter = new MemorySlidingWindow(windowMs).start();
-  const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs, deps.rateLimitLeases).start();
+  const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
   const limiter = new FailoverLimiter(deps.redis, redisLimiter, memoryLimiter, deps.logger);
   const lastUsed = new LastUsedRecorder(store, deps.logger, deps.lastUsedFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
-  const state = (): GatewayState => ({ rateLimiter: { ...limiter.state(), leasedSlots: redisLimiter.leasedSlots }, keyCache: { entries: keys.size } });
+  const state = (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } });
   const registry = deps.metrics ?? new Registry();
   const metrics = new GatewayMetrics(registry, Object.keys(limits) as (keyof Limits)[], state);
   // Readiness follows the database only (contract section 12): without Redis the gateway serves,
@@ -142,7 +139,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       (closing ??= (async () => {
         stopListening();
         memoryLimiter.close();
-        await redisLimiter.close();
         await lastUsed.close();
         await proxy.close();
       })()),

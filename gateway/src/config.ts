@@ -21,11 +21,6 @@ export const GatewayConfig = z.object({
   GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** 400 while events is beta v0; 800 once GA (contract section 6). */
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
-  /**
-   * Rate-limit slots one instance may lease ahead for a busy token (taken without a Redis call
-   * on the request's path; never more than a sixteenth of the limit); 1 turns leasing off.
-   */
-  GATEWAY_RATE_LIMIT_LEASE_MAX: z.coerce.number().int().min(1).max(1_000).default(64),
   LOG_LEVEL: env.logLevel(),
   ...DatabaseTimeoutsConfig.shape,
 });

@@ -22,7 +22,6 @@ async function main(): Promise<void> {
     upstreams: { events: config.EVENTS_URL, warehouse: config.WAREHOUSE_URL, pipelines: config.PIPELINES_URL },
     upstreamTimeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS,
     limits: { events: config.EVENTS_RATE_LIMIT },
-    rateLimitLeases: { maxLease: config.GATEWAY_RATE_LIMIT_LEASE_MAX },
     metrics,
   });
 

@@ -14,7 +14,7 @@ import type { MatchedRoute, ServiceMatch } from './route-table';
 
 /** What the gateway reads at scrape time (GatewayApp.state). */
 export interface GatewayMetricsState {
-  rateLimiter: LimiterState & { leasedSlots: number };
+  rateLimiter: LimiterState;
   keyCache: { entries: number };
 }
 
@@ -28,7 +28,6 @@ export interface GatewayMetricsState {
  *   under a service prefix, `/admin/v1/...` for the admin API, `unmatched` elsewhere.
  * - `gateway_rate_limited_total{bucket}`: 429s by bucket (`failed-auth`: the per-IP limit).
  * - `gateway_rate_limit_fallback`: 1 while the per-instance in-memory limiter decides (Redis unavailable).
- * - `gateway_rate_limit_leased_slots`: slots this instance holds leased ahead for busy tokens.
  * - `gateway_rate_limit_redis_failures_total`, `gateway_api_key_cache_entries`.
  */
 export class GatewayMetrics {
@@ -61,14 +60,6 @@ export class GatewayMetrics {
       registers: [registry],
       collect() {
         this.set(state().rateLimiter.mode === 'memory' ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'gateway_rate_limit_leased_slots',
-      help: 'Rate-limit slots this instance holds leased ahead for busy tokens: counted in Redis, not yet used.',
-      registers: [registry],
-      collect() {
-        this.set(state().rateLimiter.leasedSlots);
       },
     });
     new Counter({
