@@ -47,8 +47,8 @@ const keys = new KeyCache(async (hash) => {
   const key = await store.findApiKeyByTokenHash(hash);
   return key ? cachedKey(key) : null;
 });
-// One Lua call per request, as the issue's reference design (no slots leased ahead).
-const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`, undefined, { maxLease: 1 });
+// One Lua call per request, as the gateway.
+const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`);
 const routes = new RouteTable();
 
 export const upstreams: Record<ServiceName, string> = { events: env('EVENTS_URL'), warehouse: env('WAREHOUSE_URL'), pipelines: env('PIPELINES_URL') };
