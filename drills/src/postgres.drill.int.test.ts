@@ -1,12 +1,12 @@
 import pg from 'pg';
-import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, startTcpProxy, type TcpProxy, waitFor } from '@platform/testing';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, startTcpProxy, type TcpProxy, waitFor, uniqueDatabaseName } from '@platform/testing';
 import { direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
 // The warehouse reaches PostgreSQL through a TCP proxy the drill controls; the shared server
 // itself is never touched. Stock adjustments run under load while the proxy drops every
 // connection (RST) or swallows every byte (a partition).
 
-const NAME = 'drill_pg';
+const NAME = uniqueDatabaseName('drill_pg');
 const GATEWAY_TIMEOUT_MS = 3_000;
 // The warehouse's own bounds on PostgreSQL, shorter than the gateway's: the service answers first.
 const DATABASE_QUERY_TIMEOUT_MS = 1_500;

@@ -1,4 +1,4 @@
-import { sleep, startPlatform, startReceiver, startRedisServer, type Platform, type Receiver, type RedisServer, waitFor } from '@platform/testing';
+import { sleep, startPlatform, startReceiver, startRedisServer, type Platform, type Receiver, type RedisServer, waitFor, uniqueDatabaseName } from '@platform/testing';
 import { direct, gateway, startLoop, statusCounts } from './support/load';
 
 // Processes of the platform die under load (SIGKILL: no shutdown code runs) and come back.
@@ -10,7 +10,7 @@ let receiver: Receiver | undefined;
 beforeAll(async () => {
   redis = await startRedisServer();
   platform = await startPlatform({
-    name: 'drill_processes',
+    name: uniqueDatabaseName('drill_processes'),
     redisUrl: redis.url,
     processes: [
       {

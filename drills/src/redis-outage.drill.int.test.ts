@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, waitFor } from '@platform/testing';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, waitFor, uniqueDatabaseName } from '@platform/testing';
 import { call, direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
 // Redis (the platform's only one: rate limits, key revocations, the run queue, webhook queues) is
@@ -17,7 +17,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'drill-redis-'));
   redis = await startRedisServer({ persistDir: dataDir });
   platform = await startPlatform({
-    name: 'drill_redis',
+    name: uniqueDatabaseName('drill_redis'),
     redisUrl: redis.url,
     processes: ['events', 'pipelines', 'worker', 'gateway'],
     env: {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
+import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, uniqueDatabaseName } from '@platform/testing';
 import { direct, gateway, startLoop, statusCounts, call } from './support/load';
 
 // Slowloris-style clients (headers or body trickled a byte at a time) and oversized bodies
@@ -17,7 +17,7 @@ let port: number;
 beforeAll(async () => {
   redis = await startRedisServer();
   platform = await startPlatform({
-    name: 'drill_slow',
+    name: uniqueDatabaseName('drill_slow'),
     redisUrl: redis.url,
     processes: ['events', 'gateway'],
     env: { GATEWAY_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), GATEWAY_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },

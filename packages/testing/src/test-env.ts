@@ -15,6 +15,14 @@ export function testRedisUrl(): string {
   return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 }
 
+/**
+ * A platform or database name of one test run (`[a-z0-9_]`): two checkouts testing on one
+ * PostgreSQL server at once never drop each other's databases.
+ */
+export function uniqueDatabaseName(label: string): string {
+  return `${label}_${randomUUID().slice(0, 8)}`;
+}
+
 /** A short unique prefix for Redis keys and queue names of one test. */
 export function uniqueName(label: string): string {
   return `${label}-${randomUUID().slice(0, 8)}`;
