@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
+import { gatewayAbCase, type AbResults } from './cases/gateway-ab';
 import { hotPathCase, type HotPathResults } from './cases/hot-path';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan, type ProxyResults } from './cases/proxy';
 import { rateLimitCase, type RateLimitResults } from './cases/rate-limit';
@@ -27,6 +28,13 @@ const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
 const proxyPlan: ProxyPlan = quick
   ? { rounds: 1, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000, profileS: 1 }
   : { rounds: 6, connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 400_000, profileS: 4 };
+// A/B of a gateway setting (--only=gateway-ab --b-env=NAME=value,...): at least 10 interleaved rounds.
+const abPlan = quick
+  ? { rounds: 2, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000 }
+  : { rounds: Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 10), connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 300_000 };
+const bEnv = Object.fromEntries(
+  (process.argv.find((a) => a.startsWith('--b-env='))?.slice(8).split(',') ?? []).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
@@ -84,7 +92,7 @@ async function main(): Promise<void> {
     };
     log(`platform up: gateway ${platform.gatewayUrl}`);
 
-    const results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
+    const results: { proxy?: ProxyResults; ab?: AbResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
     // Other work on the machine skews every figure: the 1-minute load average before and after each case.
     const load: Record<string, [number, number]> = {};
     const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
@@ -97,6 +105,10 @@ async function main(): Promise<void> {
     if (runCase('proxy')) {
       log('case 1: ticket validation, direct vs gateway vs bare node:http + undici vs Express + http-proxy-middleware');
       results.proxy = await measured('proxy', () => proxyCase(ctx, proxyPlan));
+    }
+    if (only?.includes('gateway-ab')) {
+      log(`case A/B: the gateway as configured vs a second gateway with ${JSON.stringify(bEnv)}`);
+      results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, bEnv, redis?.pid));
     }
     if (runCase('hot-path')) {
       log('case 2: gateway hot path, counted database and Redis round trips');
@@ -126,7 +138,7 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, runs: runsPlan, rateLimit: rateLimitPlan },
+      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, rateLimit: rateLimitPlan },
       table: rows,
       results,
     };

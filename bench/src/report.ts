@@ -1,3 +1,4 @@
+import type { AbResults } from './cases/gateway-ab';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
@@ -17,9 +18,9 @@ const ms = (v: number) => `${n2(v)} ms`;
 const signedMs = (v: number) => `${v >= 0 ? '+' : ''}${n2(v)} ms`;
 const verdict = (ok: boolean): Row['verdict'] => (ok ? 'met' : 'MISSED');
 
-export function tableRows(results: { proxy?: ProxyResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
+export function tableRows(results: { proxy?: ProxyResults; ab?: AbResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
   const rows: Row[] = [];
-  const { proxy, hotPath, runs, rateLimit } = results;
+  const { proxy, ab, hotPath, runs, rateLimit } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -95,6 +96,25 @@ export function tableRows(results: { proxy?: ProxyResults; hotPath?: HotPathResu
         verdict: 'ref',
       });
     }
+  }
+  for (const s of ab?.summary ?? []) {
+    const range = (r: { median: number; min: number; max: number }) => `${n2(r.median)}x (${n2(r.min)}-${n2(r.max)})`;
+    const b = `B (${Object.entries(ab!.bEnv).map(([k, v]) => `${k}=${v}`).join(' ') || 'same settings'})`;
+    rows.push({
+      measurement: `A/B, ${s.connections} conn: throughput vs direct, pass-through / gateway A / ${b}`,
+      measured: `${range(s.vsDirect.passthrough)} / ${range(s.vsDirect.gateway)} / ${range(s.vsDirect['gateway-b'])}`,
+      target: '',
+      verdict: 'ref',
+    });
+    rows.push({ measurement: `A/B, ${s.connections} conn: B / A throughput per round`, measured: range(s.bOverA), target: 'a gain counts beyond the spread', verdict: 'ref' });
+    rows.push({
+      measurement: `A/B, ${s.connections} conn: CPU per request over the pass-through's, A / B (µs: pass-through, A, B; redis A, B)`,
+      measured:
+        `${range(s.cpuVsPassthrough.gateway)} / ${range(s.cpuVsPassthrough['gateway-b'])} ` +
+        `(${n0(s.cpuUsPerRequest.passthrough)}, ${n0(s.cpuUsPerRequest.gateway)}, ${n0(s.cpuUsPerRequest['gateway-b'])}; ${n0(s.redisCpuUsPerRequest.gateway)}, ${n0(s.redisCpuUsPerRequest['gateway-b'])})`,
+      target: '≤ 1.25x',
+      verdict: verdict(s.cpuVsPassthrough.gateway.median <= 1.25),
+    });
   }
   if (hotPath) {
     rows.push({
