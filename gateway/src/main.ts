@@ -2,6 +2,7 @@ import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, lis
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 
@@ -13,7 +14,7 @@ async function main(): Promise<void> {
   const subscriber = createSubscriber(config.REDIS_URL, logger);
   const metrics = createMetricsRegistry();
   const app = createApp({
-    db,
+    store: keysStore(db),
     redis,
     subscriber,
     logger,

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { createLogger, HttpMetrics, type Registry } from '@platform/core';
+import { createLogger, HttpMetrics, type Registry, type ServiceAppDeps, type ServiceStores } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from './test-env';
 import { deleteRedisKeys } from './redis';
 
@@ -11,20 +11,12 @@ export interface TestWebhooksRuntime {
   close(): Promise<void>;
 }
 
-/** The dependencies every service's `createApp` takes (events and warehouse alike). */
-export interface ServiceAppDeps<Db> {
-  db: Db;
-  logger: Logger;
-  internalSecret: string;
-  allowPrivateWebhooks: boolean;
-  redisReady: () => Promise<void>;
-  metrics?: HttpMetrics;
-}
-
-export interface ServiceTestAppOptions<Db> {
+export interface ServiceTestAppOptions<Db, Stores extends ServiceStores> {
   service: string;
   createDatabase: (url: string) => Db;
-  createApp: (deps: ServiceAppDeps<Db>) => RequestListener;
+  /** The service's stores over the client, as its main.ts builds them: the app gets these, never the client. */
+  createStores: (db: Db) => Stores;
+  createApp: (deps: ServiceAppDeps<Stores>) => RequestListener;
   /** Starts the service's webhooks runtime under `queuePrefix` (a test's own); called when `webhooks` is set. */
   startWebhooks: (deps: { service: string; sql: Db; redisUrl: string; queuePrefix: string; logger: Logger; metrics?: Registry }) => TestWebhooksRuntime;
   webhooks?: boolean;
@@ -50,7 +42,9 @@ export function listenOnFreePort(app: RequestListener): Promise<Server> {
  * also its outbox relay and delivery worker on a queue of their own (a key prefix whose keys
  * close() deletes) with the test retry schedule.
  */
-export async function startServiceTestApp<Db extends { $disconnect(): Promise<void> }>(options: ServiceTestAppOptions<Db>): Promise<ServiceTestApp<Db>> {
+export async function startServiceTestApp<Db extends { $disconnect(): Promise<void> }, Stores extends ServiceStores>(
+  options: ServiceTestAppOptions<Db, Stores>,
+): Promise<ServiceTestApp<Db>> {
   const { service } = options;
   const db = options.createDatabase(testDatabaseUrl(service));
   const logger = createLogger(`${service}-test`, 'silent');
@@ -59,7 +53,7 @@ export async function startServiceTestApp<Db extends { $disconnect(): Promise<vo
     ? options.startWebhooks({ service, sql: db, redisUrl: testRedisUrl(), queuePrefix, logger, metrics: options.metrics })
     : undefined;
   const app = options.createApp({
-    db,
+    stores: options.createStores(db),
     logger,
     internalSecret: TEST_INTERNAL_SECRET,
     metrics: options.metrics && new HttpMetrics(options.metrics),

@@ -3,6 +3,7 @@ import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { eventsServiceStores } from './events.store';
 
 const config = readConfig();
 const logger = createLogger('events', config.LOG_LEVEL);
@@ -10,7 +11,7 @@ const db = createDatabase(config.EVENTS_DATABASE_URL, config);
 const metrics = createMetricsRegistry();
 const webhooks = startServiceWebhooks({ service: 'events', sql: db, redisUrl: config.REDIS_URL, config, logger, metrics });
 const app = createApp({
-  db,
+  stores: eventsServiceStores(db),
   logger,
   internalSecret: config.PLATFORM_INTERNAL_SECRET,
   metrics: new HttpMetrics(metrics),

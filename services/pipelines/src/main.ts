@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { connectorPolicy } from './connectors';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { pipelinesServiceStores } from './pipelines.store';
 import { createRunsProducer } from './runs.queue';
 
 const config = readConfig();
@@ -25,8 +26,9 @@ const producer = createRunsProducer({
 });
 const webhooks = startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: config.REDIS_URL, config, logger, metrics });
 const app = createApp({
-  db,
+  stores: pipelinesServiceStores(db),
   producer,
+  redisReady: () => producer.ping(),
   logger,
   internalSecret: config.PLATFORM_INTERNAL_SECRET,
   metrics: new HttpMetrics(metrics),

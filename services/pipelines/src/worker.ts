@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listen, onShutdownSignals, startMetricsServer } from '@platform/core';
 import { createDatabase } from './database';
+import { runWorkerStores } from './runs.store';
 import { createRunWorker } from './worker.app';
 import { readWorkerConfig } from './worker.config';
 
@@ -17,7 +18,7 @@ const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxR
 queueRedis.on('error', () => undefined);
 const metrics = createMetricsRegistry();
 
-const worker = createRunWorker({ config, db, redis, queueRedis, destinationPool, logger, metrics });
+const worker = createRunWorker({ config, stores: runWorkerStores(db), redis, queueRedis, destinationPool, logger, metrics });
 // Contract section 12: every process answers /healthz and /readyz on its own port.
 const health = listen(worker.health, config.PIPELINES_WORKER_PORT, logger, 'worker health', config.HOST);
 health.on('error', (err) => {

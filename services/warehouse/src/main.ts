@@ -3,6 +3,7 @@ import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { warehouseServiceStores } from './warehouse.store';
 
 const config = readConfig();
 const logger = createLogger('warehouse', config.LOG_LEVEL);
@@ -10,7 +11,7 @@ const db = createDatabase(config.WAREHOUSE_DATABASE_URL, config);
 const metrics = createMetricsRegistry();
 const webhooks = startServiceWebhooks({ service: 'warehouse', sql: db, redisUrl: config.REDIS_URL, config, logger, metrics });
 const app = createApp({
-  db,
+  stores: warehouseServiceStores(db),
   logger,
   internalSecret: config.PLATFORM_INTERNAL_SECRET,
   metrics: new HttpMetrics(metrics),

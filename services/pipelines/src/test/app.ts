@@ -8,6 +8,7 @@ import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
 import { connectorPolicy, type ConnectorPolicy } from '../connectors';
 import { createDatabase, type Database } from '../database';
+import { pipelinesServiceStores } from '../pipelines.store';
 import { createRunsProducer } from '../runs.queue';
 
 export interface TestApp {
@@ -69,7 +70,7 @@ export async function startTestApp(
     : undefined;
   // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
   const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
-  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, connectors, metrics: options.metrics && new HttpMetrics(options.metrics) });
+  const app = createApp({ stores: pipelinesServiceStores(db), producer, redisReady: () => producer.ping(), logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, connectors, metrics: options.metrics && new HttpMetrics(options.metrics) });
   const server = await listenOnFreePort(app);
   return {
     server,
