@@ -3,12 +3,11 @@ import type { Redis } from 'ioredis';
 import { Readiness, Registry, type Logger } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
-import type { Database } from './database';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
 import { gatewayHandler } from './gateway.handler';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IdempotencyStore } from './idempotency';
 import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
-import { keysStore } from './keys.store';
+import type { KeysStore } from './keys.store';
 import { LastUsedRecorder } from './last-used';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
@@ -26,7 +25,8 @@ import { listenForRevocations, redisRevocationPublisher } from './revocations';
 import { RouteTable } from './route-table';
 
 export interface GatewayDeps {
-  db: Database;
+  /** Workspaces and API keys: the gateway's one store (its app never holds the database client). */
+  store: KeysStore;
   /** Command connection (rate limits, idempotency records, publishing revocations). */
   redis: Redis;
   /** Pub/sub connection (revocations from other instances). */
@@ -68,7 +68,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const redisPrefix = deps.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const limits: Limits = { ...defaultLimits(), ...deps.limits };
   const windowMs = deps.rateLimitWindowMs ?? RATE_LIMIT_WINDOW_MS;
-  const store = keysStore(deps.db);
+  const { store } = deps;
 
   const keys = new KeyCache(
     async (tokenHash) => {
@@ -96,7 +96,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const metrics = new GatewayMetrics(registry, Object.keys(limits) as (keyof Limits)[], state);
   // Readiness follows the database only (contract section 12): without Redis the gateway serves,
   // limiting per instance in memory; Redis is shown in the body and in platform_dependency_up.
-  const readiness = new Readiness({ database: () => deps.db.$queryRaw`SELECT 1`, redis: () => deps.redis.ping() }, { registry, logger: deps.logger });
+  const readiness = new Readiness({ database: () => store.ping(), redis: () => deps.redis.ping() }, { registry, logger: deps.logger });
 
   const consoleDir = deps.consoleDir === undefined ? defaultConsoleDir() : deps.consoleDir;
   if (consoleDir === undefined) deps.logger.warn('workspace console not built: /console answers 404');

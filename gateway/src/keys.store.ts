@@ -121,6 +121,11 @@ export function keysStore(db: Database) {
         FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS v(id, t)
         WHERE k."id" = v.id`;
     },
+
+    /** Resolves when the database answers (readiness). */
+    ping(): Promise<unknown> {
+      return db.$queryRaw`SELECT 1`;
+    },
   };
 }
 export type KeysStore = ReturnType<typeof keysStore>;

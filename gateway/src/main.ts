@@ -1,19 +1,18 @@
-import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listeningAt, onShutdownSignals, startMetricsServer } from '@platform/core';
+import { closeServer, listeningAt, runProcess } from '@platform/core';
 import { createApp } from './app';
 import { readConfig } from './config';
 import { createDatabase } from './database';
+import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 
-async function main(): Promise<void> {
-  const config = readConfig();
-  const logger = createLogger('gateway', config.LOG_LEVEL);
+const config = readConfig();
+runProcess({ name: 'gateway', config }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
   const redis = createRedis(config.REDIS_URL, logger);
   const subscriber = createSubscriber(config.REDIS_URL, logger);
-  const metrics = createMetricsRegistry();
   const app = createApp({
-    db,
+    store: keysStore(db),
     redis,
     subscriber,
     logger,
@@ -31,25 +30,13 @@ async function main(): Promise<void> {
 
   const server = createGatewayServer(app, { headersTimeoutMs: config.GATEWAY_HEADERS_TIMEOUT_MS, requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS });
   server.listen(config.GATEWAY_PORT, config.HOST, () => logger.info(listeningAt(server, config.GATEWAY_PORT), 'gateway listening'));
-  // Never on the public port: scrapes reach the gateway's pods directly.
-  const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
-
-  onShutdownSignals(
-    gracefulShutdown(
-      [
-        // Requests in flight finish; keep-alive connections close after their answer.
-        { name: 'http server', run: () => closeServer(server) },
-        { name: 'gateway', run: () => app.close() },
-        { name: 'metrics server', run: () => closeServer(metricsServer) },
-        { name: 'database', run: () => db.$disconnect() },
-        { name: 'redis', run: () => Promise.all([closeRedis(subscriber), closeRedis(redis)]) },
-      ],
-      logger,
-    ),
-  );
-}
-
-main().catch((err: Error) => {
-  process.stderr.write(`gateway: failed to start: ${err.message}\n`);
-  process.exit(1);
+  // The metrics server (METRICS_PORT) is never the public port: scrapes reach the gateway's pods directly.
+  return [
+    // Requests in flight finish; keep-alive connections close after their answer.
+    { name: 'http server', run: () => closeServer(server) },
+    { name: 'gateway', run: () => app.close() },
+    metricsServerStep,
+    { name: 'database', run: () => db.$disconnect() },
+    { name: 'redis', run: () => Promise.all([closeRedis(subscriber), closeRedis(redis)]) },
+  ];
 });

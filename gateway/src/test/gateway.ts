@@ -148,8 +148,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
     subscribersBefore = Number((await redis.pubsub('NUMSUB', channel))[1]);
   }
+  const store = keysStore(db);
   const app = createApp({
-    db,
+    store,
     redis,
     subscriber,
     logger,
@@ -175,7 +176,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     url,
     app,
     db,
-    store: keysStore(db),
+    store,
     redis,
     redisPrefix,
     close: async () => {

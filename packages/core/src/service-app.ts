@@ -26,6 +26,29 @@ export interface ServiceAppOptions {
   openapi?: OpenApiDocument;
 }
 
+/** What a service's stores give its app besides their queries: readiness asks the database through them. */
+export interface ServiceStores {
+  /** Resolves when the database answers. */
+  ping(): PromiseLike<unknown>;
+}
+
+/**
+ * What every service's `createApp` is given (a service may take more): its stores, never the
+ * database client, so no handler can run a query a store has not scoped to the workspace.
+ */
+export interface ServiceAppDeps<Stores extends ServiceStores> {
+  stores: Stores;
+  logger: Logger;
+  /** PLATFORM_INTERNAL_SECRET shared with the gateway. */
+  internalSecret: string;
+  /** Accept private and loopback webhook targets (tests, local use). */
+  allowPrivateWebhooks: boolean;
+  /** Resolves when Redis answers; readiness shows it, only the database decides. */
+  redisReady: () => PromiseLike<unknown>;
+  /** Request counts and latencies by route (GET /metrics); none when absent. */
+  metrics?: HttpMetrics;
+}
+
 export interface JsonApiAppOptions {
   logger: Logger;
   /** Request counts and latencies by route pattern and status; none when absent. */

@@ -11,6 +11,8 @@ import {
   WEBHOOK_ENDPOINT_ROUTES,
   type RouteDeclaration,
   type RouteDefinition,
+  type RouteDocs,
+  type RouteSchemas,
   type WebhookRouteKey,
 } from '@platform/core';
 import { DeliveryList, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
@@ -74,6 +76,14 @@ export const WEBHOOK_ENDPOINTS_TAG = {
 const URL_REFUSED =
   'The URL targets a private or loopback address (`errors[0].code: private_address`), unless the platform runs with `WEBHOOKS_ALLOW_PRIVATE=true`.';
 
+const ENDPOINT_ANSWER = { 200: { description: 'The endpoint.', schema: Endpoint } };
+
+/** A route on one endpoint (`:id`), in the webhook endpoints' tag: it answers 404 when the workspace has no endpoint with that id. */
+function onOneEndpoint<S extends Omit<RouteSchemas, 'params'>>(declaration: S & { docs: Omit<RouteDocs, 'tag'> }) {
+  const { docs, ...schemas } = declaration;
+  return { params: IdParams, ...schemas, docs: { ...docs, tag: TAG, errors: { ...docs.errors, 404: NOT_FOUND } } };
+}
+
 /** What each webhook endpoint route takes and answers (no handlers): the routes below validate it, API documents describe it. */
 export const webhookRouteDeclarations = {
   'POST /webhook-endpoints': {
@@ -97,62 +107,48 @@ export const webhookRouteDeclarations = {
       responses: { 200: { description: 'One page of endpoints, oldest first.', schema: EndpointList } },
     },
   },
-  'GET /webhook-endpoints/:id': {
-    params: IdParams,
+  'GET /webhook-endpoints/:id': onOneEndpoint({
     docs: {
       operationId: 'getWebhookEndpoint',
       summary: 'Retrieve a webhook endpoint',
-      tag: TAG,
-      responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
-      errors: { 404: NOT_FOUND },
+      responses: ENDPOINT_ANSWER,
     },
-  },
-  'PATCH /webhook-endpoints/:id': {
-    params: IdParams,
+  }),
+  'PATCH /webhook-endpoints/:id': onOneEndpoint({
     body: UpdateEndpointBody,
     docs: {
       operationId: 'updateWebhookEndpoint',
       summary: 'Update a webhook endpoint',
-      tag: TAG,
       description: 'Changes the URL, the event types or whether the endpoint is enabled; omitted fields keep their value.',
-      responses: { 200: { description: 'The endpoint.', schema: Endpoint } },
-      errors: { 400: URL_REFUSED, 404: NOT_FOUND },
+      responses: ENDPOINT_ANSWER,
+      errors: { 400: URL_REFUSED },
       requestExample: { enabled: false },
     },
-  },
-  'DELETE /webhook-endpoints/:id': {
-    params: IdParams,
+  }),
+  'DELETE /webhook-endpoints/:id': onOneEndpoint({
     docs: {
       operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint',
-      tag: TAG,
       responses: { 204: { description: 'Deleted: the endpoint gets no further events.' } },
-      errors: { 404: NOT_FOUND },
     },
-  },
-  'GET /webhook-endpoints/:id/deliveries': {
-    params: IdParams,
+  }),
+  'GET /webhook-endpoints/:id/deliveries': onOneEndpoint({
     query: ListQuery,
     docs: {
       operationId: 'listWebhookDeliveries',
       summary: "List an endpoint's delivery attempts",
-      tag: TAG,
       responses: { 200: { description: 'One page of delivery attempts, oldest first; one record per attempt.', schema: DeliveryList } },
-      errors: { 404: NOT_FOUND },
     },
-  },
-  'POST /webhook-endpoints/:id/rotate-secret': {
-    params: IdParams,
+  }),
+  'POST /webhook-endpoints/:id/rotate-secret': onOneEndpoint({
     body: NoBody,
     docs: {
       operationId: 'rotateWebhookSecret',
       summary: "Rotate an endpoint's secret",
-      tag: TAG,
       description: 'A new secret signs from now on; the previous one keeps signing beside it for 24 h, so receivers can switch without losing events.',
       responses: { 200: { description: 'The endpoint with its new secret.', schema: EndpointWithSecret } },
-      errors: { 404: NOT_FOUND },
     },
-  },
+  }),
 } satisfies Record<WebhookRouteKey, RouteDeclaration>;
 
 /** The webhook endpoint route declarations wired to handlers with the webhooks store, keyed like core's contract routes. */

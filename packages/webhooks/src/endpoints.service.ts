@@ -1,15 +1,15 @@
 import { invalidRequest, notFound, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NonPublicAddressError, type Resolver } from '@platform/address-guard';
-import type { Sql } from './sql';
 import { redactUrlPassword, type Delivery, type Endpoint } from './endpoints.resources';
 import { generateWebhookSecret } from './webhook-signature';
-import { webhooksStore, type DeliveryRow, type EndpointRow } from './webhooks.store';
+import type { DeliveryRow, EndpointRow, WebhooksStore } from './webhooks.store';
 
 /** How long a rotated-out secret keeps signing deliveries (contract section 11). */
 export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
 
 export interface EndpointsOptions {
-  sql: Sql;
+  /** The service's webhooks store (webhooksStore over its client): routes and services never hold the client. */
+  store: WebhooksStore;
   /** WEBHOOKS_ALLOW_PRIVATE: accept private and loopback targets (tests, local use). */
   allowPrivate: boolean;
   /** Host name resolution for the SSRF guard (default: the OS resolver). */
@@ -49,7 +49,7 @@ function normalizeEvents(events: string[]): string[] {
 
 /** Endpoint management, free of HTTP: the routes call these. */
 export function endpointsService(options: EndpointsOptions) {
-  const store = webhooksStore(options.sql);
+  const { store } = options;
   const guard = createAddressGuard({ resolve: options.resolve });
 
   async function checkUrl(url: string): Promise<void> {

@@ -1,25 +1,16 @@
-import { contractRouter, createServiceApp, type HttpMetrics, type Logger } from '@platform/core';
+import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
-import type { Database } from './database';
 import { eventsApiDocument } from './events.openapi';
 import { eventsRouteDefinitions } from './events.routes';
-import { eventsStore } from './events.store';
+import type { EventsServiceStores } from './events.store';
 
-export interface EventsDeps {
-  db: Database;
-  logger: Logger;
-  internalSecret: string;
-  /** Accept private and loopback webhook targets (tests, local use). */
-  allowPrivateWebhooks: boolean;
-  /** Resolves when Redis (the webhook queue) answers. */
-  redisReady: () => Promise<void>;
-  /** Request counts and latencies by route (GET /metrics); none when absent. */
-  metrics?: HttpMetrics;
-}
+/** `redisReady`: the webhook queue's Redis. */
+export type EventsDeps = ServiceAppDeps<EventsServiceStores>;
 
 export function createApp(deps: EventsDeps): Express {
-  const definitions = eventsRouteDefinitions(eventsStore(deps.db), webhookRoutes({ sql: deps.db, allowPrivate: deps.allowPrivateWebhooks }));
+  const { stores } = deps;
+  const definitions = eventsRouteDefinitions(stores.events, webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }));
   return createServiceApp({
     service: 'events',
     logger: deps.logger,
@@ -28,6 +19,6 @@ export function createApp(deps: EventsDeps): Express {
     routes: contractRouter('events', definitions),
     openapi: eventsApiDocument(),
     // Redis down (webhook deliveries wait) degrades the service without failing readiness (contract section 12).
-    ready: { database: () => deps.db.$queryRaw`SELECT 1`, redis: deps.redisReady },
+    ready: { database: stores.ping, redis: deps.redisReady },
   });
 }

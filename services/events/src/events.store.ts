@@ -1,5 +1,5 @@
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
-import { recordOutboxEvents } from '@platform/webhooks';
+import { recordOutboxEvents, webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
 import { renderTicket } from './events.render';
 import type { Event, Ticket, TicketStatus } from './generated/prisma/client';
@@ -66,3 +66,9 @@ export function eventsStore(db: Database) {
   });
 }
 export type EventsStore = ReturnType<typeof eventsStore>;
+
+/** The events service's stores over one client: what its app is given instead of the client. */
+export function eventsServiceStores(db: Database) {
+  return { events: eventsStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
+}
+export type EventsServiceStores = ReturnType<typeof eventsServiceStores>;

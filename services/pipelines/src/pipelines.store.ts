@@ -1,6 +1,8 @@
 import { workspaceScoped, type WorkspaceId } from '@platform/core';
+import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, PipelineStatus, Prisma } from './generated/prisma/client';
+import { runsStore } from './runs.store';
 
 export type { Pipeline, PipelineStatus };
 
@@ -40,3 +42,9 @@ export function pipelinesStore(db: Database) {
   });
 }
 export type PipelinesStore = ReturnType<typeof pipelinesStore>;
+
+/** The pipelines API's stores over one client: what its app is given instead of the client. */
+export function pipelinesServiceStores(db: Database) {
+  return { pipelines: pipelinesStore(db), runs: runsStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
+}
+export type PipelinesServiceStores = ReturnType<typeof pipelinesServiceStores>;

@@ -228,3 +228,9 @@ export function runsRequeueStore(db: Database) {
   };
 }
 export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;
+
+/** The run worker's stores over one client: what createRunWorker is given instead of the client. */
+export function runWorkerStores(db: Database) {
+  return { runs: runsStore(db), requeue: runsRequeueStore(db), ping: () => db.$queryRaw`SELECT 1` };
+}
+export type RunWorkerStores = ReturnType<typeof runWorkerStores>;

@@ -4,16 +4,15 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { healthEndpoints, Readiness, registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
-import type { Database } from './database';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
-import { runsRequeueStore, runsStore } from './runs.store';
+import type { RunWorkerStores } from './runs.store';
 import { createRunsWorker } from './runs.worker';
 import type { WorkerConfig } from './worker.config';
 
 export interface RunWorkerDeps {
   config: WorkerConfig;
-  db: Database;
+  stores: RunWorkerStores;
   /** The worker's connection: waits for Redis (`maxRetriesPerRequest: null`). */
   redis: Redis;
   /** A connection that fails fast, for scrapes and readiness: they never wait for Redis. */
@@ -40,7 +39,7 @@ export interface RunWorker {
 
 /** The run worker: drains the run queue; deployed apart from the API. Never listens (worker.ts does). */
 export function createRunWorker(deps: RunWorkerDeps): RunWorker {
-  const { config, db, logger, metrics } = deps;
+  const { config, stores, logger, metrics } = deps;
   const runtime: ConnectorRuntime = {
     defaultPool: deps.destinationPool,
     httpTimeoutMs: config.HTTP_JSON_TIMEOUT_MS,
@@ -64,14 +63,14 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
     lockDurationMs: config.WORKER_LOCK_DURATION_MS,
     stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
-    executor: { runs: runsStore(db), runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
+    executor: { runs: stores.runs, runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
     logger,
     onOutcome: (outcome) => outcomeCounters[outcome].inc(),
   });
 
   // Readiness follows the database only (contract section 12): without Redis the worker waits for it
   // and serves again once it is back; Redis is shown in the body and in platform_dependency_up.
-  const readiness = new Readiness({ database: () => db.$queryRaw`SELECT 1`, redis: () => deps.queueRedis.ping() }, { registry: metrics, logger });
+  const readiness = new Readiness({ database: stores.ping, redis: () => deps.queueRedis.ping() }, { registry: metrics, logger });
 
   let requeue: { stop(): Promise<void> } | undefined;
 
@@ -83,7 +82,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
     async start() {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
         try {
-          await db.$queryRaw`SELECT 1`;
+          await stores.ping();
           break;
         } catch (err) {
           logger.warn({ err: (err as Error).message }, 'database not reachable; waiting');
@@ -95,7 +94,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
       await runs.cancelsHeard.catch(() => undefined);
       requeue = startRunRequeue({
         queue: runsQueue as RunsQueue,
-        runs: runsRequeueStore(db),
+        runs: stores.requeue,
         afterMs: config.WORKER_REQUEUE_AFTER_MS,
         intervalMs: config.WORKER_REQUEUE_INTERVAL_MS,
         backoffMs: config.PIPELINES_RUN_BACKOFF_MS,

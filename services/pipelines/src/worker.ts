@@ -1,45 +1,39 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { closeServer, createLogger, createMetricsRegistry, gracefulShutdown, listen, onShutdownSignals, startMetricsServer } from '@platform/core';
+import { closeServer, listen, runProcess } from '@platform/core';
 import { createDatabase } from './database';
+import { runWorkerStores } from './runs.store';
 import { createRunWorker } from './worker.app';
 import { readWorkerConfig } from './worker.config';
 
 const config = readWorkerConfig();
-const logger = createLogger('pipelines-worker', config.LOG_LEVEL);
-const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
-const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
-destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));
-// A worker waits for Redis rather than failing: commands are retried until it is back.
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-queueRedis.on('error', () => undefined);
-const metrics = createMetricsRegistry();
+runProcess({ name: 'pipelines-worker', config, shutdownDeadlineMs: config.WORKER_SHUTDOWN_TIMEOUT_MS }, ({ logger, metrics, metricsServerStep }) => {
+  const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
+  const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
+  destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));
+  // A worker waits for Redis rather than failing: commands are retried until it is back.
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  queueRedis.on('error', () => undefined);
 
-const worker = createRunWorker({ config, db, redis, queueRedis, destinationPool, logger, metrics });
-// Contract section 12: every process answers /healthz and /readyz on its own port.
-const health = listen(worker.health, config.PIPELINES_WORKER_PORT, logger, 'worker health', config.HOST);
-health.on('error', (err) => {
-  logger.fatal({ err }, `worker health port ${config.PIPELINES_WORKER_PORT} unavailable`);
-  process.exit(1);
+  const worker = createRunWorker({ config, stores: runWorkerStores(db), redis, queueRedis, destinationPool, logger, metrics });
+  // Contract section 12: every process answers /healthz and /readyz on its own port.
+  const health = listen(worker.health, config.PIPELINES_WORKER_PORT, logger, 'worker health', config.HOST);
+  health.on('error', (err) => {
+    logger.fatal({ err }, `worker health port ${config.PIPELINES_WORKER_PORT} unavailable`);
+    process.exit(1);
+  });
+  void worker.start();
+
+  return [
+    { name: 'run requeue', run: () => worker.stopRequeue() },
+    { name: 'runs worker', run: () => worker.stopRuns() },
+    { name: 'health server', run: () => closeServer(health) },
+    metricsServerStep,
+    { name: 'runs queue', run: () => worker.closeQueue() },
+    { name: 'destination pool', run: () => destinationPool.end() },
+    { name: 'database', run: () => db.$disconnect() },
+    { name: 'redis', run: () => Promise.all([redis.quit(), queueRedis.quit().catch(() => queueRedis.disconnect())]) },
+  ];
 });
-const metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
-void worker.start();
-
-onShutdownSignals(
-  gracefulShutdown(
-    [
-      { name: 'run requeue', run: () => worker.stopRequeue() },
-      { name: 'runs worker', run: () => worker.stopRuns() },
-      { name: 'health server', run: () => closeServer(health) },
-      { name: 'metrics server', run: () => closeServer(metricsServer) },
-      { name: 'runs queue', run: () => worker.closeQueue() },
-      { name: 'destination pool', run: () => destinationPool.end() },
-      { name: 'database', run: () => db.$disconnect() },
-      { name: 'redis', run: () => Promise.all([redis.quit(), queueRedis.quit().catch(() => queueRedis.disconnect())]) },
-    ],
-    logger,
-    config.WORKER_SHUTDOWN_TIMEOUT_MS,
-  ),
-);

@@ -1,5 +1,5 @@
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
-import { recordOutboxEvents, type OutboxEntry } from '@platform/webhooks';
+import { recordOutboxEvents, webhooksStore, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import {
   AdjustmentReason,
@@ -197,3 +197,9 @@ export function warehouseStore(db: Database) {
   });
 }
 export type WarehouseStore = ReturnType<typeof warehouseStore>;
+
+/** The warehouse service's stores over one client: what its app is given instead of the client. */
+export function warehouseServiceStores(db: Database) {
+  return { warehouse: warehouseStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
+}
+export type WarehouseServiceStores = ReturnType<typeof warehouseServiceStores>;

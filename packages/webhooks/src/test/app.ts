@@ -6,6 +6,7 @@ import { prepareTestDatabase, TEST_INTERNAL_SECRET, testDatabaseUrl } from '@pla
 import { webhooksRouter } from '../endpoints.routes';
 import type { Resolver } from '@platform/address-guard';
 import { pgSql, type Sql } from '../sql';
+import { webhooksStore } from '../webhooks.store';
 
 /** A pool on the package's test database and its Sql. */
 export function testSql(): { pool: pg.Pool; sql: Sql } {
@@ -40,7 +41,7 @@ export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Re
     service: 'events',
     logger: createLogger('webhooks-test', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
-    routes: webhooksRouter({ sql, ...options }),
+    routes: webhooksRouter({ store: webhooksStore(sql), ...options }),
     ready: { database: () => sql.$queryRawUnsafe('SELECT 1') },
   });
 }

@@ -1,22 +1,18 @@
-import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import type { Resolver } from '@platform/address-guard';
-import { createLogger, HttpMetrics, type Registry } from '@platform/core';
-import { deleteRedisKeys, listenOnFreePort, TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName } from '@platform/testing';
+import { type Registry } from '@platform/core';
+import { startServiceTestApp, testDatabaseUrl, testRedisUrl, uniqueName, type ServiceTestApp } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
 import { connectorPolicy, type ConnectorPolicy } from '../connectors';
 import { createDatabase, type Database } from '../database';
+import { pipelinesServiceStores } from '../pipelines.store';
 import { createRunsProducer } from '../runs.queue';
 
-export interface TestApp {
-  server: Server;
-  db: Database;
+/** The pipelines API under test; `queuePrefix` (QUEUE_PREFIX) is its runs queue's and its webhook queue's, and close() deletes every `<queuePrefix>:*` key. */
+export interface TestApp extends ServiceTestApp<Database> {
   queueName: string;
-  /** The key prefix of its runs and webhook queues (QUEUE_PREFIX); close() deletes every `<queuePrefix>:*` key. */
-  queuePrefix: string;
-  close: () => Promise<void>;
 }
 
 /** The runs queue of one test: a name and a key prefix of its own, for the API (startTestApp) and its workers (spawnWorker). */
@@ -58,33 +54,35 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
-  const queueName = queue.name;
-  const logger = createLogger('pipelines-test', 'silent');
-  const db = createDatabase(testDatabaseUrl('pipelines'));
-  const redis = new Redis(options.redisUrl ?? testRedisUrl(), { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000 });
-  redis.on('error', () => undefined);
-  const producer = createRunsProducer({ redis, queueName, prefix: queue.prefix, backoffMs: options.backoffMs ?? 100, timeoutMs: options.enqueueTimeoutMs ?? 1_000, logger });
-  const webhooks = options.webhooks
-    ? startServiceWebhooks({ service: 'pipelines', sql: db, redisUrl: testRedisUrl(), config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queue.prefix }, logger, metrics: options.metrics })
-    : undefined;
-  // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
-  const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
-  const app = createApp({ db, producer, logger, internalSecret: TEST_INTERNAL_SECRET, publicBasePath: '/pipelines/v3', allowPrivateWebhooks: true, connectors, metrics: options.metrics && new HttpMetrics(options.metrics) });
-  const server = await listenOnFreePort(app);
-  return {
-    server,
-    db,
-    queueName,
+  const app = await startServiceTestApp({
+    service: 'pipelines',
+    createDatabase: (url) => createDatabase(url),
+    createStores: pipelinesServiceStores,
+    startWebhooks: ({ queuePrefix, ...deps }) => startServiceWebhooks({ ...deps, config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queuePrefix } }),
+    webhooks: options.webhooks,
+    metrics: options.metrics,
     queuePrefix: queue.prefix,
-    close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await bounded(producer.close());
-      await webhooks?.close();
-      redis.disconnect();
-      await db.$disconnect();
-      await deleteRedisKeys(queue.prefix, testRedisUrl());
+    createApp: (deps) => {
+      const redis = new Redis(options.redisUrl ?? testRedisUrl(), { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000 });
+      redis.on('error', () => undefined);
+      const producer = createRunsProducer({
+        redis,
+        queueName: queue.name,
+        prefix: queue.prefix,
+        backoffMs: options.backoffMs ?? 100,
+        timeoutMs: options.enqueueTimeoutMs ?? 1_000,
+        logger: deps.logger,
+      });
+      // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
+      const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
+      return {
+        app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: '/pipelines/v3', connectors }),
+        drain: [{ name: 'runs queue', run: () => bounded(producer.close()) }],
+        disconnect: [{ name: 'redis', run: () => redis.disconnect() }],
+      };
     },
-  };
+  });
+  return { ...app, queueName: queue.name };
 }
 
 /** The connector policy of the API or worker under test: the default platform databases plus the test database. */
