@@ -49,10 +49,10 @@ describe('inline markup', () => {
   });
 
   test('a link anywhere else stays text with its URL shown: no other origin, no script URL', () => {
-    const hostile = '[a](https://example.com/x) [b](//example.com) [c](javascript:alert(1)) [d](JavaScript:alert(2)) [e](data:text/html,x)';
+    const hostile = '[a](https://example.com/x) [b](//example.com) [c](javascript:alert(1)) [d](JavaScript:alert(2)) [e](data:text/html,x) [f](/\\example.com)';
     expect(find(markdown(hostile), 'a')).toEqual([]);
     expect(inline(hostile).map(html).join('')).toBe(
-      'a (https://example.com/x) b (//example.com) c (javascript:alert(1)) d (JavaScript:alert(2)) e (data:text/html,x)',
+      'a (https://example.com/x) b (//example.com) c (javascript:alert(1)) d (JavaScript:alert(2)) e (data:text/html,x) f (/\\example.com)',
     );
   });
 

@@ -3,8 +3,8 @@
 import { el, heading, type ViewElement, type ViewNode } from './view.js';
 
 const INLINE = /`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
-/** A fragment of this page or a path of this origin; `//host` is another origin. */
-const LOCAL_LINK = /^(#|\/(?!\/))/;
+/** A fragment of this page or a path of this origin; `//host` and `/\host` (a browser reads `\` as `/`) are another origin. */
+const LOCAL_LINK = /^(#|\/(?![/\\]))/;
 
 /** One line's inline markup. */
 export function inline(text: string): ViewNode[] {

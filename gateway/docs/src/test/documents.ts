@@ -108,7 +108,7 @@ export function hostileDocument(): OpenApiDocument {
     info: {
       title: attack('title'),
       version: attack('version'),
-      description: `${attack('description')} [x](javascript:alert(2)) [y](//evil.example) [z](#ok)\n\n## ${attack('heading')}\n\n- ${attack('item')}\n\n| ${attack('th')} |\n|-|\n| ${attack('td')} |`,
+      description: `${attack('description')} [x](javascript:alert(2)) [y](//evil.example) [w](/\\evil.example) [z](#ok)\n\n## ${attack('heading')}\n\n- ${attack('item')}\n\n| ${attack('th')} |\n|-|\n| ${attack('td')} |`,
     },
     servers: [{ url: 'javascript:alert(3)//' }],
     tags: [{ name: attack('tag'), description: attack('tag description') }],
