@@ -67,6 +67,7 @@ describe('GET /docs', () => {
     const assets = [
       ['/docs', 'text/html; charset=utf-8'],
       ['/docs/docs.js', 'text/javascript; charset=utf-8'],
+      ['/docs/base.css', 'text/css; charset=utf-8'],
       ['/docs/docs.css', 'text/css; charset=utf-8'],
     ] as const;
     for (const [path, contentType] of assets) {
