@@ -11,7 +11,8 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        // Each file is checked with the tsconfig.json nearest to it (gateway/console has its own, for the browser).
+        // Each file is checked with the tsconfig.json nearest to it (gateway/console and gateway/docs
+        // have their own, for the browser).
         projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
@@ -23,6 +24,13 @@ export default tseslint.config(
       'no-control-regex': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
+  },
+  {
+    // The API reference's views are pure (document in, view tree out, unit-tested without a DOM):
+    // only dom.ts builds nodes and only docs.ts, the page, reads the location or fetches.
+    files: ['gateway/docs/src/**/*.ts'],
+    ignores: ['gateway/docs/src/dom.ts', 'gateway/docs/src/docs.ts'],
+    rules: { 'no-restricted-globals': ['error', 'document', 'window', 'location', 'fetch', 'history', 'navigator', 'localStorage', 'sessionStorage'] },
   },
   {
     // Tests and the bench read answers through supertest and fetch, whose bodies are `any` by design:

@@ -13,18 +13,19 @@ const base = (dir) => ({
 
 /**
  * @param {string} dir the package folder
- * @param {import('jest').Config} [options] run-wide options (testTimeout, maxWorkers, ...); its
- *   globalSetup and globalTeardown belong to the integration project alone.
+ * @param {import('jest').Config & { unitTestMatch?: string[] }} [options] run-wide options (testTimeout,
+ *   maxWorkers, ...); its globalSetup and globalTeardown belong to the integration project alone, and
+ *   unitTestMatch adds unit tests outside src/ (the gateway's browser pages).
  * @returns {import('jest').Config}
  */
-module.exports = (dir, { globalSetup, globalTeardown, ...options } = {}) => ({
+module.exports = (dir, { globalSetup, globalTeardown, unitTestMatch = [], ...options } = {}) => ({
   testTimeout: 30000,
   ...options,
   projects: [
     {
       ...base(dir),
       displayName: 'unit',
-      testMatch: ['<rootDir>/src/**/*.test.ts'],
+      testMatch: ['<rootDir>/src/**/*.test.ts', ...unitTestMatch],
       testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
     },
     {

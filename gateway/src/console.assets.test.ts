@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
 import { CONSOLE_PATH, consoleMeta, defaultConsoleDir, loadConsoleAssets, type ConsoleAssets } from './console.assets';
@@ -17,7 +17,7 @@ const files = (): string[] => [...assets.keys()].filter((path) => path.startsWit
 
 describe('console assets', () => {
   test('the page, its style sheet, its entry module and every module it imports are built', () => {
-    for (const path of ['/console', '/console/', '/console/index.html', '/console/console.css', '/console/main.js', '/console/meta.json']) {
+    for (const path of ['/console', '/console/', '/console/index.html', '/console/base.css', '/console/console.css', '/console/main.js', '/console/meta.json']) {
       expect(assets.has(path)).toBe(true);
     }
     expect(assets.get('/console')).toBe(assets.get('/console/index.html'));
@@ -64,10 +64,14 @@ describe('console assets', () => {
     }
   });
 
-  test('static files are copied from console/static unchanged', () => {
-    const source = join(__dirname, '..', 'console', 'static', 'index.html');
-    expect(existsSync(source)).toBe(true);
-    expect(text('/console/index.html')).toBe(readFileSync(source, 'utf8'));
+  test("the page is the gateway pages' shared shell around console/body.html, with the shared base style sheet", () => {
+    const page = text('/console/index.html');
+    expect(page).toMatch(/^<!doctype html>\n<html lang="en">/);
+    expect(page).toContain('<title>Workspace console · Platform</title>');
+    expect(page).toContain('<link rel="stylesheet" href="/console/base.css">\n  <link rel="stylesheet" href="/console/console.css">');
+    expect(page).toContain(`<a class="skip-link" href="#main">Skip to content</a>\n${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}</body>`);
+    expect(text('/console/base.css')).toBe(readFileSync(join(__dirname, '..', 'pages', 'base.css'), 'utf8'));
+    expect(text('/console/console.css')).toBe(readFileSync(join(__dirname, '..', 'console', 'static', 'console.css'), 'utf8'));
   });
 });
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '@platform/core';
 import { CONSOLE_PATH, type ConsoleAssets } from './console.assets';
+import { etagMatches } from './page-assets';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
 import { sendError } from './responses';
 
@@ -14,11 +15,6 @@ const CACHE_CONTROL = 'no-cache';
 
 export function isConsolePath(pathname: string): boolean {
   return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
-}
-
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.trim() === '*' || header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
 }
 
 /**

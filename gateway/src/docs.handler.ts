@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { acceptsGzip, ApiError, MIN_COMPRESSED_BYTES, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
+import { builtPageDir, CONTENT_TYPES, etagMatches, loadPageAssets, pageAsset, type PageAsset, type PageAssets } from './page-assets';
 import type { Upstreams } from './proxy';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
 import { sendError } from './responses';
@@ -21,41 +19,20 @@ export const DOCS_FETCH_TIMEOUT_MS = 2_000;
 // The documents are a few hundred KiB; anything far larger is not one.
 const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 
-interface Asset {
-  body: Buffer;
-  contentType: string;
-  etag: string;
+/** A file of the page, the services list or a service's document. */
+interface Asset extends PageAsset {
   /** The body gzipped, made at the first request that accepts it. */
   gzipped?: Buffer;
 }
 
-function asset(body: Buffer, contentType: string): Asset {
-  return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
-}
-
-const PAGE_FILES = {
-  'index.html': 'text/html; charset=utf-8',
-  'docs.js': 'text/javascript; charset=utf-8',
-  'docs.css': 'text/css; charset=utf-8',
-  'favicon.svg': 'image/svg+xml',
-} as const;
-
-/**
- * Where the page's files are: `dist/docs` beside the compiled code (copied there by the build,
- * so dist/ alone is the deployable), or `docs/static` seen from `src/` when running from source.
- */
+/** The built page (dist/docs: its HTML, scripts and style sheets), undefined when the gateway was not built. */
 export function defaultDocsDir(): string | undefined {
-  return [join(__dirname, 'docs'), join(__dirname, '..', 'docs', 'static')].find((dir) => existsSync(join(dir, 'index.html')));
+  return builtPageDir('docs');
 }
 
 /** Reads the page's files once; a request never touches the file system. */
-export function loadDocsPage(dir: string): ReadonlyMap<string, Asset> {
-  const files = new Map<string, Asset>();
-  for (const [name, contentType] of Object.entries(PAGE_FILES)) files.set(`${DOCS_PATH}/${name}`, asset(readFileSync(join(dir, name)), contentType));
-  const page = files.get(`${DOCS_PATH}/index.html`)!;
-  files.set(DOCS_PATH, page);
-  files.set(`${DOCS_PATH}/`, page);
-  return files;
+export function loadDocsPage(dir: string): PageAssets {
+  return loadPageAssets(dir, DOCS_PATH);
 }
 
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
@@ -114,7 +91,7 @@ export class ApiDocuments {
       if (body.length > MAX_DOCUMENT_BYTES) return { ok: false, reason: 'answered a document too large' };
       const parsed = JSON.parse(body.toString('utf8')) as { openapi?: unknown };
       if (typeof parsed.openapi !== 'string') return { ok: false, reason: 'answered something that is not an OpenAPI document' };
-      const document = asset(body, 'application/json; charset=utf-8');
+      const document: Asset = pageAsset(body, CONTENT_TYPES['.json']!);
       this.cache.set(service, { document, until: Date.now() + this.options.cacheMs });
       return { ok: true, document };
     } catch (err) {
@@ -124,27 +101,22 @@ export class ApiDocuments {
 }
 
 export interface DocsSite {
-  page?: ReadonlyMap<string, Asset>;
+  page?: PageAssets;
   documents: ApiDocuments;
   index: Asset;
 }
 
 /** The reference site: the page's files (undefined when not found) and the services' documents. */
-export function docsSite(upstreams: Upstreams, page: ReadonlyMap<string, Asset> | undefined, logger: Logger, options?: { cacheMs: number; timeoutMs: number }): DocsSite {
+export function docsSite(upstreams: Upstreams, page: PageAssets | undefined, logger: Logger, options?: { cacheMs: number; timeoutMs: number }): DocsSite {
   return {
     page,
     documents: new ApiDocuments(upstreams, logger, options),
-    index: asset(Buffer.from(JSON.stringify(docsIndex())), 'application/json; charset=utf-8'),
+    index: pageAsset(Buffer.from(JSON.stringify(docsIndex())), CONTENT_TYPES['.json']!),
   };
 }
 
 export function isDocsPath(pathname: string): boolean {
   return pathname === DOCS_PATH || pathname.startsWith(`${DOCS_PATH}/`);
-}
-
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.trim() === '*' || header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
 }
 
 function sendAsset(req: IncomingMessage, res: ServerResponse, file: Asset, headers: OutgoingHttpHeaders): void {

@@ -67,6 +67,7 @@ describe('GET /docs', () => {
     const assets = [
       ['/docs', 'text/html; charset=utf-8'],
       ['/docs/docs.js', 'text/javascript; charset=utf-8'],
+      ['/docs/base.css', 'text/css; charset=utf-8'],
       ['/docs/docs.css', 'text/css; charset=utf-8'],
     ] as const;
     for (const [path, contentType] of assets) {
@@ -78,6 +79,23 @@ describe('GET /docs', () => {
       // Unchanged files are revalidated, not downloaded again.
       expect((await get(path, { 'if-none-match': res.headers.etag as string })).status).toBe(304);
     }
+  });
+
+  test('serves every module the page script imports (ES modules, no bundler), none writing HTML from strings', async () => {
+    const served = new Set<string>();
+    const queue = ['/docs/docs.js'];
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      if (served.has(path)) continue;
+      served.add(path);
+      const res = await get(path);
+      expect({ path, status: res.status, type: res.headers['content-type'] }).toEqual({ path, status: 200, type: 'text/javascript; charset=utf-8' });
+      expect({ path, sinks: res.text.match(/\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(/g) ?? [] }).toEqual({ path, sinks: [] });
+      for (const [, specifier] of res.text.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)) {
+        expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
+        queue.push(`/docs/${specifier!.slice(2)}`);
+      }
+    }
+    expect([...served].sort()).toEqual(expect.arrayContaining(['/docs/docs.js', '/docs/dom.js', '/docs/markdown.js', '/docs/schema.view.js']));
   });
 
   test('lists the three services with their gateway prefix and document', async () => {

@@ -1,8 +1,0 @@
-// The API reference page (HTML, its script and style sheet) goes to dist/docs, so dist/ alone is
-// the deployable gateway (the image copies nothing else).
-import { cpSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-cpSync(join(here, 'static'), join(here, '..', 'dist', 'docs'), { recursive: true });
