@@ -79,6 +79,8 @@ describe('addresses', () => {
     ['#/warehouse', { service: 'warehouse', targetId: undefined }],
     ['#/events/op', { service: 'events', targetId: undefined }],
     ['', { service: undefined, targetId: undefined }],
+    // A malformed escape is read as it is instead of stopping the page.
+    ['#/events/op/%E0', { service: 'events', targetId: 'op-%E0' }],
   ])('%s', (hash, expected) => {
     expect(parseHash(hash)).toEqual(expected);
   });

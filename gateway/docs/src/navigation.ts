@@ -1,6 +1,6 @@
 // Finding one's way: the service tabs, operations grouped by tag, the sidebar's table of contents,
 // and the `#/service/kind/id` addresses its links use.
-import { operationsOf, type OpenApiDocument, type OperationEntry, type TagObject } from './openapi.js';
+import { decodedOrAsIs, operationsOf, type OpenApiDocument, type OperationEntry, type TagObject } from './openapi.js';
 import { operationAnchor, operationSearchText, webhookSearchText } from './operation.view.js';
 import { el, type ViewElement, type ViewNode } from './view.js';
 
@@ -83,6 +83,6 @@ export function serviceTabs(services: readonly Service[], documents: ReadonlyMap
 
 /** What an address names: `#/events/op/createEvent` is the service `events` and the element `op-createEvent`. */
 export function parseHash(hash: string): { service?: string; targetId?: string } {
-  const [, service, kind, ...rest] = decodeURIComponent(hash).split('/');
+  const [, service, kind, ...rest] = decodedOrAsIs(hash).split('/');
   return { service, targetId: kind && rest.length ? `${kind}-${rest.join('/')}` : undefined };
 }

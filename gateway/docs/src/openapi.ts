@@ -122,13 +122,22 @@ export function operationsOf(doc: OpenApiDocument): OperationEntry[] {
   return out;
 }
 
+/** `decodeURIComponent`, or the text as it is when it holds a malformed escape (`%E0`): an address or a document never stops the page. */
+export function decodedOrAsIs(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The node a local JSON pointer (`#/components/schemas/Ticket`) names, or undefined. */
 export function pointer(doc: OpenApiDocument, ref: unknown): unknown {
   if (typeof ref !== 'string' || !ref.startsWith('#/')) return undefined;
   let node: unknown = doc;
   for (const part of ref.slice(2).split('/')) {
     if (node === undefined || node === null) return undefined;
-    node = (node as Record<string, unknown>)[decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~')];
+    node = (node as Record<string, unknown>)[decodedOrAsIs(part).replace(/~1/g, '/').replace(/~0/g, '~')];
   }
   return node;
 }
@@ -142,5 +151,5 @@ export function deref<T extends Referable>(doc: OpenApiDocument, value: T | unde
 
 /** The last segment of a `$ref`: the component's name. */
 export function refName(ref: string): string {
-  return decodeURIComponent(ref.split('/').pop() ?? ref);
+  return decodedOrAsIs(ref.split('/').pop() ?? ref);
 }
