@@ -11,13 +11,14 @@ import {
   entryProblems,
   metricsPortOrProblem,
   environmentProblems,
+  imageBuildArgs,
   shutdownSeconds,
 } from './deployables';
-import { imageEnvironment } from './dockerfile';
+import { DOCKERFILE, imageEnvironment } from './dockerfile';
 
 export interface ComposeService {
   image?: string;
-  build?: string | { context?: string; dockerfile?: string };
+  build?: string | { context?: string; dockerfile?: string; args?: Record<string, string | number | null> | string[] };
   command?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
   ports?: Array<string | number | { target?: number | string; published?: number | string; host_ip?: string }>;
@@ -56,15 +57,18 @@ function interpolationsWithoutDefault(value: unknown, path: string): string[] {
   return [];
 }
 
-export function environmentOf(service: ComposeService): Record<string, string> {
-  const env: Record<string, string> = {};
-  const entries = Array.isArray(service.environment)
-    ? service.environment.map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string?])
-    : Object.entries(service.environment ?? {});
-  for (const [name, value] of entries) {
-    if (value !== undefined && value !== null) env[name] = interpolate(String(value));
+/** A compose mapping in either form (`{ A: 1 }` or `["A=1"]`), interpolated; a null value is left out. */
+function mappingOf(value: Record<string, string | number | boolean | null> | string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const entries = Array.isArray(value) ? value.map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string?]) : Object.entries(value ?? {});
+  for (const [name, item] of entries) {
+    if (item !== undefined && item !== null) out[name] = interpolate(String(item));
   }
-  return env;
+  return out;
+}
+
+export function environmentOf(service: ComposeService): Record<string, string> {
+  return mappingOf(service.environment);
 }
 
 function dependsOn(service: ComposeService): Record<string, string> {
@@ -139,9 +143,13 @@ export function composeProblems(compose: ComposeFile): string[] {
     const out: string[] = [];
     const context = build.context ?? '.';
     const dockerfile = build.dockerfile ?? 'Dockerfile';
-    if (context !== '.' && context !== './') out.push(`${name}: build context ${context}: the Dockerfiles build from the repository root`);
-    if (dockerfile !== `${dir}/Dockerfile`) out.push(`${name}: builds ${dockerfile}, expected ${dir}/Dockerfile`);
+    if (context !== '.' && context !== './') out.push(`${name}: build context ${context}: the Dockerfile builds from the repository root`);
+    if (dockerfile !== DOCKERFILE) out.push(`${name}: builds ${dockerfile}, expected ${DOCKERFILE} (the one Dockerfile of every image)`);
     if (!existsSync(join(ROOT, context, dockerfile))) out.push(`${name}: ${join(context, dockerfile)} does not exist`);
+    const args = mappingOf(build.args);
+    for (const [arg, expected] of Object.entries(imageBuildArgs(dir))) {
+      if (args[arg] !== expected) out.push(`${name}: build argument ${arg} is ${args[arg] ?? 'unset'}, expected ${expected}`);
+    }
     if (service.image?.split(':')[0] !== image) out.push(`${name}: image ${service.image ?? '(none)'}, expected ${image}:<tag>`);
     return out;
   };

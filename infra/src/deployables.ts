@@ -27,7 +27,7 @@ export interface Deployable {
   /** The workspace package, relative to the repository root. */
   dir: string;
   packageName: string;
-  /** The image it runs: the package's Dockerfile builds it (the worker shares the pipelines image). */
+  /** The image it runs, built by the Dockerfile for its package (the worker shares the pipelines image). */
   image: string;
   /** The zod schema of the process's environment, imported from the package's build. */
   schema: ConfigSchema;
@@ -50,7 +50,7 @@ export const DEPLOYABLES: readonly Deployable[] = [
   { name: 'pipelines-worker', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(WorkerConfig), portVariable: 'PIPELINES_WORKER_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/worker.js' },
 ];
 
-/** A package with its own database: one image, one Dockerfile, one migration (`node dist/migrate.js`). */
+/** A package with its own database: one image, one migration (`node dist/migrate.js`). */
 export interface Migratable {
   /** Compose service `migrate-<name>`, Kubernetes Job `<name>-migrate`. */
   name: string;
@@ -62,6 +62,23 @@ export interface Migratable {
 
 /** The packages that ship an image: the deployables' packages, once each. */
 export const IMAGES: readonly Migratable[] = DEPLOYABLES.filter((d) => d.entry === 'dist/main.js').map((d) => ({ name: d.name, dir: d.dir, image: d.image, schema: d.schema }));
+
+/**
+ * The build arguments of a package's image (the root Dockerfile builds every image with them): the
+ * package, the port variable its HEALTHCHECK asks and that port's default, and every port of the
+ * processes the image runs (API and metrics; for pipelines the run worker's too), for EXPOSE.
+ */
+export function imageBuildArgs(dir: string): Record<string, string> {
+  const processes = DEPLOYABLES.filter((d) => d.dir === dir);
+  const api = processes.find((d) => d.entry === 'dist/main.js');
+  if (!api) throw new Error(`no image is built for ${dir}`);
+  return {
+    PACKAGE: api.packageName,
+    PORT_VARIABLE: api.portVariable,
+    PORT: String(effectivePort(api)),
+    PORTS: processes.flatMap((d) => [effectivePort(d), effectiveMetricsPort(d)]).join(' '),
+  };
+}
 
 export function deployable(name: string): Deployable {
   const found = DEPLOYABLES.find((d) => d.name === name);

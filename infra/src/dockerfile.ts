@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { type Deployable, effectivePort, entryProblems, EVERY_INTERFACE, metricsPortOrProblem, ROOT } from './deployables';
+import { type Deployable, effectivePort, entryProblems, EVERY_INTERFACE, imageBuildArgs, metricsPortOrProblem, ROOT } from './deployables';
+
+/** The one Dockerfile: every image builds from it, its package and ports given as build arguments. */
+export const DOCKERFILE = 'Dockerfile';
 
 export interface Instruction {
   keyword: string;
@@ -46,7 +49,10 @@ export function parseDockerfile(text: string): Dockerfile {
       const [base = '', as, name] = instruction.args.replace(/--platform=\S+\s+/, '').split(/\s+/);
       file.stages.push({ name: as?.toUpperCase() === 'AS' && name ? name : String(file.stages.length), base, instructions: [] });
     } else if (file.stages.length === 0) {
-      if (instruction.keyword === 'ARG') Object.assign(file.globalArgs, parseArg(instruction.args));
+      if (instruction.keyword === 'ARG') {
+        const [name, fallback] = parseArg(instruction.args);
+        if (fallback !== undefined) file.globalArgs[name] = fallback;
+      }
     } else {
       file.stages.at(-1)?.instructions.push(instruction);
     }
@@ -54,10 +60,45 @@ export function parseDockerfile(text: string): Dockerfile {
   return file;
 }
 
-/** `ARG NAME=default`; a bare `ARG NAME` keeps the value it had (a global ARG's default). */
-function parseArg(args: string): Record<string, string> {
+/** `ARG NAME=default` as [name, default]; a bare `ARG NAME` has no default of its own. */
+function parseArg(args: string): [string, string | undefined] {
   const at = args.indexOf('=');
-  return at < 0 ? {} : { [args.slice(0, at).trim()]: args.slice(at + 1).trim() };
+  return at < 0 ? [args.trim(), undefined] : [args.slice(0, at).trim(), args.slice(at + 1).trim()];
+}
+
+/** The ARGs a Dockerfile declares, before the first FROM and in any stage. */
+export function declaredArgs(file: Dockerfile): string[] {
+  const inStages = file.stages.flatMap((s) => s.instructions.filter((i) => i.keyword === 'ARG').map((i) => parseArg(i.args)[0]));
+  return [...new Set([...Object.keys(file.globalArgs), ...inStages])];
+}
+
+/** Instructions whose arguments Docker does not substitute (exec form, run as written). */
+const NOT_SUBSTITUTED = new Set(['CMD', 'ENTRYPOINT', 'HEALTHCHECK']);
+
+/**
+ * The Dockerfile as Docker builds it with these build arguments: `${NAME}` replaced in FROM by the
+ * global ARGs, and in a stage's instructions by the ARGs declared in that stage so far (a build
+ * argument wins over a default; a bare ARG takes the global one) and its ENVs (a RUN's shell sees
+ * both). What is not declared stays as written.
+ */
+export function resolveDockerfile(file: Dockerfile, buildArgs: Record<string, string>): Dockerfile {
+  const globals = Object.fromEntries(Object.entries(file.globalArgs).map(([name, fallback]) => [name, buildArgs[name] ?? fallback]));
+  const stages = file.stages.map((stage) => {
+    const vars: Record<string, string> = {};
+    const instructions = stage.instructions.map((instruction) => {
+      const args = NOT_SUBSTITUTED.has(instruction.keyword) ? instruction.args : substitute(instruction.args, vars);
+      if (instruction.keyword === 'ARG') {
+        const [name, fallback] = parseArg(args);
+        const value = buildArgs[name] ?? fallback ?? globals[name];
+        if (value !== undefined) vars[name] = value;
+      }
+      const resolved = { ...instruction, args };
+      if (instruction.keyword === 'ENV') Object.assign(vars, envOf({ ...stage, instructions: [resolved] }));
+      return resolved;
+    });
+    return { ...stage, base: substitute(stage.base, globals), instructions };
+  });
+  return { globalArgs: globals, stages };
 }
 
 /** `${NAME}` and `$NAME` replaced from the given variables. */
@@ -96,28 +137,35 @@ export function envOf(stage: Stage): Record<string, string> {
 const runs = (stage: Stage) => stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
 const last = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).at(-1);
 
-/** What a Dockerfile must do for a deployable's package, as a list of problems (empty: none). */
-export function dockerfileProblems(text: string, d: Deployable, workspace: { pnpmVersion: string; injectWorkspacePackages: boolean }): string[] {
-  const where = `${d.dir}/Dockerfile`;
+/**
+ * What the Dockerfile must do to build a deployable's image with the image's build arguments, as a
+ * list of problems (empty: none).
+ */
+export function dockerfileProblems(
+  text: string,
+  d: Deployable,
+  workspace: { pnpmVersion: string; injectWorkspacePackages: boolean },
+  buildArgs: Record<string, string> = imageBuildArgs(d.dir),
+): string[] {
+  const where = `${DOCKERFILE} (${d.name} image)`;
   const problems: string[] = [];
-  const file = parseDockerfile(text);
-  if (file.stages.length < 2) return [`${where}: not multi-stage (${file.stages.length} FROM)`];
+  const parsed = parseDockerfile(text);
+  if (parsed.stages.length < 2) return [`${where}: not multi-stage (${parsed.stages.length} FROM)`];
+  const declared = declaredArgs(parsed);
+  for (const name of Object.keys(buildArgs)) {
+    if (!declared.includes(name)) problems.push(`${where}: build argument ${name} is not declared by an ARG (Docker ignores it)`);
+  }
+  const file = resolveDockerfile(parsed, buildArgs);
   const runtime = file.stages.at(-1) as Stage;
 
   for (const stage of file.stages) {
-    const base = substitute(stage.base, file.globalArgs);
-    if (!file.stages.some((s) => s.name === base) && !/^node:20([.\d]*)?-(bookworm-|bullseye-|trixie-)?slim(@sha256:[a-f0-9]{64})?$/.test(base)) {
-      problems.push(`${where}: stage ${stage.name} is FROM ${base}, not a node:20 slim image`);
+    if (!file.stages.some((s) => s.name === stage.base) && !/^node:20([.\d]*)?-(bookworm-|bullseye-|trixie-)?slim(@sha256:[a-f0-9]{64})?$/.test(stage.base)) {
+      problems.push(`${where}: stage ${stage.name} is FROM ${stage.base}, not a node:20 slim image`);
     }
   }
 
   // pnpm: the version package.json pins, installed from the npm registry.
-  const argsOf = (stage: Stage) => {
-    const vars = { ...file.globalArgs };
-    for (const i of stage.instructions) if (i.keyword === 'ARG') Object.assign(vars, parseArg(i.args));
-    return vars;
-  };
-  const pnpmInstall = file.stages.flatMap((s) => runs(s).map((r) => substitute(r, argsOf(s)))).find((r) => /npm (install|i) (-g|--global) pnpm@/.test(r));
+  const pnpmInstall = file.stages.flatMap(runs).find((r) => /npm (install|i) (-g|--global) pnpm@/.test(r));
   const pinned = /pnpm@(\S+)/.exec(pnpmInstall ?? '')?.[1];
   if (pinned !== workspace.pnpmVersion) problems.push(`${where}: installs pnpm@${pinned ?? '?'}, package.json pins pnpm@${workspace.pnpmVersion}`);
 
@@ -172,9 +220,13 @@ export function dockerfileProblems(text: string, d: Deployable, workspace: { pnp
   if (typeof metricsPort === 'string') problems.push(metricsPort);
   else if (!exposed.includes(metricsPort)) problems.push(`${where}: does not EXPOSE ${metricsPort} (${d.metricsPortVariable}, GET /metrics)`);
 
+  // The HEALTHCHECK names the port variable and its default, itself or through an ENV of the image.
   const healthcheck = last(runtime, 'HEALTHCHECK')?.args ?? '';
-  if (!healthcheck.includes('/healthz') || !(healthcheck.includes(d.portVariable) || healthcheck.includes(String(port)))) {
-    problems.push(`${where}: HEALTHCHECK does not GET /healthz on ${d.portVariable}`);
+  const env = envOf(runtime);
+  const names = (value: string) => [value, ...Object.keys(env).filter((name) => env[name] === value)];
+  const asks = (value: string) => names(value).some((name) => new RegExp(`\\b${name}\\b`).test(healthcheck));
+  if (!healthcheck.includes('/healthz') || !asks(d.portVariable) || !asks(String(port))) {
+    problems.push(`${where}: HEALTHCHECK does not GET /healthz on ${d.portVariable} (${port} unless set)`);
   }
 
   const cmd = execForm(last(runtime, 'CMD')?.args ?? '');
@@ -188,12 +240,12 @@ export function dockerfileProblems(text: string, d: Deployable, workspace: { pnp
   return problems;
 }
 
-export function dockerfileOf(dir: string): string {
-  return join(ROOT, dir, 'Dockerfile');
+export function readDockerfile(): string {
+  return readFileSync(join(ROOT, DOCKERFILE), 'utf8');
 }
 
-/** The ENV of a package's image (its Dockerfile's runtime stage): what every container of it starts with. */
+/** The ENV of a package's image (the runtime stage, with its build arguments): what every container of it starts with. */
 export function imageEnvironment(dir: string): Record<string, string> {
-  const runtime = parseDockerfile(readFileSync(dockerfileOf(dir), 'utf8')).stages.at(-1);
+  const runtime = resolveDockerfile(parseDockerfile(readDockerfile()), imageBuildArgs(dir)).stages.at(-1);
   return runtime ? envOf(runtime) : {};
 }

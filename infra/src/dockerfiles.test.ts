@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { DEPLOYABLES, IMAGES, ROOT, deployable, effectiveMetricsPort, effectivePort, entryProblems, readJson } from './deployables';
-import { dockerfileOf, dockerfileProblems, execForm, parseDockerfile } from './dockerfile';
+import { IMAGES, ROOT, deployable, effectiveMetricsPort, effectivePort, entryProblems, imageBuildArgs, readJson } from './deployables';
+import { dockerfileProblems, execForm, parseDockerfile, readDockerfile, resolveDockerfile } from './dockerfile';
 import { isIgnored, parseDockerignore } from './dockerignore';
 
 const pnpmVersion = readJson<{ packageManager: string }>('package.json').packageManager.replace(/^pnpm@/, '');
@@ -11,20 +11,22 @@ const workspace = {
   pnpmVersion,
   injectWorkspacePackages: workspaceSettings.injectWorkspacePackages === true || /inject-workspace-packages\s*=\s*true/.test(readFileSync(join(ROOT, '.npmrc'), 'utf8')),
 };
-const dockerfile = (dir: string) => readFileSync(dockerfileOf(dir), 'utf8');
+const dockerfile = readDockerfile();
+/** The runtime stage of a package's image, its build arguments substituted. */
+const runtimeOf = (dir: string) => resolveDockerfile(parseDockerfile(dockerfile), imageBuildArgs(dir)).stages.at(-1);
 
-describe('each image Dockerfile', () => {
-  it.each(IMAGES.map((m) => [m.dir, m.name]))('%s/Dockerfile: multi-stage, pnpm deploy --prod into the runtime stage, USER node, CMD from src', (dir, name) => {
-    expect(dockerfileProblems(dockerfile(dir), deployable(name), workspace)).toEqual([]);
+describe('the Dockerfile, for each image', () => {
+  it.each(IMAGES.map((m) => [m.name]))('%s: multi-stage, pnpm deploy --prod into the runtime stage, USER node, CMD from src', (name) => {
+    expect(dockerfileProblems(dockerfile, deployable(name), workspace)).toEqual([]);
   });
 
-  it('every deployable runs from an image some Dockerfile builds, the worker from the pipelines image', () => {
-    for (const d of DEPLOYABLES) expect(existsSync(dockerfileOf(d.dir))).toBe(true);
+  it('the worker runs from the pipelines image', () => {
     expect(deployable('pipelines-worker').dir).toBe(deployable('pipelines').dir);
+    expect(imageBuildArgs(deployable('pipelines-worker').dir).PACKAGE).toBe('@platform/pipelines');
   });
 
   it('the pipelines image exposes the worker health port too', () => {
-    const runtime = parseDockerfile(dockerfile('services/pipelines')).stages.at(-1);
+    const runtime = runtimeOf('services/pipelines');
     const exposed = runtime?.instructions.filter((i) => i.keyword === 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map(Number));
     expect(exposed).toEqual(expect.arrayContaining([effectivePort(deployable('pipelines')), effectivePort(deployable('pipelines-worker'))]));
     expect(exposed).toEqual(expect.arrayContaining([effectiveMetricsPort(deployable('pipelines')), effectiveMetricsPort(deployable('pipelines-worker'))]));
@@ -40,7 +42,7 @@ describe('each image Dockerfile', () => {
 
   it('HEALTHCHECK is a command node can run in the slim image (no curl there)', () => {
     for (const { dir } of IMAGES) {
-      const healthcheck = parseDockerfile(dockerfile(dir)).stages.at(-1)?.instructions.find((i) => i.keyword === 'HEALTHCHECK');
+      const healthcheck = runtimeOf(dir)?.instructions.find((i) => i.keyword === 'HEALTHCHECK');
       const command = execForm(healthcheck?.args.replace(/^(--\S+\s+)*CMD\s+/, '') ?? '');
       expect(command?.slice(0, 2)).toEqual(['node', '-e']);
     }
@@ -48,7 +50,7 @@ describe('each image Dockerfile', () => {
 });
 
 describe('the Dockerfile rules catch', () => {
-  const events = dockerfile('services/events');
+  const events = dockerfile;
   const cases: Array<[string, (text: string) => string, string]> = [
     ['a single stage', (t) => t.slice(t.indexOf('FROM ${NODE_IMAGE} AS runtime')), 'not multi-stage'],
     ['a root runtime', (t) => t.replace('USER node', 'USER root'), 'does not end as USER node'],
@@ -60,11 +62,15 @@ describe('the Dockerfile rules catch', () => {
     ['no migrations in the image', (t) => t.replace('COPY --from=build /deploy/prisma ./prisma\n', ''), 'does not copy prisma'],
     ['another CMD', (t) => t.replace('"dist/main.js"]', '"dist/server.js"]'), 'expected ["node","--enable-source-maps","dist/main.js"]'],
     ['a shell-form CMD', (t) => t.replace(/CMD \[.*\]\n$/, 'CMD node dist/main.js\n'), 'expected ["node","--enable-source-maps","dist/main.js"]'],
-    ['the wrong port', (t) => t.replace('EXPOSE 4001', 'EXPOSE 4999'), 'does not EXPOSE 4001'],
-    ['no metrics port', (t) => t.replace('EXPOSE 9101', 'EXPOSE 9999'), 'does not EXPOSE 9101 (METRICS_PORT, GET /metrics)'],
+    ['the wrong port', (t) => t.replace('EXPOSE ${PORTS}', 'EXPOSE 4999 9101'), 'does not EXPOSE 4001'],
+    ['no metrics port', (t) => t.replace('EXPOSE ${PORTS}', 'EXPOSE ${PORT}'), 'does not EXPOSE 9101 (METRICS_PORT, GET /metrics)'],
+    ['a build argument without its ARG', (t) => t.replace('ARG PORTS\n', ''), 'build argument PORTS is not declared'],
+    ['an ARG declared after its use', (t) => t.replace('ARG PACKAGE\n', '').replace('USER node\n', 'USER node\nARG PACKAGE\n'), 'no `turbo run build --filter=@platform/events...`'],
+    ['a HEALTHCHECK on a fixed other port', (t) => t.replace('HEALTHCHECK_PORT=${PORT}', 'HEALTHCHECK_PORT=4999'), 'HEALTHCHECK does not GET /healthz on EVENTS_PORT (4001 unless set)'],
+    ['a HEALTHCHECK that ignores the port variable', (t) => t.replace('process.env[process.env.HEALTHCHECK_PORT_VARIABLE] || ', ''), 'HEALTHCHECK does not GET /healthz on EVENTS_PORT'],
     ['another pnpm', (t) => t.replace('PNPM_VERSION=10', 'PNPM_VERSION=9'), 'package.json pins pnpm@'],
     ['no frozen lockfile', (t) => t.replace(' --frozen-lockfile', ''), '--frozen-lockfile'],
-    ['a build of another package', (t) => t.replace('--filter=@platform/events...', '--filter=@platform/core...'), 'turbo run build --filter=@platform/events...'],
+    ['a build of another package', (t) => t.replace('--filter=${PACKAGE}...', '--filter=@platform/core...'), 'turbo run build --filter=@platform/events...'],
     ['no NODE_ENV', (t) => t.replace('ENV NODE_ENV=production\n', ''), 'NODE_ENV=production'],
     ['no HOST (the process would listen on the container itself)', (t) => t.replace('ENV HOST=0.0.0.0\n', ''), 'runtime stage does not set HOST=0.0.0.0 (unset)'],
     ['HOST on loopback', (t) => t.replace('ENV HOST=0.0.0.0', 'ENV HOST=127.0.0.1'), 'runtime stage does not set HOST=0.0.0.0 (127.0.0.1)'],
