@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
+import { env, loadConfig, CommonConfig } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
   /** GET /metrics (Prometheus) on a port of its own, never the public one; 0 picks a free one. */
   METRICS_PORT: env.port(9080),
-  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
-  HOST: env.host(),
   GATEWAY_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_gateway'),
-  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_ADMIN_TOKEN: env.secret(),
   PLATFORM_INTERNAL_SECRET: env.secret(),
   EVENTS_URL: env.url('http://127.0.0.1:4001'),
@@ -21,8 +18,7 @@ export const GatewayConfig = z.object({
   GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** 400 while events is beta v0; 800 once GA (contract section 6). */
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
-  LOG_LEVEL: env.logLevel(),
-  ...DatabaseTimeoutsConfig.shape,
+  ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DatabaseTimeoutsConfig } from './database';
 
 /** Thrown by parseConfig; its message is the one line that names the bad variable. */
 export class ConfigError extends Error {
@@ -52,3 +53,15 @@ export const env = {
       .refine((value) => isIP(value) !== 0, 'must be an IP address to listen on, such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)')
       .default(DEFAULT_HOST),
 };
+
+/**
+ * The variables every process of the platform (the gateway, each service, the run worker) reads
+ * under the same names: where it listens, Redis, its log level and its database timeouts.
+ */
+export const CommonConfig = z.object({
+  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
+  HOST: env.host(),
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  LOG_LEVEL: env.logLevel(),
+  ...DatabaseTimeoutsConfig.shape,
+});

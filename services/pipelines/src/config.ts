@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
+import { env, loadConfig, CommonConfig } from '@platform/core';
 import { WebhooksConfig } from '@platform/webhooks';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
@@ -9,10 +9,7 @@ export const PipelinesConfig = z.object({
   PIPELINES_PORT: env.port(4003),
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9103),
-  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
-  HOST: env.host(),
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
-  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** First retry delay of a failed run attempt; later ones double (exponential backoff). */
   PIPELINES_RUN_BACKOFF_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
@@ -24,10 +21,9 @@ export const PipelinesConfig = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /pipelines/v3')
     .default('/pipelines/v3'),
   PLATFORM_INTERNAL_SECRET: env.secret(),
-  LOG_LEVEL: env.logLevel(),
+  ...CommonConfig.shape,
   ...WebhooksConfig.shape,
   ...ConnectorsConfig.shape,
-  ...DatabaseTimeoutsConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;
 

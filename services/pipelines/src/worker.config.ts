@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
+import { env, loadConfig, CommonConfig } from '@platform/core';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_QUEUE_PREFIX, QueuePrefix } from '@platform/webhooks';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
@@ -9,7 +9,6 @@ const int = (min: number, max: number, fallback: number) => z.coerce.number().in
 /** The run worker (src/worker.ts), deployed on its own. */
 export const WorkerConfig = z.object({
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
-  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** The deployment's queue key prefix; the same as the pipelines API's (its webhook config reads it). */
   QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
@@ -17,8 +16,6 @@ export const WorkerConfig = z.object({
   PIPELINES_WORKER_PORT: env.port(4013),
   /** GET /metrics (Prometheus) on a port of its own; 0 picks a free one. */
   METRICS_PORT: env.port(9113),
-  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
-  HOST: env.host(),
   WORKER_CONCURRENCY: int(1, 100, 4),
   /** Records per step; the worker checks for cancel and shutdown between steps. */
   WORKER_BATCH_SIZE: int(1, 10_000, 500),
@@ -44,8 +41,7 @@ export const WorkerConfig = z.object({
   HTTP_JSON_TIMEOUT_MS: int(100, 300_000, 10_000),
   HTTP_JSON_MAX_BYTES: int(1_024, 1_073_741_824, 50 * 1024 * 1024),
   ...ConnectorsConfig.shape,
-  LOG_LEVEL: env.logLevel(),
-  ...DatabaseTimeoutsConfig.shape,
+  ...CommonConfig.shape,
 });
 export type WorkerConfig = z.infer<typeof WorkerConfig>;
 

@@ -1,19 +1,15 @@
 import { z } from 'zod';
-import { DatabaseTimeoutsConfig, env, loadConfig } from '@platform/core';
+import { env, loadConfig, CommonConfig } from '@platform/core';
 import { WebhooksConfig } from '@platform/webhooks';
 
 export const WarehouseConfig = z.object({
   WAREHOUSE_PORT: env.port(4002),
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9102),
-  /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
-  HOST: env.host(),
   WAREHOUSE_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_warehouse'),
-  REDIS_URL: env.url('redis://127.0.0.1:6379'),
   PLATFORM_INTERNAL_SECRET: env.secret(),
-  LOG_LEVEL: env.logLevel(),
+  ...CommonConfig.shape,
   ...WebhooksConfig.shape,
-  ...DatabaseTimeoutsConfig.shape,
 });
 export type WarehouseConfig = z.infer<typeof WarehouseConfig>;
 
