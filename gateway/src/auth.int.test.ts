@@ -2,40 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { expectErrorBody, uniqueName } from '@platform/testing';
 import { revokeApiKey } from './keys.service';
 import { redisRevocationPublisher } from './revocations';
-import {
-  ADMIN_TOKEN,
-  allUpstreams,
-  createTestKey,
-  httpClient,
-  startEchoUpstream,
-  startGateway,
-  type EchoUpstream,
-  type HttpClient,
-  type TestGateway,
-} from './test/gateway';
+import { ADMIN_TOKEN, allUpstreams, createTestKey, startEchoGateway, startGateway, type EchoGateway } from './test/gateway';
 import { generateToken } from './tokens';
 
-let upstream: EchoUpstream;
-let gw: TestGateway;
-let client: HttpClient;
+let gw: EchoGateway;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ upstreams: allUpstreams(upstream.url) });
-  client = httpClient();
+  gw = await startEchoGateway();
 });
-afterAll(async () => {
-  await client.close();
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => gw.close());
 
 const path = () => `/events/v0/events/${randomUUID()}`;
 
 describe('tokens (contract section 3)', () => {
   test('missing, malformed, wrong-scheme and unknown tokens get 401 with the per-IP bucket’s headers', async () => {
     for (const authorization of [undefined, 'Bearer nope', `Basic ${generateToken()}`, `Bearer ${generateToken()}`]) {
-      const res = await client.call(gw.url, 'GET', path(), { headers: authorization ? { authorization } : {} });
+      const res = await gw.client.call(gw.url, 'GET', path(), { headers: authorization ? { authorization } : {} });
       expect(res.status).toBe(401);
       expectErrorBody(res.body, 'unauthorized');
       expect(res.headers['x-ratelimit-limit']).toBe('100');
@@ -46,36 +28,36 @@ describe('tokens (contract section 3)', () => {
 
   test('a valid key passes', async () => {
     const { token } = await createTestKey(gw.store);
-    expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
   });
 
   test('a key past its expires_at gets 401', async () => {
     const { token } = await createTestKey(gw.store, { expiresAt: new Date(Date.now() - 1_000) });
-    const res = await client.call(gw.url, 'GET', path(), { token });
+    const res = await gw.client.call(gw.url, 'GET', path(), { token });
     expect(res.status).toBe(401);
     expect(expectErrorBody(res.body, 'unauthorized').message).toMatch(/expired/);
   });
 
   test('a cached key stops working the moment it expires', async () => {
     const { token } = await createTestKey(gw.store, { expiresAt: new Date(Date.now() + 600) });
-    expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 700));
-    expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(401);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token })).status).toBe(401);
   });
 
   test('once cached, a key is served without querying the database', async () => {
     const key = await createTestKey(gw.store);
-    expect((await client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
     // The row is gone; only the cache can still know the key.
     await gw.db.$executeRaw`DELETE FROM "api_keys" WHERE "id" = ${key.keyId}::uuid`;
-    expect((await client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
   });
 
   test('last_used_at is written later, in a batch, not by the request', async () => {
     const key = await createTestKey(gw.store);
     await gw.app.flushLastUsed();
     const before = Date.now();
-    expect((await client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
     const row = async () => (await gw.store.listApiKeys(key.workspaceId, { take: 1 }))[0]!;
     expect((await row()).lastUsedAt).toBeNull();
     await gw.app.flushLastUsed();
@@ -87,24 +69,24 @@ describe('revocation reaches every instance', () => {
   test('a key revoked through one instance’s admin API fails on the other within 1 s', async () => {
     const prefix = `test:${uniqueName('fleet')}:`;
     // A long cache TTL: only the pub/sub message can make the second instance notice.
-    const options = { upstreams: allUpstreams(upstream.url), redisPrefix: prefix, keyCache: { ttlMs: 120_000 } };
+    const options = { upstreams: allUpstreams(gw.upstream.url), redisPrefix: prefix, keyCache: { ttlMs: 120_000 } };
     const a = await startGateway(options);
     const b = await startGateway(options);
     try {
       const key = await createTestKey(a.store);
-      expect((await client.call(b.url, 'GET', path(), { token: key.token })).status).toBe(200);
-      const revoked = await client.call(a.url, 'DELETE', `/admin/v1/workspaces/${key.workspaceId}/api-keys/${key.keyId}`, { token: ADMIN_TOKEN });
+      expect((await gw.client.call(b.url, 'GET', path(), { token: key.token })).status).toBe(200);
+      const revoked = await gw.client.call(a.url, 'DELETE', `/admin/v1/workspaces/${key.workspaceId}/api-keys/${key.keyId}`, { token: ADMIN_TOKEN });
       expect(revoked.status).toBe(204);
       const started = Date.now();
       let status = 200;
       while (status !== 401 && Date.now() - started < 2_000) {
-        status = (await client.call(b.url, 'GET', path(), { token: key.token })).status;
+        status = (await gw.client.call(b.url, 'GET', path(), { token: key.token })).status;
         if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(status).toBe(401);
       expect(Date.now() - started).toBeLessThan(1_000);
       // And on the instance that revoked it, at once.
-      expect((await client.call(a.url, 'GET', path(), { token: key.token })).status).toBe(401);
+      expect((await gw.client.call(a.url, 'GET', path(), { token: key.token })).status).toBe(401);
     } finally {
       await a.close();
       await b.close();
@@ -113,11 +95,11 @@ describe('revocation reaches every instance', () => {
 
   test('a revocation made outside the gateway (the CLI’s path) is announced the same way', async () => {
     const key = await createTestKey(gw.store);
-    expect((await client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
+    expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
     await revokeApiKey(gw.store, redisRevocationPublisher(gw.redis, gw.redisPrefix), key.workspaceId, key.keyId);
     const started = Date.now();
     let status = 200;
-    while (status !== 401 && Date.now() - started < 2_000) status = (await client.call(gw.url, 'GET', path(), { token: key.token })).status;
+    while (status !== 401 && Date.now() - started < 2_000) status = (await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status;
     expect(status).toBe(401);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -125,29 +107,29 @@ describe('revocation reaches every instance', () => {
 
 describe('failed-authentication limit per IP (contract section 4)', () => {
   test('after 100 failures in a minute an IP gets 429 instead of 401, admin failures included; a valid token still works', async () => {
-    const own = await startGateway({ upstreams: allUpstreams(upstream.url) });
+    const own = await startGateway({ upstreams: allUpstreams(gw.upstream.url) });
     try {
       const { token } = await createTestKey(own.store);
       const statuses: number[] = [];
-      for (let i = 0; i < 60; i++) statuses.push((await client.call(own.url, 'GET', path(), { token: generateToken() })).status);
-      for (let i = 0; i < 40; i++) statuses.push((await client.call(own.url, 'GET', '/admin/v1/workspaces', { token: generateToken() })).status);
+      for (let i = 0; i < 60; i++) statuses.push((await gw.client.call(own.url, 'GET', path(), { token: generateToken() })).status);
+      for (let i = 0; i < 40; i++) statuses.push((await gw.client.call(own.url, 'GET', '/admin/v1/workspaces', { token: generateToken() })).status);
       expect(statuses.every((s) => s === 401)).toBe(true);
 
-      const blocked = await client.call(own.url, 'GET', path());
+      const blocked = await gw.client.call(own.url, 'GET', path());
       expect(blocked.status).toBe(429);
       expectErrorBody(blocked.body, 'rate_limited');
       expect(blocked.headers['x-ratelimit-limit']).toBe('100');
       expect(blocked.headers['x-ratelimit-remaining']).toBe('0');
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      const adminBlocked = await client.call(own.url, 'GET', '/admin/v1/workspaces', { token: 'wrong' });
+      const adminBlocked = await gw.client.call(own.url, 'GET', '/admin/v1/workspaces', { token: 'wrong' });
       expect(adminBlocked.status).toBe(429);
       expect(adminBlocked.headers['retry-after']).toEqual(expect.any(String));
 
       // Valid credentials are not affected.
-      const ok = await client.call(own.url, 'GET', path(), { token });
+      const ok = await gw.client.call(own.url, 'GET', path(), { token });
       expect(ok.status).toBe(200);
       expect(ok.headers['x-ratelimit-limit']).toBe('400');
-      expect((await client.call(own.url, 'GET', '/admin/v1/workspaces', { token: ADMIN_TOKEN })).status).toBe(200);
+      expect((await gw.client.call(own.url, 'GET', '/admin/v1/workspaces', { token: ADMIN_TOKEN })).status).toBe(200);
     } finally {
       await own.close();
     }

@@ -4,17 +4,13 @@ import { testDatabaseUrl } from '@platform/testing';
 import { runCli, type CliDeps } from './cli.commands';
 import { MIGRATIONS_DIR } from './migrate';
 import { redisRevocationPublisher } from './revocations';
-import { allUpstreams, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type HttpClient, type TestGateway } from './test/gateway';
+import { startEchoGateway, type EchoGateway } from './test/gateway';
 
-let gw: TestGateway;
-let upstream: EchoUpstream;
-let client: HttpClient;
+let gw: EchoGateway;
 let deps: CliDeps;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ upstreams: allUpstreams(upstream.url) });
-  client = httpClient();
+  gw = await startEchoGateway();
   deps = {
     store: () => gw.store,
     // The CLI's real publisher, on the test instance's channel.
@@ -22,11 +18,7 @@ beforeAll(async () => {
     migrate: () => migrate(testDatabaseUrl('gateway'), MIGRATIONS_DIR),
   };
 });
-afterAll(async () => {
-  await client.close();
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => gw.close());
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
   let out = '';
@@ -58,7 +50,7 @@ test('keys create, list and revoke; the revoked key fails on a running gateway',
   expect(created.code).toBe(0);
   expect(created.json).toMatchObject({ name: 'scanner', scopes: ['tickets:read', 'tickets:write'], expires_at: '2099-01-01T00:00:00.000Z', token: expect.stringMatching(/^plk_/) });
   const token = created.json.token;
-  expect((await client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}`, { token })).status).toBe(200);
+  expect((await gw.client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}`, { token })).status).toBe(200);
 
   const listed = await cli('keys', 'list', '--workspace', workspace);
   expect(listed.json.data).toHaveLength(1);
@@ -69,7 +61,7 @@ test('keys create, list and revoke; the revoked key fails on a running gateway',
   expect(revoked.json.revoked_at).toEqual(expect.any(String));
   const started = Date.now();
   let status = 200;
-  while (status !== 401 && Date.now() - started < 2_000) status = (await client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}`, { token })).status;
+  while (status !== 401 && Date.now() - started < 2_000) status = (await gw.client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}`, { token })).status;
   expect(status).toBe(401);
   expect(Date.now() - started).toBeLessThan(1_000);
 });
@@ -97,7 +89,7 @@ test('demo-seed keeps one "Demo" workspace and prints a fresh unrestricted key e
   expect(Object.keys(first.json).sort()).toEqual(['token', 'workspace_id']);
   expect(second.json.workspace_id).toBe(first.json.workspace_id);
   expect(second.json.token).not.toBe(first.json.token);
-  const res = await client.call(gw.url, 'GET', '/pipelines/v3/pipelines/p', { token: first.json.token });
+  const res = await gw.client.call(gw.url, 'GET', '/pipelines/v3/pipelines/p', { token: first.json.token });
   expect(res.status).toBe(200);
   expect(res.body.headers['x-platform-scopes']).toBe('*');
   expect(res.body.headers['x-platform-workspace-id']).toBe(first.json.workspace_id);

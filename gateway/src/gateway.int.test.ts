@@ -5,31 +5,22 @@ import {
   allUpstreams,
   createTestKey,
   DEAD_URL,
-  httpClient,
+  startEchoGateway,
   startEchoUpstream,
   startGateway,
-  type EchoUpstream,
+  type EchoGateway,
   type HttpClient,
-  type TestGateway,
 } from './test/gateway';
 
-let upstream: EchoUpstream;
-let gw: TestGateway;
-let client: HttpClient;
+let gw: EchoGateway;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ upstreams: allUpstreams(upstream.url) });
-  client = httpClient();
+  gw = await startEchoGateway();
 });
-afterAll(async () => {
-  await client.close();
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => gw.close());
 
-const get = (path: string, options?: Parameters<HttpClient['call']>[3]) => client.call(gw.url, 'GET', path, options);
-const post = (path: string, options?: Parameters<HttpClient['call']>[3]) => client.call(gw.url, 'POST', path, options);
+const get = (path: string, options?: Parameters<HttpClient['call']>[3]) => gw.client.call(gw.url, 'GET', path, options);
+const post = (path: string, options?: Parameters<HttpClient['call']>[3]) => gw.client.call(gw.url, 'POST', path, options);
 
 describe('responses the gateway makes itself', () => {
   test('a path outside every prefix is 404 with the contract error body, request id and version', async () => {
@@ -58,23 +49,23 @@ describe('responses the gateway makes itself', () => {
 
   test('a service’s own /healthz is not proxied (404, counted in the service bucket)', async () => {
     const { token } = await createTestKey(gw.store);
-    const before = upstream.received.length;
+    const before = gw.upstream.received.length;
     for (const path of ['/events/v0/healthz', '/events/v0/readyz', '/events/v0/metrics', '/warehouse/v1/healthz']) {
       const res = await get(path, { token });
       expect(res.status).toBe(404);
       expectErrorBody(res.body, 'not_found');
       expect(res.headers['x-ratelimit-limit']).toBe(path.startsWith('/events') ? '400' : '600');
     }
-    expect(upstream.received.length).toBe(before);
+    expect(gw.upstream.received.length).toBe(before);
   });
 });
 
 describe('order of checks (contract section 4)', () => {
   test('401 before 404 before version 400 before scope 403 before 429', async () => {
-    const limited = await startGateway({ upstreams: allUpstreams(upstream.url), limits: { events: 3 } });
+    const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { events: 3 } });
     try {
       const { token } = await createTestKey(limited.store, { scopes: ['events:read'] });
-      const call = (method: string, path: string, options: Parameters<HttpClient['call']>[3]) => client.call(limited.url, method, path, options);
+      const call = (method: string, path: string, options: Parameters<HttpClient['call']>[3]) => gw.client.call(limited.url, method, path, options);
       const badVersion = { 'platform-version': '2023-01-01' };
 
       // Everything wrong: no token wins.
@@ -123,7 +114,7 @@ describe('platform-version (contract section 5)', () => {
 
   test('any other value: 400 with the unsupported_version error, answered as 2024-12-01', async () => {
     const { token } = await createTestKey(gw.store);
-    const before = upstream.received.length;
+    const before = gw.upstream.received.length;
     for (const value of ['2025-01-01', '', 'latest']) {
       const res = await get(`/events/v0/events/${randomUUID()}`, { token, headers: { 'platform-version': value } });
       expect(res.status).toBe(400);
@@ -131,7 +122,7 @@ describe('platform-version (contract section 5)', () => {
       const error = expectErrorBody(res.body, 'invalid_request');
       expect(error.errors).toEqual([{ in: 'header', field: 'platform-version', code: 'unsupported_version', message: 'supported: 2024-12-01' }]);
     }
-    expect(upstream.received.length).toBe(before);
+    expect(gw.upstream.received.length).toBe(before);
   });
 });
 
@@ -226,12 +217,12 @@ describe('proxying', () => {
 describe('body size (413)', () => {
   test('a declared Content-Length over 1 MiB is refused before the service sees it', async () => {
     const { token } = await createTestKey(gw.store);
-    const before = upstream.received.length;
+    const before = gw.upstream.received.length;
     const res = await post('/events/v0/events', { token, body: Buffer.alloc(1024 * 1024 + 1, 0x61), headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(413);
     expectErrorBody(res.body, 'payload_too_large');
     expect(res.headers['x-ratelimit-limit']).toBe('400');
-    expect(upstream.received.length).toBe(before);
+    expect(gw.upstream.received.length).toBe(before);
   });
 
   test('exactly 1 MiB passes', async () => {
@@ -265,7 +256,7 @@ describe('rate-limit headers (contract section 6)', () => {
 
   test('each route counts in its bucket', async () => {
     const { token } = await createTestKey(gw.store);
-    const limitOf = async (method: string, path: string) => (await client.call(gw.url, method, path, { token, body: method === 'POST' ? {} : undefined })).headers['x-ratelimit-limit'];
+    const limitOf = async (method: string, path: string) => (await gw.client.call(gw.url, method, path, { token, body: method === 'POST' ? {} : undefined })).headers['x-ratelimit-limit'];
     expect(await limitOf('GET', '/warehouse/v1/items')).toBe('600');
     expect(await limitOf('POST', '/warehouse/v1/items/bulk')).toBe('60');
     expect(await limitOf('GET', '/pipelines/v3/pipelines/p')).toBe('300');
@@ -276,10 +267,10 @@ describe('rate-limit headers (contract section 6)', () => {
   });
 
   test('over the limit: 429 rate_limited with Retry-After, Remaining 0 and Reset in the future', async () => {
-    const limited = await startGateway({ upstreams: allUpstreams(upstream.url), limits: { warehouse: 2 } });
+    const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { warehouse: 2 } });
     try {
       const { token } = await createTestKey(limited.store);
-      const call = () => client.call(limited.url, 'GET', '/warehouse/v1/items', { token });
+      const call = () => gw.client.call(limited.url, 'GET', '/warehouse/v1/items', { token });
       const ok1 = await call();
       const ok2 = await call();
       expect([ok1.status, ok2.status]).toEqual([200, 200]);
@@ -296,7 +287,7 @@ describe('rate-limit headers (contract section 6)', () => {
       expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 61);
       // Rejected requests do not count, and another key has its own bucket.
       const other = await createTestKey(limited.store);
-      expect((await client.call(limited.url, 'GET', '/warehouse/v1/items', { token: other.token })).status).toBe(200);
+      expect((await gw.client.call(limited.url, 'GET', '/warehouse/v1/items', { token: other.token })).status).toBe(200);
     } finally {
       await limited.close();
     }
@@ -308,7 +299,7 @@ describe('unavailable services (503)', () => {
     const down = await startGateway({ upstreams: allUpstreams(DEAD_URL) });
     try {
       const { token } = await createTestKey(down.store);
-      const res = await client.call(down.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
+      const res = await gw.client.call(down.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
       expect(res.status).toBe(503);
       expectErrorBody(res.body, 'temporarily_unavailable');
       expect(res.headers['retry-after']).toBe('1');
@@ -325,7 +316,7 @@ describe('unavailable services (503)', () => {
     try {
       const { token } = await createTestKey(impatient.store);
       const started = Date.now();
-      const res = await client.call(impatient.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
+      const res = await gw.client.call(impatient.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
       expect(res.status).toBe(503);
       expectErrorBody(res.body, 'temporarily_unavailable');
       expect(Date.now() - started).toBeLessThan(1_200);

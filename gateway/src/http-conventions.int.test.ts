@@ -3,24 +3,16 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { expectErrorBody } from '@platform/testing';
-import { allUpstreams, createTestKey, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type HttpClient, type TestGateway } from './test/gateway';
+import { createTestKey, startEchoGateway, type EchoGateway } from './test/gateway';
 
-let upstream: EchoUpstream;
-let gw: TestGateway;
-let client: HttpClient;
+let gw: EchoGateway;
 let token: string;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ upstreams: allUpstreams(upstream.url), headersTimeoutMs: 400, requestTimeoutMs: 400 });
-  client = httpClient();
+  gw = await startEchoGateway({ headersTimeoutMs: 400, requestTimeoutMs: 400 });
   ({ token } = await createTestKey(gw.store));
 });
-afterAll(async () => {
-  await client.close();
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => gw.close());
 
 /** A raw connection to the gateway, for what an HTTP client library would not send. */
 async function socketTo(url: string): Promise<{ socket: Socket; received: () => string; closed: Promise<unknown> }> {
@@ -47,7 +39,7 @@ describe('the internal signature (contract section 4)', () => {
     ['pipelines', '/pipelines/v3/pipelines'],
   ])('a request to %s is signed with the key derived for %s, over its body and request id', async (service, path) => {
     const body = { name: 'signed', note: 'ü'.repeat(10) };
-    const res = await client.call(gw.url, 'POST', path, { token, body, headers: { 'x-request-id': `sig-${service}` } });
+    const res = await gw.client.call(gw.url, 'POST', path, { token, body, headers: { 'x-request-id': `sig-${service}` } });
     expect(res.status).toBe(200);
     expect(res.body.signed_for).toBe(service);
     expect(JSON.parse(res.body.body)).toEqual(body);
@@ -57,16 +49,16 @@ describe('the internal signature (contract section 4)', () => {
 
 describe('HEAD (contract section 2)', () => {
   test('HEAD is answered on a GET route, with the headers of the GET and no body', async () => {
-    const res = await client.call(gw.url, 'HEAD', `/events/v0/tickets/${randomUUID()}`, { token });
+    const res = await gw.client.call(gw.url, 'HEAD', `/events/v0/tickets/${randomUUID()}`, { token });
     expect(res.status).toBe(200);
     expect(res.text).toBe('');
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['x-ratelimit-limit']).toBe('400');
-    expect(upstream.received.at(-1)?.method).toBe('HEAD');
+    expect(gw.upstream.received.at(-1)?.method).toBe('HEAD');
   });
 
   test('HEAD on a route that has no GET is 404', async () => {
-    const res = await client.call(gw.url, 'HEAD', `/events/v0/tickets/${randomUUID()}/validate`, { token });
+    const res = await gw.client.call(gw.url, 'HEAD', `/events/v0/tickets/${randomUUID()}/validate`, { token });
     expect(res.status).toBe(404);
   });
 });
@@ -79,7 +71,7 @@ describe('x-content-type-options: nosniff on every answer (contract section 2)',
     ['/healthz', 'GET', '/healthz', false],
     ['the admin API', 'GET', '/admin/v1/workspaces', false],
   ])('%s', async (_what, method, path, authenticated) => {
-    const res = await client.call(gw.url, method, path, authenticated ? { token } : {});
+    const res = await gw.client.call(gw.url, method, path, authenticated ? { token } : {});
     expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
 });

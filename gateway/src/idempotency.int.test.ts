@@ -1,45 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
-import { expectErrorBody, sleep, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
+import { expectErrorBody, sleep, startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
-import { startTcpProxy } from './test/tcp-proxy';
 import {
   allUpstreams,
   closeServer,
   createTestKey,
   DEAD_REDIS_URL,
   DEAD_URL,
-  httpClient,
   listen,
-  startEchoUpstream,
+  startEchoGateway,
   startGateway,
+  type EchoGateway,
   type EchoUpstream,
-  type HttpClient,
   type Reply,
-  type TestGateway,
 } from './test/gateway';
 
 const UPSTREAM_TIMEOUT_MS = 2_000;
 
-let upstream: EchoUpstream;
-let gw: TestGateway;
-let client: HttpClient;
+let gw: EchoGateway;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS });
-  client = httpClient();
+  gw = await startEchoGateway({ upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS });
 });
-afterAll(async () => {
-  await client.close();
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => gw.close());
 
 
 /** How often the service ran a request carrying this Idempotency-Key. */
-const runs = (key: string, echo: EchoUpstream = upstream) => echo.received.filter((r) => r.headers['idempotency-key'] === key).length;
+const runs = (key: string, echo: EchoUpstream = gw.upstream) => echo.received.filter((r) => r.headers['idempotency-key'] === key).length;
 
 interface Send {
   token: string;
@@ -49,7 +38,7 @@ interface Send {
   base?: string;
 }
 const send = (method: string, path: string, { token, key, body, headers, base }: Send): Promise<Reply> =>
-  client.call(base ?? gw.url, method, path, { token, body, headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers } });
+  gw.client.call(base ?? gw.url, method, path, { token, body, headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers } });
 const post = (path: string, options: Send) => send('POST', path, options);
 
 const newKey = () => `key-${randomUUID()}`;
@@ -206,7 +195,7 @@ describe('answers that are not stored', () => {
   });
 
   test('the gateway’s 503 for a service slower than the timeout is not stored: the retry runs again', async () => {
-    const impatient = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamTimeoutMs: 300 });
+    const impatient = await startGateway({ upstreams: allUpstreams(gw.upstream.url), upstreamTimeoutMs: 300 });
     try {
       const { token } = await createTestKey(impatient.store);
       const key = newKey();
@@ -332,7 +321,7 @@ describe('scope: workspace + method + path + key', () => {
 describe('the header itself', () => {
   test('empty, longer than 255 or not visible ASCII: 400 naming the header; nothing runs', async () => {
     const { token } = await createTestKey(gw.store);
-    const before = upstream.received.length;
+    const before = gw.upstream.received.length;
     const cases: [string, string][] = [
       ['', 'invalid_format'],
       ['k'.repeat(256), 'too_long'],
@@ -347,7 +336,7 @@ describe('the header itself', () => {
     const nonAscii = await rawPost(`${gw.url}/events/v0/events`, { authorization: `Bearer ${token}`, 'idempotency-key': Buffer.from('clé', 'utf8').toString('latin1') });
     expect(nonAscii.status).toBe(400);
     expect(nonAscii.body.error.errors[0]).toMatchObject({ in: 'header', field: 'Idempotency-Key', code: 'invalid_format' });
-    expect(upstream.received.length).toBe(before);
+    expect(gw.upstream.received.length).toBe(before);
     expect((await post('/events/v0/events', { token, key: '~'.repeat(255), body: {} })).status).toBe(200);
   });
 
@@ -365,7 +354,7 @@ describe('the header itself', () => {
   });
 
   test('replays and 409s count in the rate limit like any request', async () => {
-    const limited = await startGateway({ upstreams: allUpstreams(upstream.url), limits: { events: 3 } });
+    const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { events: 3 } });
     try {
       const { token } = await createTestKey(limited.store);
       const key = newKey();
@@ -381,7 +370,7 @@ describe('the header itself', () => {
 
 describe('Redis unreachable', () => {
   test('a request with a key gets a quick 503 and does not run; one without a key is served', async () => {
-    const noRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: DEAD_REDIS_URL });
+    const noRedis = await startGateway({ upstreams: allUpstreams(gw.upstream.url), redisUrl: DEAD_REDIS_URL });
     try {
       const { token } = await createTestKey(noRedis.store);
       const key = newKey();
@@ -403,11 +392,11 @@ describe('Redis unreachable', () => {
   test('a Redis that does not answer: the key’s request gets 503 within the command timeout, never a hang', async () => {
     const redisUrl = new URL(testRedisUrl());
     const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const slowRedis = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
+    const slowRedis = await startGateway({ upstreams: allUpstreams(gw.upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
     try {
       const { token } = await createTestKey(slowRedis.store);
       await waitFor('Redis through the relay to be ready', () => slowRedis.redis.status === 'ready', 3_000, 20);
-      relay.blackhole(true);
+      relay.setMode('blackhole');
       const key = newKey();
       const started = Date.now();
       const keyed = await post('/events/v0/events', { base: slowRedis.url, token, key, body: { name: 'x' } });
@@ -416,7 +405,7 @@ describe('Redis unreachable', () => {
       expect(runs(key)).toBe(0);
       expect((await post('/events/v0/events', { base: slowRedis.url, token, body: { name: 'x' } })).status).toBe(200);
     } finally {
-      relay.blackhole(false);
+      relay.setMode('forward');
       await slowRedis.close();
       await relay.close();
     }

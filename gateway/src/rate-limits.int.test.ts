@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { testRedisUrl, uniqueName, waitFor } from '@platform/testing';
+import { startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import {
   allUpstreams,
   createTestKey,
@@ -10,7 +10,6 @@ import {
   type EchoUpstream,
   type HttpClient,
 } from './test/gateway';
-import { startTcpProxy } from './test/tcp-proxy';
 
 let upstream: EchoUpstream;
 let client: HttpClient;
@@ -69,19 +68,20 @@ test('with Redis unreachable requests still succeed, limited per instance in mem
 test('Redis going away and coming back: served from memory meanwhile, then Redis counts again', async () => {
   const redisUrl = new URL(testRedisUrl());
   const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url, limits: { events: 50 } });
+  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}`, limits: { events: 50 } });
   try {
     const { token, keyId } = await createTestKey(gw.store);
     await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 3_000, 20);
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     expect(gw.app.state().rateLimiter.mode).toBe('redis');
 
-    await relay.cut();
+    relay.setMode('refuse');
+    relay.cut();
     const during = await client.call(gw.url, 'GET', path(), { token });
     expect(during.status).toBe(200);
     expect(gw.app.state().rateLimiter.mode).toBe('memory');
 
-    await relay.restore();
+    relay.setMode('forward');
     await waitFor('Redis to be ready again', () => gw.redis.status === 'ready', 5_000, 20);
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the retry pause after the failure
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
@@ -97,18 +97,18 @@ test('Redis going away and coming back: served from memory meanwhile, then Redis
 test('a Redis that stops answering costs at most the 100 ms command timeout, never a hang or a 5xx', async () => {
   const redisUrl = new URL(testRedisUrl());
   const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: relay.url });
+  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
   try {
     const { token } = await createTestKey(gw.store);
     await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 3_000, 20);
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
-    relay.blackhole(true);
+    relay.setMode('blackhole');
     const started = Date.now();
     const replies = await Promise.all(Array.from({ length: 5 }, () => client.call(gw.url, 'GET', path(), { token })));
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(gw.app.state().rateLimiter.mode).toBe('memory');
-    relay.blackhole(false);
+    relay.setMode('forward');
   } finally {
     await gw.close();
     await relay.close();

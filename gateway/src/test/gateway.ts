@@ -196,6 +196,32 @@ async function readyOrFail(redis: Redis): Promise<void> {
   });
 }
 
+/** A test gateway whose every upstream is one echo server, with a client; `close()` stops all three. */
+export interface EchoGateway extends TestGateway {
+  upstream: EchoUpstream;
+  client: HttpClient;
+}
+
+/** Starts an echo upstream, a gateway in front of it for every service, and a client for both. */
+export async function startEchoGateway(options: Omit<GatewayOptions, 'upstreams'> = {}): Promise<EchoGateway> {
+  const upstream = await startEchoUpstream();
+  const gateway = await startGateway({ ...options, upstreams: allUpstreams(upstream.url) }).catch(async (err: unknown) => {
+    await upstream.close();
+    throw err;
+  });
+  const client = httpClient();
+  return {
+    ...gateway,
+    upstream,
+    client,
+    close: async () => {
+      await client.close();
+      await gateway.close();
+      await upstream.close();
+    },
+  };
+}
+
 export interface TestKey {
   token: string;
   keyId: string;

@@ -48,8 +48,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const cut = (): number => {
     const n = pairs.size;
     for (const pair of [...pairs]) {
-      // resetAndDestroy sends RST: the peer sees ECONNRESET, not a clean FIN.
-      for (const socket of pair) socket.resetAndDestroy();
+      // resetAndDestroy sends RST: the peer sees ECONNRESET, not a clean FIN. A socket already
+      // ending (its peer sent FIN, e.g. Redis answering QUIT) cannot be reset: libuv refuses, and
+      // Node then drops the handle without closing it, which keeps the process (and jest) alive.
+      for (const socket of pair) {
+        if (socket.writableEnded) socket.destroy();
+        else socket.resetAndDestroy();
+      }
     }
     pairs.clear();
     return n;
