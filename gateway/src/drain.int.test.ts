@@ -1,16 +1,6 @@
-import { Agent, request, type IncomingMessage } from 'node:http';
-import { dirname, join } from 'node:path';
-import {
-  freePorts,
-  killSpawned,
-  prepareTestDatabase,
-  processRedisUrl,
-  spawnProcess,
-  TEST_INTERNAL_SECRET,
-  testDatabaseUrl,
-  waitForHttp,
-  type SpawnedProcess,
-} from '@platform/testing';
+import { Agent } from 'node:http';
+import { dirname } from 'node:path';
+import { exitReport, halfSentPost, killSpawned, spawnService, type ReadyProcess } from '@platform/testing';
 import { DEAD_URL } from './test/gateway';
 import { spawnGateway, type GatewayProcess } from './test/processes';
 
@@ -20,57 +10,19 @@ import { spawnGateway, type GatewayProcess } from './test/processes';
 // in flight (half their body sent) when SIGTERM arrives, on keep-alive connections as a load
 // balancer's.
 
-const EVENTS_DIR = dirname(require.resolve('@platform/events/package.json'));
-// A database of its own: the events process's outbox relay must not take other tests' rows.
-const EVENTS_DATABASE_URL = testDatabaseUrl('events_gateway_drain');
-
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 100 });
-let events: SpawnedProcess;
+let events: ReadyProcess;
 let gateway: GatewayProcess;
 
 beforeAll(async () => {
-  await prepareTestDatabase(EVENTS_DATABASE_URL, join(EVENTS_DIR, 'prisma', 'migrations'));
-  const [eventsPort, eventsMetricsPort] = await freePorts(2);
-  events = spawnProcess(join(EVENTS_DIR, 'dist', 'main.js'), {
-    EVENTS_PORT: String(eventsPort),
-    METRICS_PORT: String(eventsMetricsPort),
-    EVENTS_DATABASE_URL,
-    REDIS_URL: processRedisUrl(),
-    PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
-    LOG_LEVEL: 'warn',
-  });
-  const eventsUrl = `http://127.0.0.1:${eventsPort}`;
-  await waitForHttp(`${eventsUrl}/readyz`, { process: events });
-  gateway = await spawnGateway({ events: eventsUrl, warehouse: DEAD_URL, pipelines: DEAD_URL });
+  // A database of its own: the events process's outbox relay must not take other tests' rows.
+  events = await spawnService('events', dirname(require.resolve('@platform/events/package.json')), { database: 'events_gateway_drain' });
+  gateway = await spawnGateway({ events: events.url, warehouse: DEAD_URL, pipelines: DEAD_URL });
 }, 60_000);
 afterAll(async () => {
   keepAlive.destroy();
   await killSpawned();
 });
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** A POST whose body goes out in two halves: `finish()` sends the rest, `answer` resolves with the response. */
-function halfSentPost(url: string, headers: Record<string, string>, body: string): { finish: () => void; answer: Promise<Answer> } {
-  const bytes = Buffer.from(body);
-  const half = Math.floor(bytes.length / 2);
-  const req = request(url, { method: 'POST', agent: keepAlive, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(bytes.length) } });
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req.once('response', (res: IncomingMessage) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.once('end', () => resolve({ status: res.statusCode!, body: text }));
-      res.once('error', reject);
-    });
-    req.once('error', reject);
-  });
-  answer.catch(() => undefined);
-  req.write(bytes.subarray(0, half));
-  return { finish: () => req.end(bytes.subarray(half)), answer };
-}
 
 test('SIGTERM to the gateway: every proxied request in flight is answered (no 5xx), then it exits 0; so does the service', async () => {
   const workspace = await gateway.admin('POST', '/workspaces', { name: 'drain' });
@@ -92,7 +44,7 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
 
   // 40 validations through the gateway at once, each ticket twice (one 200, one 409), half sent.
-  const inFlight = [...tickets, ...tickets].map((id) => halfSentPost(`${gateway.url}/events/v0/tickets/${id}/validate`, auth, JSON.stringify({ gate: 'north-gate' })));
+  const inFlight = [...tickets, ...tickets].map((id) => halfSentPost(`${gateway.url}/events/v0/tickets/${id}/validate`, auth, JSON.stringify({ gate: 'north-gate' }), keepAlive));
   await new Promise((resolve) => setTimeout(resolve, 400));
 
   gateway.proc.child.kill('SIGTERM');
@@ -106,13 +58,12 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   expect(answers.filter((a) => a.status === 200)).toHaveLength(20);
   expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
 
-  const gatewayExit = await gateway.proc.exited;
-  expect({ ...gatewayExit, output: gatewayExit.code === 0 ? '' : gateway.proc.output() }).toEqual({ code: 0, signal: null, output: '' });
+  expect(await exitReport(gateway.proc)).toEqual({ code: 0, signal: null, output: '' });
   const lines = gateway.proc.output().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; route?: string; ok?: boolean });
   expect(lines.filter((l) => l.msg === 'request' && l.route === 'events POST /tickets/:id/validate')).toHaveLength(40);
   expect(lines.find((l) => l.msg === 'shutdown complete')).toMatchObject({ ok: true });
 
   // The service behind it: nothing in flight now, its pools close, exit 0.
-  const eventsExit = await events.kill('SIGTERM');
-  expect({ ...eventsExit, output: eventsExit.code === 0 ? '' : events.output() }).toEqual({ code: 0, signal: null, output: '' });
+  await events.proc.kill('SIGTERM');
+  expect(await exitReport(events.proc)).toEqual({ code: 0, signal: null, output: '' });
 }, 60_000);

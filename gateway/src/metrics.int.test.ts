@@ -1,9 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, startMetricsServer, type Registry } from '@platform/core';
-import { waitFor } from '@platform/testing';
+import { metricSample, waitFor, withMetrics } from '@platform/testing';
 import {
   ADMIN_TOKEN,
   allUpstreams,
@@ -13,6 +9,7 @@ import {
   startEchoUpstream,
   startGateway,
   type EchoUpstream,
+  type GatewayOptions,
   type HttpClient,
   type TestGateway,
 } from './test/gateway';
@@ -23,16 +20,13 @@ import {
 let upstream: EchoUpstream;
 let client: HttpClient;
 let gateways: TestGateway[] = [];
-let servers: Server[] = [];
 
 beforeAll(async () => {
   upstream = await startEchoUpstream();
   client = httpClient();
 });
 afterEach(async () => {
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   await Promise.all(gateways.map((g) => g.close()));
-  servers = [];
   gateways = [];
 });
 afterAll(async () => {
@@ -40,30 +34,10 @@ afterAll(async () => {
   await upstream.close();
 });
 
-async function gatewayWithMetrics(options: Parameters<typeof startGateway>[0] = {}): Promise<{ gw: TestGateway; registry: Registry; scrape: () => Promise<string> }> {
-  const registry = createMetricsRegistry();
-  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), metrics: registry, ...options });
+async function gatewayWithMetrics(options: GatewayOptions = {}): Promise<{ gw: TestGateway; scrape: () => Promise<string> }> {
+  const gw = await withMetrics((registry) => startGateway({ upstreams: allUpstreams(upstream.url), metrics: registry, ...options }));
   gateways.push(gw);
-  const server = startMetricsServer(0, registry, createLogger('gateway-metrics-test', 'silent'));
-  servers.push(server);
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
-  return {
-    gw,
-    registry,
-    scrape: async () => {
-      const res = await fetch(url);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-      return res.text();
-    },
-  };
-}
-
-/** The value of one sample line (`name{labels}`) in Prometheus text; undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  return { gw, scrape: gw.metrics.scrape };
 }
 
 test('requests are counted and timed by public route pattern and status; the public port has no /metrics', async () => {
@@ -82,20 +56,20 @@ test('requests are counted and timed by public route pattern and status; the pub
   expect((await client.call(gw.url, 'GET', '/events/v0/metrics', { token })).status).toBe(404);
 
   const text = await scrape();
-  expect(sample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
-  expect(sample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="401"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_count{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
-  expect(sample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
-  expect(sample(text, 'http_requests_total{method="GET",route="/events/v0/*",status="404"}')).toBe(2);
-  expect(sample(text, 'http_requests_total{method="GET",route="/healthz",status="200"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="GET",route="/admin/v1/workspaces/:id",status="200"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="GET",route="/admin/v1/*",status="401"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="401"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/events/v0/*",status="404"}')).toBe(2);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/healthz",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/admin/v1/workspaces/:id",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/admin/v1/*",status="401"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
   // Raw paths never become labels.
   expect(text).not.toContain(ticket);
   expect(text).not.toContain(workspaceId);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
-  expect(sample(text, 'gateway_api_key_cache_entries')).toBeGreaterThanOrEqual(1);
+  expect(metricSample(text, 'gateway_api_key_cache_entries')).toBeGreaterThanOrEqual(1);
 });
 
 test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts, so the fallback gauge is 0', async () => {
@@ -103,7 +77,7 @@ test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts,
   const { token } = await createTestKey(gw.store);
   let text = await scrape();
   for (const bucket of ['events', 'warehouse', 'warehouse-bulk', 'pipelines', 'pipeline-runs', 'failed-auth']) {
-    expect(sample(text, `gateway_rate_limited_total{bucket="${bucket}"}`)).toBe(0);
+    expect(metricSample(text, `gateway_rate_limited_total{bucket="${bucket}"}`)).toBe(0);
   }
 
   const statuses = [];
@@ -119,24 +93,24 @@ test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts,
   expect(failed).toEqual([401, 401, 429]);
 
   text = await scrape();
-  expect(sample(text, 'gateway_rate_limited_total{bucket="events"}')).toBe(1);
-  expect(sample(text, 'gateway_rate_limited_total{bucket="pipeline-runs"}')).toBe(1);
-  expect(sample(text, 'gateway_rate_limited_total{bucket="failed-auth"}')).toBe(1);
-  expect(sample(text, 'gateway_rate_limited_total{bucket="pipelines"}')).toBe(0);
-  expect(sample(text, 'http_requests_total{method="GET",route="/events/v0/events/:id",status="429"}')).toBe(1);
-  expect(sample(text, 'gateway_rate_limit_fallback')).toBe(0);
-  expect(sample(text, 'gateway_rate_limit_redis_failures_total')).toBe(0);
+  expect(metricSample(text, 'gateway_rate_limited_total{bucket="events"}')).toBe(1);
+  expect(metricSample(text, 'gateway_rate_limited_total{bucket="pipeline-runs"}')).toBe(1);
+  expect(metricSample(text, 'gateway_rate_limited_total{bucket="failed-auth"}')).toBe(1);
+  expect(metricSample(text, 'gateway_rate_limited_total{bucket="pipelines"}')).toBe(0);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/events/v0/events/:id",status="429"}')).toBe(1);
+  expect(metricSample(text, 'gateway_rate_limit_fallback')).toBe(0);
+  expect(metricSample(text, 'gateway_rate_limit_redis_failures_total')).toBe(0);
 });
 
 test('with Redis on a dead port the fallback gauge is 1 and in-memory 429s are counted too', async () => {
   const { gw, scrape } = await gatewayWithMetrics({ redisUrl: DEAD_REDIS_URL, limits: { events: 1 } });
   const { token } = await createTestKey(gw.store);
-  expect(sample(await scrape(), 'gateway_rate_limit_fallback')).toBe(0);
+  expect(metricSample(await scrape(), 'gateway_rate_limit_fallback')).toBe(0);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(200);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(429);
-  await waitFor('the rate-limit fallback to be counted', async () => sample(await scrape(), 'gateway_rate_limit_fallback') === 1, 3_000, 20);
+  await waitFor('the rate-limit fallback to be counted', async () => metricSample(await scrape(), 'gateway_rate_limit_fallback') === 1, 3_000, 20);
   const text = await scrape();
-  expect(sample(text, 'gateway_rate_limited_total{bucket="events"}')).toBe(1);
+  expect(metricSample(text, 'gateway_rate_limited_total{bucket="events"}')).toBe(1);
   expect(gw.app.state().rateLimiter.mode).toBe('memory');
 });
 

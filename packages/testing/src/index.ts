@@ -142,6 +142,8 @@ export * from './test-env';
 export * from './receiver';
 export * from './wait';
 export * from './tcp-proxy';
+export * from './metrics';
+export * from './half-sent-post';
 export * from './platform';
 export * from './processes';
 export * from './openapi';

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { migrate, type ServiceName } from '@platform/core';
+import { TEST_INTERNAL_SECRET, testDatabaseUrl } from './test-env';
 
 /** Free TCP ports on 127.0.0.1 right now, all held open together so none is handed out twice. */
 export async function freePorts(count: number): Promise<number[]> {
@@ -75,6 +78,52 @@ export function spawnProcess(entry: string, env: Record<string, string>): Spawne
   spawned.add(handle);
   void exited.then(() => spawned.delete(handle));
   return handle;
+}
+
+/** How a process exited, with its output when it did not exit 0, so that a failed expectation shows why. */
+export async function exitReport(proc: SpawnedProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  const exit = await proc.exited;
+  return { ...exit, output: exit.code === 0 ? '' : proc.output() };
+}
+
+/** A deployable's real process, ready. */
+export interface ReadyProcess {
+  proc: SpawnedProcess;
+  /** `http://127.0.0.1:<port>`: its API port, which answers /healthz and /readyz. */
+  url: string;
+  /** GET /metrics on its METRICS_PORT. */
+  metricsUrl: string;
+}
+
+/**
+ * Runs a built entry point with `portVariable` and METRICS_PORT on free ports, the tests' Redis
+ * for processes and the test internal secret, and resolves once its /readyz answers.
+ */
+export async function spawnDeployable(entry: string, portVariable: string, env: Record<string, string>): Promise<ReadyProcess> {
+  const [port, metricsPort] = await freePorts(2);
+  const proc = spawnProcess(entry, {
+    [portVariable]: String(port),
+    METRICS_PORT: String(metricsPort),
+    REDIS_URL: processRedisUrl(),
+    PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/readyz`, { process: proc });
+  return { proc, url, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+}
+
+/**
+ * A service's built main (`<dir>/dist/main.js`) as a real process, ready, on a test database of its
+ * own (`testDatabaseUrl(database)`, migrated first), so that its outbox relay takes no other test
+ * file's rows. `<SERVICE>_PORT` and `<SERVICE>_DATABASE_URL` are set; `env` adds to or overrides them.
+ */
+export async function spawnService(service: ServiceName, dir: string, options: { database: string; env?: Record<string, string> }): Promise<ReadyProcess> {
+  const databaseUrl = testDatabaseUrl(options.database);
+  await migrate(databaseUrl, join(dir, 'prisma', 'migrations'));
+  const prefix = service.toUpperCase();
+  return spawnDeployable(join(dir, 'dist', 'main.js'), `${prefix}_PORT`, { [`${prefix}_DATABASE_URL`]: databaseUrl, ...options.env });
 }
 
 /** SIGKILLs every process spawnProcess started that still runs (afterAll). */

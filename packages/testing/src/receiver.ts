@@ -45,3 +45,23 @@ export async function startReceiver() {
   };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** An app under test with a receiver for its webhook deliveries; `close()` stops both. */
+export type WithReceiver<App> = App & { receiver: Receiver };
+
+/** Starts a receiver beside an app (a service test app started with its webhooks runtime). */
+export async function withReceiver<App extends { close(): Promise<void> }>(starting: Promise<App>): Promise<WithReceiver<App>> {
+  const app = await starting;
+  const receiver = await startReceiver().catch(async (err: unknown) => {
+    await app.close();
+    throw err;
+  });
+  return {
+    ...app,
+    receiver,
+    close: async () => {
+      await app.close();
+      await receiver.close();
+    },
+  };
+}

@@ -1,79 +1,21 @@
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
-import {
-  freePorts,
-  gatewayHeaders,
-  killSpawned,
-  prepareTestDatabase,
-  processRedisUrl,
-  spawnProcess,
-  TEST_INTERNAL_SECRET,
-  testDatabaseUrl,
-  testIdentity,
-  waitForHttp,
-  type SpawnedProcess,
-} from '@platform/testing';
+import { exitReport, gatewayHeaders, halfSentPost, killSpawned, scrapeMetrics, spawnService, testIdentity } from '@platform/testing';
 
 // Contract section 12: on SIGTERM the process stops accepting, finishes the requests in flight,
 // closes its pools and exits 0. Proven on the real build (node dist/main.js) with requests that are
 // provably in flight: their bodies are only half sent when SIGTERM arrives.
 
-const ENTRY = join(__dirname, '..', 'dist', 'main.js');
-// A database of its own: the process's outbox relay must not take other test files' outbox rows.
-const DATABASE_URL = testDatabaseUrl('events_drain');
-
 // Keep-alive, as the gateway's pool and load balancers connect: open connections must not hold the shutdown.
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 100 });
-let proc: SpawnedProcess | undefined;
 afterAll(async () => {
   keepAlive.destroy();
   await killSpawned();
 });
 
-beforeAll(async () => {
-  await prepareTestDatabase(DATABASE_URL, join(__dirname, '..', 'prisma', 'migrations'));
-});
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** A POST whose body goes out in two halves: `finish()` sends the rest, `answer` resolves with the response. */
-function halfSentPost(base: string, path: string, headers: Record<string, string>, body: string): { finish: () => void; answer: Promise<Answer> } {
-  const bytes = Buffer.from(body);
-  const half = Math.floor(bytes.length / 2);
-  const req = request(`${base}${path}`, {
-    method: 'POST',
-    agent: keepAlive,
-    headers: { ...headers, 'content-type': 'application/json', 'content-length': String(bytes.length) },
-  });
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req.once('response', (res: IncomingMessage) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.once('end', () => resolve({ status: res.statusCode!, body: text }));
-      res.once('error', reject);
-    });
-    req.once('error', reject);
-  });
-  answer.catch(() => undefined);
-  req.write(bytes.subarray(0, half));
-  return { finish: () => req.end(bytes.subarray(half)), answer };
-}
-
 test('SIGTERM: every request in flight is answered (no 5xx), new connections are refused, the process exits 0', async () => {
-  const [port, metricsPort] = await freePorts(2);
-  proc = spawnProcess(ENTRY, {
-    EVENTS_PORT: String(port),
-    METRICS_PORT: String(metricsPort),
-    EVENTS_DATABASE_URL: DATABASE_URL,
-    REDIS_URL: processRedisUrl(),
-    PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
-    LOG_LEVEL: 'info',
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/readyz`, { process: proc });
+  // A database of its own: the process's outbox relay must not take other test files' outbox rows.
+  const { proc, url: base, metricsUrl } = await spawnService('events', join(__dirname, '..'), { database: 'events_drain', env: { LOG_LEVEL: 'info' } });
 
   const identity = testIdentity();
   const call = async (method: string, path: string, body?: object) => {
@@ -91,7 +33,7 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   for (let i = 0; i < 20; i++) tickets.push((await call('POST', `/events/${event.body.id}/tickets`)).body.id);
 
   // main serves its metrics on METRICS_PORT, the API port does not.
-  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const metrics = await scrapeMetrics(metricsUrl);
   expect(metrics).toContain('http_requests_total{method="POST",route="/events/:id/tickets",status="201"} 20');
   expect(metrics).toMatch(/^queue_depth\{queue="webhooks-events",state="waiting"\} \d+$/m);
   expect(metrics).toContain('webhook_deliveries_total{outcome="succeeded"} 0');
@@ -100,7 +42,7 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   const GATE_BODY = JSON.stringify({ gate: 'north-gate' });
   // 40 validations at once, each ticket twice (one 200, one 409), all with half a body sent.
   const inFlight = [...tickets, ...tickets].map((id) =>
-    halfSentPost(base, `/tickets/${id}/validate`, gatewayHeaders('events', identity, 'POST', `/tickets/${id}/validate`, { body: GATE_BODY }), GATE_BODY),
+    halfSentPost(`${base}/tickets/${id}/validate`, gatewayHeaders('events', identity, 'POST', `/tickets/${id}/validate`, { body: GATE_BODY }), GATE_BODY, keepAlive),
   );
   // The service has read their headers and waits for the bodies.
   await new Promise((resolve) => setTimeout(resolve, 400));
@@ -117,8 +59,7 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   expect(answers.filter((a) => a.status === 200)).toHaveLength(20);
   expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
 
-  const exit = await proc.exited;
-  expect({ ...exit, output: exit.code === 0 ? '' : proc.output() }).toEqual({ code: 0, signal: null, output: '' });
+  expect(await exitReport(proc)).toEqual({ code: 0, signal: null, output: '' });
   const lines = proc.output().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; ok?: boolean });
   expect(lines.filter((l) => l.msg === 'request' && (l as { route?: string }).route === '/tickets/:id/validate')).toHaveLength(40);
   expect(lines.find((l) => l.msg === 'shutdown complete')).toMatchObject({ ok: true });

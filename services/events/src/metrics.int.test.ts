@@ -1,35 +1,17 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createLogger, createMetricsRegistry, startMetricsServer } from '@platform/core';
-import { serviceClient, testIdentity } from '@platform/testing';
+import { metricSample, serviceClient, testIdentity, withMetrics, type ServiceTestApp, type WithMetrics } from '@platform/testing';
+import type { Database } from './database';
 import { startTestApp } from './test/app';
 
 // Contract section 12: GET /metrics (Prometheus text) on METRICS_PORT, never on the API's port.
-let app: Awaited<ReturnType<typeof startTestApp>>;
-let metricsServer: Server;
-let base: string;
+let app: WithMetrics<ServiceTestApp<Database>>;
 
 beforeAll(async () => {
-  const registry = createMetricsRegistry();
   // No webhooks here: a second outbox relay on the test database would take other files' rows
   // (drain.int.test.ts checks the delivery queue's depth on the real process).
-  app = await startTestApp({ metrics: registry });
-  metricsServer = startMetricsServer(0, registry, createLogger('events-metrics-test', 'silent'));
-  await once(metricsServer, 'listening');
-  base = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
+  app = await withMetrics((registry) => startTestApp({ metrics: registry }));
 });
-afterAll(async () => {
-  await new Promise((resolve) => metricsServer.close(resolve));
-  await app.close();
-});
-
-/** The value of one sample line (`name{labels}`) in Prometheus text; undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
+afterAll(() => app.close());
 
 test('a validation is counted and timed under its route pattern and status, never its ticket id', async () => {
   const c = serviceClient('events', app.server, testIdentity());
@@ -38,17 +20,14 @@ test('a validation is counted and timed under its route pattern and status, neve
   await c.post(`/tickets/${ticket.body.id}/validate`).expect(200);
   await c.post(`/tickets/${ticket.body.id}/validate`).expect(409);
 
-  const res = await fetch(`${base}/metrics`);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-  const text = await res.text();
+  const text = await app.metrics.scrape();
   expect(text).toContain('# TYPE http_requests_total counter');
   expect(text).toContain('# TYPE http_request_duration_seconds histogram');
-  expect(sample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="POST",route="/events/:id/tickets",status="201"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/events/:id/tickets",status="201"}')).toBe(1);
   expect(text).not.toContain(ticket.body.id);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
 });

@@ -1,28 +1,24 @@
-import { serviceClient, startReceiver, testIdentity, waitFor, type Receiver } from '@platform/testing';
+import { serviceClient, testIdentity, waitFor, withReceiver, type ServiceTestApp, type WithReceiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
+import type { Database } from './database';
 import { startTestApp } from './test/app';
 
-let app: Awaited<ReturnType<typeof startTestApp>>;
-let receiver: Receiver;
+let app: WithReceiver<ServiceTestApp<Database>>;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhooks: true });
-  receiver = await startReceiver();
+  app = await withReceiver(startTestApp({ webhooks: true }));
 });
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
+afterAll(() => app.close());
 
 test('a validated ticket is delivered as ticket.validated, signed, with the ticket as data', async () => {
   const c = serviceClient('events', app.server, testIdentity());
-  const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/events-hook'), events: ['ticket.validated'] }).expect(201);
+  const endpoint = await c.post('/webhook-endpoints', { url: app.receiver.url('/events-hook'), events: ['ticket.validated'] }).expect(201);
   expect(endpoint.body.secret).toMatch(/^whsec_/);
   const event = await c.post('/events', { name: 'Hooked', starts_at: '2025-06-01T18:00:00Z' }).expect(201);
   const ticket = await c.post(`/events/${event.body.id}/tickets`, {}).expect(201);
   await c.post(`/tickets/${ticket.body.id}/validate`, { gate: 'main' }).expect(200);
 
-  const [delivery] = await waitFor('the delivery', () => receiver.at('/events-hook').length > 0 && receiver.at('/events-hook'));
+  const [delivery] = await waitFor('the delivery', () => app.receiver.at('/events-hook').length > 0 && app.receiver.at('/events-hook'));
   const verified = verifyWebhook(endpoint.body.secret, delivery!.headers, delivery!.body);
   const current = await c.get(`/tickets/${ticket.body.id}`).expect(200);
   expect(verified).toMatchObject({ type: 'ticket.validated', workspace_id: c.identity.workspaceId, data: current.body });
@@ -37,7 +33,7 @@ test('a validated ticket is delivered as ticket.validated, signed, with the tick
 
 test('webhook endpoints need the webhooks scopes', async () => {
   const c = serviceClient('events', app.server, testIdentity(['tickets:write']));
-  const res = await c.post('/webhook-endpoints', { url: receiver.url('/x'), events: ['*'] }).expect(403);
+  const res = await c.post('/webhook-endpoints', { url: app.receiver.url('/x'), events: ['*'] }).expect(403);
   expect(res.body.error.required_scope).toBe('webhooks:write');
   await c.get('/webhook-endpoints').expect(403);
 });

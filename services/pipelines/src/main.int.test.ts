@@ -1,44 +1,29 @@
 import { join } from 'node:path';
-import { deleteRedisKeys, freePorts, killSpawned, prepareTestDatabase, processRedisUrl, redisKeys, spawnProcess, TEST_INTERNAL_SECRET, testDatabaseUrl, uniqueName, waitForHttp } from '@platform/testing';
+import { deleteRedisKeys, exitReport, killSpawned, processRedisUrl, redisKeys, scrapeMetrics, spawnService, uniqueName } from '@platform/testing';
 
 // The real API process (node dist/main.js): /metrics on METRICS_PORT, not on its API port; SIGTERM exits 0.
-// A database of its own: the process's outbox relay must not take other test files' outbox rows.
-const DATABASE_URL = testDatabaseUrl('pipelines_main');
 const queueName = uniqueName('runs-main');
 // Its queues (runs and webhooks) under a prefix of its own, deleted afterwards.
 const queuePrefix = uniqueName('pipelines-main-test');
-beforeAll(async () => {
-  await prepareTestDatabase(DATABASE_URL, join(__dirname, '..', 'prisma', 'migrations'));
-});
 afterAll(async () => {
   await killSpawned();
   await deleteRedisKeys(queuePrefix, processRedisUrl());
 });
 
 test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', async () => {
-  const [port, metricsPort] = await freePorts(2);
-  const proc = spawnProcess(join(__dirname, '..', 'dist', 'main.js'), {
-    PIPELINES_PORT: String(port),
-    METRICS_PORT: String(metricsPort),
-    PIPELINES_DATABASE_URL: DATABASE_URL,
-    PIPELINES_RUNS_QUEUE: queueName,
-    QUEUE_PREFIX: queuePrefix,
-    REDIS_URL: processRedisUrl(),
-    PLATFORM_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
-    LOG_LEVEL: 'warn',
+  const main = await spawnService('pipelines', join(__dirname, '..'), {
+    database: 'pipelines_main',
+    env: { PIPELINES_RUNS_QUEUE: queueName, QUEUE_PREFIX: queuePrefix },
   });
-  await waitForHttp(`http://127.0.0.1:${port}/readyz`, { process: proc });
-  expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-  expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
+  expect((await fetch(`${main.url}/healthz`)).status).toBe(200);
+  expect((await fetch(`${main.url}/metrics`)).status).toBe(401);
 
-  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  expect(res.status).toBe(200);
-  const text = await res.text();
+  const text = await scrapeMetrics(main.metricsUrl);
   expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="200"} 1');
   expect(text).toMatch(/^queue_depth\{queue="webhooks-pipelines",state="waiting"\} \d+$/m);
   // QUEUE_PREFIX is where the process's queues live.
   expect((await redisKeys(queuePrefix, processRedisUrl())).some((key) => key.startsWith(`${queuePrefix}:webhooks-pipelines:`))).toBe(true);
 
-  const exit = await proc.kill('SIGTERM');
-  expect({ ...exit, output: exit.code === 0 ? '' : proc.output() }).toEqual({ code: 0, signal: null, output: '' });
+  await main.proc.kill('SIGTERM');
+  expect(await exitReport(main.proc)).toEqual({ code: 0, signal: null, output: '' });
 });

@@ -1,8 +1,6 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, startMetricsServer } from '@platform/core';
-import { serviceClient, testIdentity, waitFor } from '@platform/testing';
+import { metricSample, scrapeMetrics, serviceClient, testIdentity, waitFor, withMetrics } from '@platform/testing';
 import { closeTestPool, createPipeline, ended, waitForRun } from './test/fixtures';
 import { startTestApp, testQueue, type TestApp } from './test/app';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
@@ -10,52 +8,33 @@ import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 // Contract section 12: GET /metrics on METRICS_PORT, apart from the API's port, for the API and the run worker.
 let app: TestApp | undefined;
 let worker: WorkerProcess | undefined;
-let metricsServer: Server | undefined;
 
 afterEach(async () => {
   await worker?.kill('SIGTERM');
-  if (metricsServer) await new Promise((resolve) => metricsServer!.close(resolve));
   await app?.close();
   app = undefined;
   worker = undefined;
-  metricsServer = undefined;
 });
 afterAll(async () => {
   await killAllWorkers();
   await closeTestPool();
 });
 
-async function scrape(base: string): Promise<string> {
-  const res = await fetch(`${base}/metrics`);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-  return res.text();
-}
-
-/** The value of one sample line (`name{labels}`) in Prometheus text; undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
 test('the API counts requests by route pattern on its metrics port; its API port has no /metrics', async () => {
-  const registry = createMetricsRegistry();
   // No webhooks here: a second outbox relay on the test database would take other files' rows
   // (main.int.test.ts checks the delivery queue's depth on the real process).
-  app = await startTestApp({ metrics: registry });
-  metricsServer = startMetricsServer(0, registry, createLogger('pipelines-metrics-test', 'silent'));
-  await once(metricsServer, 'listening');
-  const base = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
+  const metered = await withMetrics((registry) => startTestApp({ metrics: registry }));
+  app = metered;
 
   const c = serviceClient('pipelines', app.server, testIdentity());
   const pipeline = await createPipeline(c);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
 
-  const text = await scrape(base);
-  expect(sample(text, 'http_requests_total{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
-  expect(sample(text, 'http_requests_total{method="POST",route="/pipelines",status="201"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_count{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
+  const text = await metered.metrics.scrape();
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/pipelines",status="201"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
   expect(text).not.toContain(pipeline.id);
   expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
 
@@ -73,25 +52,26 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
   const port = /"port":(\d+),[^\n]*"msg":"metrics listening"/.exec(worker.output())?.[1];
   expect(port).toBeDefined();
   const base = `http://127.0.0.1:${port}`;
+  const scrape = () => scrapeMetrics(`${base}/metrics`);
   const c = serviceClient('pipelines', app.server, testIdentity());
 
-  let text = await scrape(base);
-  for (const outcome of ['succeeded', 'failed', 'cancelled']) expect(sample(text, `pipeline_runs_total{outcome="${outcome}"}`)).toBe(0);
-  expect(sample(text, `queue_depth{queue="${queueName}",state="waiting"}`)).toBe(0);
+  let text = await scrape();
+  for (const outcome of ['succeeded', 'failed', 'cancelled']) expect(metricSample(text, `pipeline_runs_total{outcome="${outcome}"}`)).toBe(0);
+  expect(metricSample(text, `queue_depth{queue="${queueName}",state="waiting"}`)).toBe(0);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
 
   // succeeded
   const pipeline = await createPipeline(c, {}, 20);
   const first = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   expect((await waitForRun(c, pipeline.id, first.body.id, ended, 'the run')).status).toBe('succeeded');
-  await waitFor('the succeeded count', async () => sample(await scrape(base), 'pipeline_runs_total{outcome="succeeded"}') === 1);
+  await waitFor('the succeeded count', async () => metricSample(await scrape(), 'pipeline_runs_total{outcome="succeeded"}') === 1);
 
   // cancelled while running
   const long = await createPipeline(c, {}, 500);
   const second = await c.post(`/pipelines/${long.id}/runs`, { trigger: 'manual' }).expect(202);
   await waitForRun(c, long.id, second.body.id, (r) => r.status === 'running', 'the run to start');
   await c.post(`/pipelines/${long.id}/runs/${second.body.id}/cancel`).expect(200);
-  await waitFor('the cancelled count', async () => sample(await scrape(base), 'pipeline_runs_total{outcome="cancelled"}') === 1);
+  await waitFor('the cancelled count', async () => metricSample(await scrape(), 'pipeline_runs_total{outcome="cancelled"}') === 1);
 
   // failed: a source whose records have no id fails the run at once
   const source = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[{"name":"no id"}]'));
@@ -100,14 +80,14 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
     const broken = await createPipeline(c, { source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as AddressInfo).port}/` } } });
     const third = await c.post(`/pipelines/${broken.id}/runs`, { trigger: 'manual' }).expect(202);
     expect((await waitForRun(c, broken.id, third.body.id, ended, 'the run to fail')).status).toBe('failed');
-    await waitFor('the failed count', async () => sample(await scrape(base), 'pipeline_runs_total{outcome="failed"}') === 1);
+    await waitFor('the failed count', async () => metricSample(await scrape(), 'pipeline_runs_total{outcome="failed"}') === 1);
   } finally {
     source.close();
   }
-  text = await scrape(base);
-  expect(sample(text, 'pipeline_runs_total{outcome="succeeded"}')).toBe(1);
+  text = await scrape();
+  expect(metricSample(text, 'pipeline_runs_total{outcome="succeeded"}')).toBe(1);
   // Two failed jobs: the failed run's, and the cancelled run's (a cancelled run's job fails, "run cancelled").
-  expect(sample(text, `queue_depth{queue="${queueName}",state="failed"}`)).toBe(2);
+  expect(metricSample(text, `queue_depth{queue="${queueName}",state="failed"}`)).toBe(2);
 
   // /healthz and /readyz stay on the worker's own port; its metrics port serves only /metrics.
   expect((await fetch(`${base}/healthz`)).status).toBe(404);

@@ -1,31 +1,28 @@
-import { serviceClient, startReceiver, testIdentity, waitFor, type Receiver } from '@platform/testing';
+import { serviceClient, testIdentity, waitFor, withReceiver, type WithReceiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
 import { closeTestPool, createPipeline, ended, getRun, waitForRun } from './test/fixtures';
 import { startTestApp, testQueue, type TestApp } from './test/app';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
 
-let app: TestApp;
+let app: WithReceiver<TestApp>;
 let worker: WorkerProcess;
-let receiver: Receiver;
 
 beforeAll(async () => {
   const queue = testQueue('runs-webhooks');
   worker = spawnWorker(queue);
-  app = await startTestApp({ queue, webhooks: true });
-  receiver = await startReceiver();
+  app = await withReceiver(startTestApp({ queue, webhooks: true }));
   await worker.ready;
 });
 afterAll(async () => {
   await worker.kill('SIGKILL');
   await app.close();
-  await receiver.close();
   await killAllWorkers();
   await closeTestPool();
 });
 
 test('a run sends run.queued, run.started and run.succeeded; a cancelled run sends run.cancelled', async () => {
   const c = serviceClient('pipelines', app.server, testIdentity());
-  const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/runs-hook'), events: ['run.queued', 'run.started', 'run.succeeded', 'run.cancelled', 'run.failed'] }).expect(201);
+  const endpoint = await c.post('/webhook-endpoints', { url: app.receiver.url('/runs-hook'), events: ['run.queued', 'run.started', 'run.succeeded', 'run.cancelled', 'run.failed'] }).expect(201);
   const pipeline = await createPipeline(c, {}, 20);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   const finished = await waitForRun(c, pipeline.id, trigger.body.id, ended, 'the run to end');
@@ -37,7 +34,7 @@ test('a run sends run.queued, run.started and run.succeeded; a cancelled run sen
   const cancelled = await waitForRun(c, long.id, longRun.body.id, ended, 'the cancelled run to end');
   expect(cancelled.status).toBe('cancelled');
 
-  const verified = () => receiver.at('/runs-hook').map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
+  const verified = () => app.receiver.at('/runs-hook').map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
   const typesOf = (id: string) => verified().filter((e) => (e.data as { id: string }).id === id).map((e) => e.type);
   await waitFor('the run events', () => typesOf(trigger.body.id).length >= 3 && typesOf(longRun.body.id).includes('run.cancelled'));
   const events = verified();

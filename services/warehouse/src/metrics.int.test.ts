@@ -1,33 +1,16 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, startMetricsServer } from '@platform/core';
-import { serviceClient, testIdentity } from '@platform/testing';
+import { metricSample, serviceClient, testIdentity, withMetrics, type ServiceTestApp, type WithMetrics } from '@platform/testing';
+import type { Database } from './database';
 import { startTestApp } from './test/app';
 
 // Contract section 12: GET /metrics (Prometheus text) on METRICS_PORT, never on the API's port.
-let app: Awaited<ReturnType<typeof startTestApp>>;
-let metricsServer: Server;
-let base: string;
+let app: WithMetrics<ServiceTestApp<Database>>;
 
 beforeAll(async () => {
-  const registry = createMetricsRegistry();
   // No webhooks here: a second outbox relay on the test database would take other files' rows
   // (main.int.test.ts checks the delivery queue's depth on the real process).
-  app = await startTestApp({ metrics: registry });
-  metricsServer = startMetricsServer(0, registry, createLogger('warehouse-metrics-test', 'silent'));
-  await once(metricsServer, 'listening');
-  base = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
+  app = await withMetrics((registry) => startTestApp({ metrics: registry }));
 });
-afterAll(async () => {
-  await new Promise((resolve) => metricsServer.close(resolve));
-  await app.close();
-});
-
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
+afterAll(() => app.close());
 
 test('requests are counted and timed by route pattern and status on the metrics port; the API port has no /metrics', async () => {
   const c = serviceClient('warehouse', app.server, testIdentity());
@@ -35,13 +18,11 @@ test('requests are counted and timed by route pattern and status on the metrics 
   await c.get(`/items/${item.body.id}`).expect(200);
   await c.get('/items/not-a-uuid').expect(400);
 
-  const res = await fetch(`${base}/metrics`);
-  expect(res.status).toBe(200);
-  const text = await res.text();
-  expect(sample(text, 'http_requests_total{method="POST",route="/items",status="201"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="GET",route="/items/:id",status="200"}')).toBe(1);
-  expect(sample(text, 'http_requests_total{method="GET",route="/items/:id",status="400"}')).toBe(1);
-  expect(sample(text, 'http_request_duration_seconds_count{method="GET",route="/items/:id",status="200"}')).toBe(1);
+  const text = await app.metrics.scrape();
+  expect(metricSample(text, 'http_requests_total{method="POST",route="/items",status="201"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/items/:id",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_requests_total{method="GET",route="/items/:id",status="400"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/items/:id",status="200"}')).toBe(1);
   expect(text).not.toContain(item.body.id);
   expect(text).not.toContain('not-a-uuid');
   expect(text).toMatch(/^nodejs_heap_size_used_bytes \d+/m);

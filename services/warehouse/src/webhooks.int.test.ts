@@ -1,22 +1,18 @@
-import { serviceClient, startReceiver, testIdentity, waitFor, type Receiver } from '@platform/testing';
+import { serviceClient, testIdentity, waitFor, withReceiver, type ServiceTestApp, type WithReceiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
+import type { Database } from './database';
 import { startTestApp } from './test/app';
 
-let app: Awaited<ReturnType<typeof startTestApp>>;
-let receiver: Receiver;
+let app: WithReceiver<ServiceTestApp<Database>>;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhooks: true });
-  receiver = await startReceiver();
+  app = await withReceiver(startTestApp({ webhooks: true }));
 });
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
+afterAll(() => app.close());
 
 test('every item event type arrives signed, with the resource as the API returns it', async () => {
   const c = serviceClient('warehouse', app.server, testIdentity());
-  const endpoint = await c.post('/webhook-endpoints', { url: receiver.url('/warehouse-hook'), events: ['*'] }).expect(201);
+  const endpoint = await c.post('/webhook-endpoints', { url: app.receiver.url('/warehouse-hook'), events: ['*'] }).expect(201);
   const [a, b] = await Promise.all([
     c.post('/locations', { name: 'Aisle A', code: 'A' }).expect(201),
     c.post('/locations', { name: 'Aisle B', code: 'B' }).expect(201),
@@ -28,7 +24,7 @@ test('every item event type arrives signed, with the resource as the API returns
   const sold = await c.post(`/items/${id}/stock-adjustments`, { delta: -6, reason: 'sale' }).expect(201);
 
   const expected = ['item.created', 'item.stock_adjusted', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed'];
-  const deliveries = await waitFor('every event', () => receiver.at('/warehouse-hook').length >= expected.length && receiver.at('/warehouse-hook'));
+  const deliveries = await waitFor('every event', () => app.receiver.at('/warehouse-hook').length >= expected.length && app.receiver.at('/warehouse-hook'));
   const events = deliveries.map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
   expect(events.map((e) => e.type).sort()).toEqual([...expected].sort());
 
