@@ -14,6 +14,7 @@ export * from './migrate';
 export * from './pagination';
 export * from './request-id';
 export * from './route';
+export * from './resource';
 export * from './run-process';
 export * from './service-app';
 export * from './shutdown';

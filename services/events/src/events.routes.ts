@@ -4,6 +4,7 @@ import {
   decodeCursor,
   listPage,
   ListQuery,
+  resource,
   route,
   Slug,
   stringMap,
@@ -54,7 +55,8 @@ export const ValidateTicketBody = z.strictObject({
   event_id: Uuid.nullable().optional().meta({ description: "The event whose entrance scans; a ticket of another event is refused with 400 `wrong_event`." }),
 });
 
-const NOT_FOUND = { event: 'No event with this id in the workspace.', ticket: 'No ticket with this id in the workspace.' };
+const event = resource({ name: 'event', params: IdParams, schema: Event });
+const ticket = resource({ name: 'ticket', params: IdParams, schema: Ticket });
 
 /** What each route of the events service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
 export const eventsRouteDeclarations = {
@@ -69,49 +71,28 @@ export const eventsRouteDeclarations = {
       requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
     },
   },
-  'GET /events/:id': {
-    params: IdParams,
-    docs: {
-      operationId: 'getEvent',
-      summary: 'Retrieve an event',
-      responses: { 200: { description: 'The event.', schema: Event } },
-      errors: { 404: NOT_FOUND.event },
-    },
-  },
-  'POST /events/:id/tickets': {
-    params: IdParams,
+  'GET /events/:id': event.retrieve(),
+  'POST /events/:id/tickets': event.route({
     body: IssueTicketBody,
     docs: {
       operationId: 'issueTicket',
       summary: 'Issue a ticket',
       tag: 'Tickets',
       responses: { 201: { description: 'The ticket, `issued`.', schema: Ticket } },
-      errors: { 404: NOT_FOUND.event },
       requestExample: { holder_name: 'Ada Lovelace', metadata: { seat: 'A-12' } },
     },
-  },
-  'GET /events/:id/tickets': {
-    params: IdParams,
+  }),
+  'GET /events/:id/tickets': event.route({
     query: ListTicketsQuery,
     docs: {
       operationId: 'listTickets',
       summary: "List an event's tickets",
       tag: 'Tickets',
       responses: { 200: { description: 'One page of tickets, oldest first.', schema: TicketList } },
-      errors: { 404: NOT_FOUND.event },
     },
-  },
-  'GET /tickets/:id': {
-    params: IdParams,
-    docs: {
-      operationId: 'getTicket',
-      summary: 'Retrieve a ticket',
-      responses: { 200: { description: 'The ticket.', schema: Ticket } },
-      errors: { 404: NOT_FOUND.ticket },
-    },
-  },
-  'POST /tickets/:id/validate': {
-    params: IdParams,
+  }),
+  'GET /tickets/:id': ticket.retrieve(),
+  'POST /tickets/:id/validate': ticket.route({
     body: ValidateTicketBody,
     docs: {
       operationId: 'validateTicket',
@@ -122,7 +103,6 @@ export const eventsRouteDeclarations = {
       responses: { 200: { description: 'The ticket is now validated.', schema: Validation } },
       errors: {
         400: '`event_id` names another event than the ticket\'s, or no event (`errors[0] = { in: "body", field: "event_id", code: "wrong_event" }`).',
-        404: NOT_FOUND.ticket,
         409: {
           description: 'The ticket was already validated: `ticket_id`, `validated_at`, `validator_id` and `gate` of the original validation sit beside `code`.',
           example: ALREADY_VALIDATED_EXAMPLE,
@@ -130,7 +110,7 @@ export const eventsRouteDeclarations = {
       },
       requestExample: { gate: 'north-1', validator_id: EXAMPLE_IDS.validator, event_id: EXAMPLE_IDS.event },
     },
-  },
+  }),
 } satisfies Record<RoutesOf<'events'>, RouteDeclaration>;
 
 /** The events service's route declarations wired to handlers with the store; handlers call events.service. */

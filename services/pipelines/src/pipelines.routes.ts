@@ -5,6 +5,7 @@ import {
   invalidRequest,
   listPage,
   ListQuery,
+  resource,
   route,
   SERVICES,
   Timestamp,
@@ -54,9 +55,16 @@ export interface PipelinesRoutesDeps {
   connectors: ConnectorPolicy;
 }
 
-const NOT_FOUND_PIPELINE = 'No pipeline with this id in the workspace.';
-const NOT_FOUND_RUN = 'No such pipeline, or no run with this id of it, in the workspace.';
 const NoBody = z.strictObject({});
+
+const pipeline = resource({ name: 'pipeline', params: PipelineParams, schema: Pipeline });
+const run = resource({
+  name: 'run',
+  params: RunParams,
+  schema: Run,
+  notFound: 'No such pipeline, or no run with this id of it, in the workspace.',
+  tag: 'Runs',
+});
 
 /** What each route of the pipelines service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
 export const pipelinesRouteDeclarations = {
@@ -77,39 +85,26 @@ export const pipelinesRouteDeclarations = {
       },
     },
   },
-  'GET /pipelines/:id': {
-    params: PipelineParams,
-    docs: {
-      operationId: 'getPipeline',
-      summary: 'Retrieve a pipeline',
-      responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
-      errors: { 404: NOT_FOUND_PIPELINE },
-    },
-  },
-  'POST /pipelines/:id/pause': {
-    params: PipelineParams,
+  'GET /pipelines/:id': pipeline.retrieve(),
+  'POST /pipelines/:id/pause': pipeline.route({
     body: NoBody,
     docs: {
       operationId: 'pausePipeline',
       summary: 'Pause a pipeline',
       description: 'A paused pipeline refuses new runs; pausing a paused pipeline changes nothing.',
       responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
-      errors: { 404: NOT_FOUND_PIPELINE },
     },
-  },
-  'POST /pipelines/:id/resume': {
-    params: PipelineParams,
+  }),
+  'POST /pipelines/:id/resume': pipeline.route({
     body: NoBody,
     docs: {
       operationId: 'resumePipeline',
       summary: 'Resume a pipeline',
       description: 'Resuming an active pipeline changes nothing.',
       responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
-      errors: { 404: NOT_FOUND_PIPELINE },
     },
-  },
-  'POST /pipelines/:id/runs': {
-    params: PipelineParams,
+  }),
+  'POST /pipelines/:id/runs': pipeline.route({
     body: TriggerRunBody,
     docs: {
       operationId: 'triggerRun',
@@ -127,7 +122,6 @@ export const pipelinesRouteDeclarations = {
       },
       errors: {
         400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
-        404: NOT_FOUND_PIPELINE,
         409: {
           description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
           example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
@@ -135,46 +129,32 @@ export const pipelinesRouteDeclarations = {
       },
       requestExample: { trigger: 'manual', dry_run: false },
     },
-  },
-  'GET /pipelines/:id/runs': {
-    params: PipelineParams,
+  }),
+  'GET /pipelines/:id/runs': pipeline.route({
     query: ListRunsQuery,
     docs: {
       operationId: 'listRuns',
       summary: "List a pipeline's runs",
       tag: 'Runs',
       responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
-      errors: { 404: NOT_FOUND_PIPELINE },
     },
-  },
-  'GET /pipelines/:id/runs/:run_id': {
-    params: RunParams,
-    docs: {
-      operationId: 'getRun',
-      summary: 'Retrieve a run',
-      tag: 'Runs',
-      responses: { 200: { description: 'The run.', schema: Run } },
-      errors: { 404: NOT_FOUND_RUN },
-    },
-  },
-  'POST /pipelines/:id/runs/:run_id/cancel': {
-    params: RunParams,
+  }),
+  'GET /pipelines/:id/runs/:run_id': run.retrieve(),
+  'POST /pipelines/:id/runs/:run_id/cancel': run.route({
     body: NoBody,
     docs: {
       operationId: 'cancelRun',
       summary: 'Cancel a run',
-      tag: 'Runs',
       description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
       responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
       errors: {
-        404: NOT_FOUND_RUN,
         409: {
           description: 'The run has already ended; `run_status` says how.',
           example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
         },
       },
     },
-  },
+  }),
 } satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
 
 /** The pipelines service's route declarations wired to handlers with the stores and queue; handlers call the services. */

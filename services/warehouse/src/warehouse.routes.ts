@@ -4,6 +4,7 @@ import {
   decodeCursor,
   listPage,
   ListQuery,
+  resource,
   route,
   Slug,
   stringMap,
@@ -80,7 +81,6 @@ function itemReply(status: number, item: ItemRow) {
   return { status, body: renderItem(item), headers: { etag: itemEtag(item.version) } };
 }
 
-const NOT_FOUND_ITEM = 'No item with this id in the workspace.';
 const ETAG = { ETag: { description: 'The item\'s version, quoted (`"3"`): send it as `If-Match` to update only that version.', schema: z.string().meta({ examples: ['"3"'] }) } };
 const SKU_TAKEN = {
   description: 'The `sku` is already used by another item of the workspace (`errors[0] = { field: "sku", code: "taken" }`), also under concurrent writes.',
@@ -97,6 +97,8 @@ const ITEM_FIELD_RULES =
 /** The body of one bulk entry as items.service parses it: an item id and the PATCH fields. */
 const BulkEntry = ItemPatch.extend({ id: Uuid.meta({ description: 'The item to update.' }) });
 const DocumentedBulkBody = BulkBody.extend({ items: z.array(BulkEntry).min(1).max(100) });
+
+const item = resource({ name: 'item', params: IdParams, schema: Item });
 
 /** What each route of the warehouse service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
 export const warehouseRouteDeclarations = {
@@ -163,17 +165,8 @@ export const warehouseRouteDeclarations = {
       requestExample: { items: [{ id: EXAMPLE_IDS.item, min_stock: 5 }, { id: EXAMPLE_IDS.item, metadata: { colour: null } }] },
     },
   },
-  'GET /items/:id': {
-    params: IdParams,
-    docs: {
-      operationId: 'getItem',
-      summary: 'Retrieve an item',
-      responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
-      errors: { 404: NOT_FOUND_ITEM },
-    },
-  },
-  'PATCH /items/:id': {
-    params: IdParams,
+  'GET /items/:id': item.retrieve(ETAG),
+  'PATCH /items/:id': item.route({
     body: ItemBody,
     headers: IfMatchHeaders,
     docs: {
@@ -186,7 +179,6 @@ export const warehouseRouteDeclarations = {
       responses: { 200: { description: 'The item.', schema: Item, headers: ETAG } },
       errors: {
         400: ITEM_FIELD_RULES,
-        404: NOT_FOUND_ITEM,
         409: {
           description: `${SKU_TAKEN.description} Or \`If-Match\` names an older version (version conflict, \`errors[0].code: version_mismatch\`).`,
           example: SKU_TAKEN.example,
@@ -194,20 +186,17 @@ export const warehouseRouteDeclarations = {
       },
       requestExample: { name: 'T-shirt, navy, M', location_id: EXAMPLE_IDS.location, metadata: { colour: 'navy', season: null } },
     },
-  },
-  'GET /items/:id/movements': {
-    params: IdParams,
+  }),
+  'GET /items/:id/movements': item.route({
     query: ListQuery,
     docs: {
       operationId: 'listMovements',
       summary: "List an item's movements",
       tag: 'Items',
       responses: { 200: { description: 'One page of movements, oldest first.', schema: MovementList } },
-      errors: { 404: NOT_FOUND_ITEM },
     },
-  },
-  'POST /items/:id/stock-adjustments': {
-    params: IdParams,
+  }),
+  'POST /items/:id/stock-adjustments': item.route({
     body: AdjustmentBody,
     docs: {
       operationId: 'adjustStock',
@@ -217,7 +206,6 @@ export const warehouseRouteDeclarations = {
         'Adds `delta` to the on-hand quantity atomically. Emits `item.stock_adjusted`, and `item.reorder_needed` when the quantity falls below `min_stock`.',
       responses: { 201: { description: 'The adjustment and the item after it.', schema: AdjustmentResult } },
       errors: {
-        404: NOT_FOUND_ITEM,
         409: {
           description: 'The quantity would fall below 0 (`errors[0].code: insufficient_stock`) or exceed 2147483647 (`too_large`).',
           example: {
@@ -229,7 +217,7 @@ export const warehouseRouteDeclarations = {
       },
       requestExample: { delta: -2, reason: 'sale', note: 'Order 1042' },
     },
-  },
+  }),
 } satisfies Record<RoutesOf<'warehouse'>, RouteDeclaration>;
 
 /** The warehouse service's route declarations wired to handlers with the store; handlers call the services. */
