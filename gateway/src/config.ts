@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, CommonConfig } from '@platform/core';
+import { env, CommonConfig } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -21,10 +21,6 @@ export const GatewayConfig = z.object({
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
-
-export function readConfig(): GatewayConfig {
-  return loadConfig(GatewayConfig);
-}
 
 /** What the CLI needs: the database, and Redis to announce revocations. */
 export const CliConfig = GatewayConfig.pick({ GATEWAY_DATABASE_URL: true, REDIS_URL: true, DATABASE_CONNECT_TIMEOUT_MS: true, DATABASE_QUERY_TIMEOUT_MS: true });

@@ -1,12 +1,12 @@
-import { closeServer, listeningAt, runProcess } from '@platform/core';
+import { closeServer, listeningAt, loadConfig, runProcess } from '@platform/core';
 import { createApp } from './app';
-import { readConfig } from './config';
+import { GatewayConfig } from './config';
 import { createDatabase } from './database';
 import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 
-const config = readConfig();
+const config = loadConfig(GatewayConfig);
 runProcess({ name: 'gateway', config }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
   const redis = createRedis(config.REDIS_URL, logger);

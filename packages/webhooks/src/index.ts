@@ -10,3 +10,4 @@ export * from './webhook-signature';
 export * from './webhooks.store';
 export * from './runtime';
 export * from './endpoints.resources';
+export * from './service-config';

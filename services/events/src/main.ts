@@ -1,10 +1,10 @@
-import { runService } from '@platform/core';
+import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
-import { readConfig } from './config';
+import { EventsConfig } from './config';
 import { createDatabase } from './database';
 import { eventsServiceStores } from './events.store';
 
-const config = readConfig();
+const config = loadConfig(EventsConfig);
 const database = createDatabase(config.EVENTS_DATABASE_URL, config);
 runService({ service: 'events', config, port: config.EVENTS_PORT, database, createStores: eventsServiceStores, startWebhooks: startServiceWebhooks, createApp });

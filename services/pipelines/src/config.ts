@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { env, loadConfig, CommonConfig } from '@platform/core';
-import { WebhooksConfig } from '@platform/webhooks';
+import { env } from '@platform/core';
+import { ServiceConfig } from '@platform/webhooks';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
 /** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
-export const PipelinesConfig = z.object({
+export const PipelinesConfig = ServiceConfig.extend({
   PIPELINES_PORT: env.port(4003),
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9103),
@@ -20,13 +20,6 @@ export const PipelinesConfig = z.object({
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /pipelines/v3')
     .default('/pipelines/v3'),
-  PLATFORM_INTERNAL_SECRET: env.secret(),
-  ...CommonConfig.shape,
-  ...WebhooksConfig.shape,
   ...ConnectorsConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;
-
-export function readConfig(): PipelinesConfig {
-  return loadConfig(PipelinesConfig);
-}

@@ -1,14 +1,14 @@
 import { Redis } from 'ioredis';
-import { runService } from '@platform/core';
+import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { connectorPolicy } from './connectors';
-import { readConfig } from './config';
+import { PipelinesConfig } from './config';
 import { createDatabase } from './database';
 import { pipelinesServiceStores } from './pipelines.store';
 import { createRunsProducer } from './runs.queue';
 
-const config = readConfig();
+const config = loadConfig(PipelinesConfig);
 const database = createDatabase(config.PIPELINES_DATABASE_URL, config);
 runService({
   service: 'pipelines',

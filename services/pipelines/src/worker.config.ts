@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, CommonConfig } from '@platform/core';
+import { env, CommonConfig } from '@platform/core';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_QUEUE_PREFIX, QueuePrefix } from '@platform/webhooks';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
@@ -44,7 +44,3 @@ export const WorkerConfig = z.object({
   ...CommonConfig.shape,
 });
 export type WorkerConfig = z.infer<typeof WorkerConfig>;
-
-export function readWorkerConfig(): WorkerConfig {
-  return loadConfig(WorkerConfig);
-}

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { closeServer, listen, runProcess } from '@platform/core';
+import { closeServer, listen, loadConfig, runProcess } from '@platform/core';
 import { createDatabase } from './database';
 import { runWorkerStores } from './runs.store';
 import { createRunWorker } from './worker.app';
-import { readWorkerConfig } from './worker.config';
+import { WorkerConfig } from './worker.config';
 
-const config = readWorkerConfig();
+const config = loadConfig(WorkerConfig);
 runProcess({ name: 'pipelines-worker', config, shutdownDeadlineMs: config.WORKER_SHUTDOWN_TIMEOUT_MS }, ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
   const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });

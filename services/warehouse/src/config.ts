@@ -1,18 +1,11 @@
 import { z } from 'zod';
-import { env, loadConfig, CommonConfig } from '@platform/core';
-import { WebhooksConfig } from '@platform/webhooks';
+import { env } from '@platform/core';
+import { ServiceConfig } from '@platform/webhooks';
 
-export const WarehouseConfig = z.object({
+export const WarehouseConfig = ServiceConfig.extend({
   WAREHOUSE_PORT: env.port(4002),
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9102),
   WAREHOUSE_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_warehouse'),
-  PLATFORM_INTERNAL_SECRET: env.secret(),
-  ...CommonConfig.shape,
-  ...WebhooksConfig.shape,
 });
 export type WarehouseConfig = z.infer<typeof WarehouseConfig>;
-
-export function readConfig(): WarehouseConfig {
-  return loadConfig(WarehouseConfig);
-}

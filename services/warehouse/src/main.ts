@@ -1,10 +1,10 @@
-import { runService } from '@platform/core';
+import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
-import { readConfig } from './config';
+import { WarehouseConfig } from './config';
 import { createDatabase } from './database';
 import { warehouseServiceStores } from './warehouse.store';
 
-const config = readConfig();
+const config = loadConfig(WarehouseConfig);
 const database = createDatabase(config.WAREHOUSE_DATABASE_URL, config);
 runService({ service: 'warehouse', config, port: config.WAREHOUSE_PORT, database, createStores: warehouseServiceStores, startWebhooks: startServiceWebhooks, createApp });
