@@ -12,7 +12,13 @@ type CounterChild = { inc(value?: number): void };
  * A counter's child for each value of its one label, resolved once and shown from 0 on (a rate
  * needs the series before its first increment); undefined without a registry.
  */
-function labelledCounter<V extends string>(registry: Registry | undefined, name: string, help: string, label: string, values: readonly V[]): Record<V, CounterChild> | undefined {
+function labelledCounter<V extends string>(
+  registry: Registry | undefined,
+  name: string,
+  help: string,
+  label: string,
+  values: readonly V[],
+): Record<V, CounterChild> | undefined {
   if (!registry) return undefined;
   const counter = registeredCounter(registry, name, help, [label]);
   const children = Object.fromEntries(values.map((value) => [value, counter.labels(value)])) as Record<V, CounterChild>;

@@ -40,7 +40,8 @@ function prismaIndexes(text: string): string[] {
     const columnOf = new Map<string, string>();
     for (const [, name, attributes] of body.matchAll(/^\s+(\w+)\s+\S+(.*)$/gm)) columnOf.set(name!, /@map\("(\w+)"\)/.exec(attributes!)?.[1] ?? name!);
     for (const [, fields] of body.matchAll(/@@index\(\[([^\]]*)\]\)/g)) {
-      indexes.push(`${table}(${fields!.split(',').map((f) => columnOf.get(f.trim()) ?? `unknown field ${f.trim()}`).join(', ')})`);
+      const columns = fields!.split(',').map((f) => columnOf.get(f.trim()) ?? `unknown field ${f.trim()}`);
+      indexes.push(`${table}(${columns.join(', ')})`);
     }
   }
   return indexes.sort();

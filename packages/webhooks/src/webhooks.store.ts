@@ -234,7 +234,13 @@ export function outboxStore(tx: SqlClient) {
  * short statement, and returns how many. SKIP LOCKED lets several pruners run at once, each taking
  * other rows, and never waits on a row another transaction holds. A NULL `column` is never before.
  */
-async function deleteOlderThan(sql: SqlClient, table: 'outbox_events' | 'webhook_deliveries', column: 'published_at' | 'created_at', before: Date, limit: number): Promise<number> {
+async function deleteOlderThan(
+  sql: SqlClient,
+  table: 'outbox_events' | 'webhook_deliveries',
+  column: 'published_at' | 'created_at',
+  before: Date,
+  limit: number,
+): Promise<number> {
   // "= ANY(ARRAY(...))", not "IN (...)": the ids are looked up in the primary key; with IN the
   // planner may hash-join them against a scan of the whole table, on every batch.
   return sql.$executeRawUnsafe(
