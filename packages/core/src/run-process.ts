@@ -63,11 +63,11 @@ export interface ServiceConfig extends ProcessConfig {
   WEBHOOKS_ALLOW_PRIVATE: boolean;
 }
 
-/** A service's webhooks runtime (`startServiceWebhooks` of @platform/webhooks): its outbox relay and delivery worker. */
+/** A service's webhooks runtime (`startServiceWebhooks` of @platform/webhooks): its outbox relay, delivery worker and retention pruner. */
 export interface WebhooksRuntime {
   /** Resolves when Redis answers. */
   ping(): Promise<void>;
-  /** Stops the relay and lets the deliveries in flight finish; idempotent. */
+  /** Stops the relay and the pruner and lets the deliveries and the delete in flight finish; idempotent. */
   close(): Promise<void>;
 }
 

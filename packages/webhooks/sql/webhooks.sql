@@ -42,5 +42,8 @@ CREATE INDEX "webhook_endpoints_workspace_id_created_at_id_idx" ON "webhook_endp
 -- CreateIndex
 CREATE INDEX "webhook_deliveries_endpoint_id_created_at_id_idx" ON "webhook_deliveries"("endpoint_id", "created_at", "id");
 
+-- CreateIndex
+CREATE INDEX "webhook_deliveries_created_at_idx" ON "webhook_deliveries"("created_at");
+
 -- AddForeignKey
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_fkey" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -2,8 +2,26 @@ import { parseConfig } from '@platform/core';
 import { WebhooksConfig } from './config';
 
 describe('WebhooksConfig', () => {
-  test('defaults: queue prefix "platform", private targets refused, the contract schedule, 10 s timeout', () => {
-    expect(parseConfig(WebhooksConfig, {})).toEqual({ QUEUE_PREFIX: 'platform', WEBHOOKS_ALLOW_PRIVATE: false, WEBHOOKS_TIMEOUT_MS: 10_000, WEBHOOKS_RELAY_POLL_MS: 1000 });
+  test('defaults: queue prefix "platform", private targets refused, the contract schedule, 10 s timeout, published outbox rows kept 7 days, delivery records 30', () => {
+    expect(parseConfig(WebhooksConfig, {})).toEqual({
+      QUEUE_PREFIX: 'platform',
+      WEBHOOKS_ALLOW_PRIVATE: false,
+      WEBHOOKS_TIMEOUT_MS: 10_000,
+      WEBHOOKS_RELAY_POLL_MS: 1000,
+      WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
+      WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
+    });
+  });
+
+  test('retention periods are whole days, at least 1', () => {
+    expect(parseConfig(WebhooksConfig, { WEBHOOKS_OUTBOX_RETENTION_DAYS: '1', WEBHOOKS_DELIVERY_RETENTION_DAYS: '90' })).toMatchObject({
+      WEBHOOKS_OUTBOX_RETENTION_DAYS: 1,
+      WEBHOOKS_DELIVERY_RETENTION_DAYS: 90,
+    });
+    for (const days of ['0', '-1', '1.5', 'week']) {
+      expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_OUTBOX_RETENTION_DAYS: days })).toThrow(/WEBHOOKS_OUTBOX_RETENTION_DAYS/);
+      expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_DELIVERY_RETENTION_DAYS: days })).toThrow(/WEBHOOKS_DELIVERY_RETENTION_DAYS/);
+    }
   });
 
   test('QUEUE_PREFIX: a name, or a Redis Cluster hash tag; never a ":" (it would reach into another prefix\'s keys)', () => {

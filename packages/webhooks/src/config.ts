@@ -33,6 +33,10 @@ export const WebhooksConfig = z.object({
   WEBHOOKS_RETRY_SCHEDULE_MS: durations.optional(),
   WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOKS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  /** Days a published outbox row is kept after `published_at` (unpublished rows are never deleted). */
+  WEBHOOKS_OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  /** Days a delivery record (`GET /webhook-endpoints/{id}/deliveries`) is kept after `created_at`, as Stripe keeps events 30 days. */
+  WEBHOOKS_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
@@ -46,4 +50,6 @@ export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
   WEBHOOKS_RETRY_SCHEDULE_MS: [50, 100],
   WEBHOOKS_TIMEOUT_MS: 2000,
   WEBHOOKS_RELAY_POLL_MS: 50,
+  WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
+  WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
 };

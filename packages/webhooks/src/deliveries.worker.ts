@@ -30,7 +30,8 @@ export type AttemptOutcome =
  * queue prefix); `endpoint_disabled`: disabled since (recorded as a failed delivery, since the
  * endpoint is there to show it); `invalid_job`: the payload does not parse.
  */
-export type UndeliverableReason = 'unknown_endpoint' | 'endpoint_disabled' | 'invalid_job';
+export const UNDELIVERABLE_REASONS = ['unknown_endpoint', 'endpoint_disabled', 'invalid_job'] as const;
+export type UndeliverableReason = (typeof UNDELIVERABLE_REASONS)[number];
 
 /** The failedReason of a job that could not be delivered, as BullMQ keeps it. */
 export function undeliverableMessage(reason: UndeliverableReason): string {
@@ -172,7 +173,8 @@ export interface DeliveryWorkerOptions {
 }
 
 /** How a delivery attempt that was made ended. */
-export type DeliveryOutcome = 'succeeded' | 'failed' | 'disabled';
+export const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'disabled'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export interface DeliveryWorker {
   worker: Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;

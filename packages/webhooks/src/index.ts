@@ -5,6 +5,7 @@ export * from './endpoints.routes';
 export * from './endpoints.service';
 export * from './outbox';
 export * from './outbox-relay';
+export * from './retention';
 export * from './sql';
 export * from './webhook-signature';
 export * from './webhooks.store';

@@ -1,6 +1,7 @@
 import { timestamp, type Logger } from '@platform/core';
 import { DELIVERY_JOB_NAME, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
 import type { Sql, SqlClient } from './sql';
+import { runPeriodically, type PeriodicTask, type StopRequest } from './periodic';
 import { outboxStore } from './webhooks.store';
 
 export interface PublishResult {
@@ -64,31 +65,24 @@ export interface OutboxRelayOptions {
   logger?: Logger;
 }
 
-export interface OutboxRelay {
-  /** Stops polling and waits for the batch in flight; safe to call more than once. */
-  close(): Promise<void>;
-}
+export type OutboxRelay = PeriodicTask;
 
 /**
  * Polls the service's `outbox_events` and publishes them to the delivery queue. Any number of
  * relays may run (one per service instance): SKIP LOCKED gives each its own rows.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const batchSize = options.batchSize ?? 100;
-  let stopped = false;
-  let stop!: () => void;
-  const stopping = new Promise<false>((resolve) => (stop = () => resolve(false)));
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let closing: Promise<void> | undefined;
+  let queueReady = false;
 
-  async function drain(): Promise<void> {
-    // Until Redis first answers there is nothing to publish to; wait here, holding no row locks.
-    // (Afterwards the queue fails fast, and a batch whose enqueue fails rolls back.)
-    const ready = await Promise.race([options.queue.waitUntilReady().then(() => true), stopping]);
-    if (!ready) return;
-    while (!stopped) {
+  async function drain(stop: StopRequest): Promise<void> {
+    if (!queueReady) {
+      // Until Redis first answers there is nothing to publish to; wait here, holding no row locks.
+      // (Afterwards the queue fails fast, and a batch whose enqueue fails rolls back.)
+      queueReady = await Promise.race([options.queue.waitUntilReady().then(() => true), stop.whenRequested.then(() => false)]);
+      if (!queueReady) return;
+    }
+    while (!stop.requested) {
       // The transaction holds the row locks while Redis is written; the timeout bounds that.
       const result = await options.sql.$transaction((tx) => publishOutboxBatch(tx, options.queue, batchSize), { timeout: 30_000 });
       if (result.events > 0) options.logger?.debug(result, 'outbox published');
@@ -96,30 +90,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = drain().then(
-        () => schedule(pollIntervalMs),
-        (err: unknown) => {
-          // Redis or the database is down: the rows stay unpublished; try again next poll.
-          options.logger?.warn({ err }, 'outbox relay failed; retrying');
-          schedule(pollIntervalMs);
-        },
-      );
-    }, delayMs);
-  }
-
-  schedule(0);
-  return {
-    close() {
-      closing ??= (async () => {
-        stopped = true;
-        stop();
-        clearTimeout(timer);
-        await running;
-      })();
-      return closing;
-    },
-  };
+  return runPeriodically(drain, {
+    firstDelayMs: 0,
+    intervalMs: options.pollIntervalMs ?? 1000,
+    // Redis or the database is down: the rows stay unpublished; try again next poll.
+    onError: (err) => options.logger?.warn({ err }, 'outbox relay failed; retrying'),
+  });
 }

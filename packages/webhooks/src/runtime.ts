@@ -1,20 +1,41 @@
 import { registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
-import { startDeliveryWorker, type UndeliverableReason } from './deliveries.worker';
+import { DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
 import { startOutboxRelay } from './outbox-relay';
+import { PRUNED_TABLES, startRetentionPruner, type RetentionPrunerOptions } from './retention';
 import type { Sql } from './sql';
+
+type CounterChild = { inc(value?: number): void };
+
+/**
+ * A counter's child for each value of its one label, resolved once and shown from 0 on (a rate
+ * needs the series before its first increment); undefined without a registry.
+ */
+function labelledCounter<V extends string>(
+  registry: Registry | undefined,
+  name: string,
+  help: string,
+  label: string,
+  values: readonly V[],
+): Record<V, CounterChild> | undefined {
+  if (!registry) return undefined;
+  const counter = registeredCounter(registry, name, help, [label]);
+  const children = Object.fromEntries(values.map((value) => [value, counter.labels(value)])) as Record<V, CounterChild>;
+  for (const child of Object.values<CounterChild>(children)) child.inc(0);
+  return children;
+}
 
 export interface ServiceWebhooks {
   /** Resolves when Redis answers (for /readyz). */
   ping(): Promise<void>;
-  /** Stops the relay, lets the delivery in progress finish, closes the queue; idempotent. */
+  /** Stops the relay and the retention pruner, lets the delivery and the delete in progress finish, closes the queue; idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * Everything a service runs for its webhooks: the outbox relay, the delivery queue and the
- * delivery worker, over the service's own database and Redis.
+ * Everything a service runs for its webhooks: the outbox relay, the delivery queue, the
+ * delivery worker and the retention pruner, over the service's own database and Redis.
  */
 export function startServiceWebhooks(options: {
   service: string;
@@ -25,36 +46,39 @@ export function startServiceWebhooks(options: {
   /** A queue name of its own (tests); default `webhooks-<service>`, under `config.QUEUE_PREFIX`. */
   queueName?: string;
   /**
-   * Where `webhook_deliveries_total{outcome}`, `webhook_deliveries_undeliverable_total{reason}` and
-   * the delivery queue's `queue_depth` go; none when absent.
+   * Where `webhook_deliveries_total{outcome}`, `webhook_deliveries_undeliverable_total{reason}`,
+   * `webhook_records_pruned_total{table}` and the delivery queue's `queue_depth` go; none when absent.
    */
   metrics?: Registry;
+  /** When the retention pruner runs (tests); default a minute after start, then hourly. */
+  retentionSchedule?: Pick<RetentionPrunerOptions, 'firstRunDelayMs' | 'intervalMs'>;
 }): ServiceWebhooks {
   const { config, logger } = options;
   const prefix = config.QUEUE_PREFIX;
   const queueName = options.queueName ?? deliveryQueueName(options.service);
   const queue = createDeliveryQueue(queueName, options.redisUrl, { prefix, logger });
   if (options.metrics) trackQueueDepth(options.metrics, queue);
-  const deliveries = options.metrics
-    ? registeredCounter(options.metrics, 'webhook_deliveries_total', 'Webhook delivery attempts by outcome (disabled: 410 Gone disabled the endpoint).', ['outcome'])
-    : undefined;
-  // One child per label value, resolved once and shown from 0 on (a rate needs the series before its first increment).
-  const outcomes = deliveries && { succeeded: deliveries.labels('succeeded'), failed: deliveries.labels('failed'), disabled: deliveries.labels('disabled') };
-  if (outcomes) for (const child of Object.values(outcomes)) child.inc(0);
-  const undeliverable = options.metrics
-    ? registeredCounter(
-        options.metrics,
-        'webhook_deliveries_undeliverable_total',
-        'Delivery jobs that could not be made, by reason (unknown_endpoint, endpoint_disabled, invalid_job); each job fails with its reason.',
-        ['reason'],
-      )
-    : undefined;
-  const reasons = undeliverable && {
-    unknown_endpoint: undeliverable.labels('unknown_endpoint'),
-    endpoint_disabled: undeliverable.labels('endpoint_disabled'),
-    invalid_job: undeliverable.labels('invalid_job'),
-  } satisfies Record<UndeliverableReason, unknown>;
-  if (reasons) for (const child of Object.values(reasons)) child.inc(0);
+  const outcomes = labelledCounter(
+    options.metrics,
+    'webhook_deliveries_total',
+    'Webhook delivery attempts by outcome (disabled: 410 Gone disabled the endpoint).',
+    'outcome',
+    DELIVERY_OUTCOMES,
+  );
+  const reasons = labelledCounter(
+    options.metrics,
+    'webhook_deliveries_undeliverable_total',
+    'Delivery jobs that could not be made, by reason (unknown_endpoint, endpoint_disabled, invalid_job); each job fails with its reason.',
+    'reason',
+    UNDELIVERABLE_REASONS,
+  );
+  const pruned = labelledCounter(
+    options.metrics,
+    'webhook_records_pruned_total',
+    'Webhook records deleted past their retention, by table (outbox_events: published rows; webhook_deliveries: delivery records).',
+    'table',
+    PRUNED_TABLES,
+  );
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
   const worker = startDeliveryWorker({
     sql: options.sql,
@@ -68,6 +92,13 @@ export function startServiceWebhooks(options: {
     onOutcome: outcomes && ((outcome) => outcomes[outcome].inc()),
     onUndeliverable: reasons && ((reason) => reasons[reason].inc()),
   });
+  const retention = startRetentionPruner({
+    sql: options.sql,
+    periods: { outboxDays: config.WEBHOOKS_OUTBOX_RETENTION_DAYS, deliveryDays: config.WEBHOOKS_DELIVERY_RETENTION_DAYS },
+    ...options.retentionSchedule,
+    logger,
+    onPruned: pruned && ((table, count) => pruned[table].inc(count)),
+  });
   let closing: Promise<void> | undefined;
   return {
     async ping() {
@@ -76,6 +107,7 @@ export function startServiceWebhooks(options: {
     close() {
       closing ??= (async () => {
         await relay.close();
+        await retention.close();
         await worker.close();
         await queue.close();
       })();

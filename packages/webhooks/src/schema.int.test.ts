@@ -13,12 +13,16 @@ interface Column {
   hasDefault: boolean;
 }
 
+/** Each model of a Prisma schema: its table (`@@map`) and its body. */
+function prismaModels(text: string): { table: string; body: string }[] {
+  return [...text.matchAll(/^model \w+ \{\n([\s\S]*?)^\}/gm)].map(([, body]) => ({ table: /@@map\("(\w+)"\)/.exec(body!)![1]!, body: body! }));
+}
+
 /** The columns prisma/webhooks.prisma.txt declares, in information_schema terms. */
 function prismaColumns(text: string): Column[] {
   const columns: Column[] = [];
-  for (const [, body] of text.matchAll(/^model \w+ \{\n([\s\S]*?)^\}/gm)) {
-    const table = /@@map\("(\w+)"\)/.exec(body!)![1]!;
-    for (const line of body!.split('\n')) {
+  for (const { table, body } of prismaModels(text)) {
+    for (const line of body.split('\n')) {
       const field = /^\s+(\w+)\s+(String|Int|Boolean|DateTime)(\[\]|\?)?(.*)$/.exec(line);
       if (!field) continue;
       const [, name, scalar, modifier, attributes] = field as unknown as [string, string, string, string | undefined, string];
@@ -27,6 +31,20 @@ function prismaColumns(text: string): Column[] {
     }
   }
   return columns.sort((a, b) => `${a.table}.${a.column}`.localeCompare(`${b.table}.${b.column}`));
+}
+
+/** The indexes prisma/webhooks.prisma.txt declares (`@@index`), as `table(column, ...)`. */
+function prismaIndexes(text: string): string[] {
+  const indexes: string[] = [];
+  for (const { table, body } of prismaModels(text)) {
+    const columnOf = new Map<string, string>();
+    for (const [, name, attributes] of body.matchAll(/^\s+(\w+)\s+\S+(.*)$/gm)) columnOf.set(name!, /@map\("(\w+)"\)/.exec(attributes!)?.[1] ?? name!);
+    for (const [, fields] of body.matchAll(/@@index\(\[([^\]]*)\]\)/g)) {
+      const columns = fields!.split(',').map((f) => columnOf.get(f.trim()) ?? `unknown field ${f.trim()}`);
+      indexes.push(`${table}(${columns.join(', ')})`);
+    }
+  }
+  return indexes.sort();
 }
 
 describe('schema files', () => {
@@ -42,6 +60,26 @@ describe('schema files', () => {
         .sort((a, b) => `${a.table}.${a.column}`.localeCompare(`${b.table}.${b.column}`));
       expect(prismaColumns(read('prisma/webhooks.prisma.txt'))).toEqual(actual);
       expect(actual).toHaveLength(22);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('the Prisma models and sql/webhooks.sql declare the same indexes (the primary keys aside)', async () => {
+    const { pool } = testSql();
+    try {
+      const { rows } = await pool.query<{ index: string }>(
+        `SELECT t.relname || '(' || string_agg(a.attname, ', ' ORDER BY k.n) || ')' AS "index"
+           FROM pg_index i
+           JOIN pg_class t ON t.oid = i.indrelid
+           CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+           JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+          WHERE t.relname IN ('webhook_endpoints', 'webhook_deliveries') AND NOT i.indisprimary
+          GROUP BY t.relname, i.indexrelid`,
+      );
+      expect(prismaIndexes(read('prisma/webhooks.prisma.txt'))).toEqual(rows.map((r) => r.index).sort());
+      // Retention deletes delivery records by "created_at" alone.
+      expect(rows.map((r) => r.index)).toContain('webhook_deliveries(created_at)');
     } finally {
       await pool.end();
     }

@@ -228,3 +228,46 @@ export function outboxStore(tx: SqlClient) {
     },
   };
 }
+
+/**
+ * Deletes at most `limit` of the oldest rows of `table` whose `column` is before `before`, in one
+ * short statement, and returns how many. SKIP LOCKED lets several pruners run at once, each taking
+ * other rows, and never waits on a row another transaction holds. A NULL `column` is never before.
+ */
+async function deleteOlderThan(
+  sql: SqlClient,
+  table: 'outbox_events' | 'webhook_deliveries',
+  column: 'published_at' | 'created_at',
+  before: Date,
+  limit: number,
+): Promise<number> {
+  // "= ANY(ARRAY(...))", not "IN (...)": the ids are looked up in the primary key; with IN the
+  // planner may hash-join them against a scan of the whole table, on every batch.
+  return sql.$executeRawUnsafe(
+    `DELETE FROM "${table}" WHERE "id" = ANY(ARRAY(
+       SELECT "id" FROM "${table}" WHERE "${column}" < $1::timestamptz
+        ORDER BY "${column}" LIMIT $2::int
+        FOR UPDATE SKIP LOCKED))`,
+    before,
+    limit,
+  );
+}
+
+/** Retention deletes, across workspaces: each deletes one batch of rows past their retention and returns how many. */
+export function retentionStore(sql: SqlClient) {
+  return {
+    /**
+     * Outbox rows published before `before`; an unpublished row (NULL `published_at`) is never
+     * deleted. The range is the start of the ("published_at", "created_at") index.
+     */
+    deletePublishedOutboxEvents(before: Date, limit: number): Promise<number> {
+      return deleteOlderThan(sql, 'outbox_events', 'published_at', before, limit);
+    },
+
+    /** Delivery records created before `before` (the "created_at" index). */
+    deleteDeliveries(before: Date, limit: number): Promise<number> {
+      return deleteOlderThan(sql, 'webhook_deliveries', 'created_at', before, limit);
+    },
+  };
+}
+export type RetentionStore = ReturnType<typeof retentionStore>;
