@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ARTIFACTS_DIR } from './platform';
+import type { BrowserContext, Page } from 'playwright-core';
+import { openBrowser, screenshot, WAIT_MS, type BrowserSession } from './browser';
 
 // One browser session walks through the console as a user would; the steps share the page.
 const gatewayUrl = process.env.E2E_GATEWAY_URL!;
 const adminToken = process.env.E2E_ADMIN_TOKEN!;
-
-/** Debian's Chromium (apt-get install chromium); CHROMIUM_PATH overrides. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// As root Chromium needs --no-sandbox; without the background-networking flags it tries to reach
-// Google services, which this machine refuses.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const WAIT_MS = 10_000;
 const RUN_WAIT_MS = 20_000;
 
-let browser: Browser;
+let browser: BrowserSession;
 let context: BrowserContext;
 let page: Page;
-const problems: string[] = [];
-const otherOrigins: string[] = [];
 
 const workspaceName = `e2e ${randomUUID().slice(0, 8)}`;
 let workspaceId: string;
@@ -71,22 +60,12 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = WAIT_MS): Prom
 }
 
 const statusText = () => page.getByRole('status').textContent();
-const screenshot = (name: string) => page.screenshot({ path: join(ARTIFACTS_DIR, name), fullPage: true });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  browser = await openBrowser(gatewayUrl);
+  context = browser.context;
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gatewayUrl });
-  context.setDefaultTimeout(WAIT_MS);
   page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Trusted Type|Refused to/i.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
-  page.on('request', (request) => {
-    if (!request.url().startsWith(`${gatewayUrl}/`)) otherOrigins.push(request.url());
-  });
 });
 
 afterAll(async () => {
@@ -154,7 +133,7 @@ describe('workspace console in Chromium', () => {
     const row = page.getByRole('row', { name: /e2e pipelines key/ });
     await row.waitFor();
     expect(await row.textContent()).toContain('pipelines:read, pipelines:write');
-    await screenshot('console-keys.png');
+    await screenshot(page, 'console-keys.png');
 
     // The token works on the public API with exactly the chosen scopes.
     const created = await api(token, 'POST', '/pipelines/v3/pipelines', {
@@ -218,16 +197,16 @@ describe('workspace console in Chromium', () => {
     await eventually(async () => expect(await statusText()).toMatch(/succeeded \(250 read, 250 written\)/));
     // The pipeline's last successful run is filled in once the run ends.
     await eventually(async () => expect(await card.locator('dd').nth(3).textContent()).not.toBe('none yet'));
-    await screenshot('console-run.png');
+    await screenshot(page, 'console-run.png');
 
     // Phones: nothing wider than the screen; runs and keys stay readable (rows become cards).
     await page.setViewportSize({ width: 390, height: 844 });
     const fitsScreen = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
     expect(await fitsScreen()).toBe(true);
-    await screenshot('console-run-phone.png');
+    await screenshot(page, 'console-run-phone.png');
     await page.getByRole('tab', { name: 'API keys' }).click();
     expect(await fitsScreen()).toBe(true);
-    await screenshot('console-keys-phone.png');
+    await screenshot(page, 'console-keys-phone.png');
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
@@ -273,7 +252,7 @@ describe('workspace console in Chromium', () => {
       await endpoint.getByRole('row').filter({ hasText: 'run.succeeded' }).filter({ hasText: 'succeeded' }).first().waitFor({ timeout: RUN_WAIT_MS });
       expect(received.length).toBeGreaterThan(0);
       expect(received[0]!.headers['webhook-signature']).toMatch(/^v1,/);
-      await screenshot('console-webhooks.png');
+      await screenshot(page, 'console-webhooks.png');
     } finally {
       receiver.closeAllConnections();
       await new Promise((resolve) => receiver.close(resolve));
@@ -322,8 +301,8 @@ describe('workspace console in Chromium', () => {
   });
 
   test('no CSP or Trusted Types violation, no script error and no request to another origin happened', () => {
-    expect(problems).toEqual([]);
-    expect(otherOrigins).toEqual([]);
+    expect(browser.problems).toEqual([]);
+    expect(browser.otherOrigins).toEqual([]);
   });
 });
 
