@@ -4,7 +4,17 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', '**/coverage/**', 'bench/results/**', '**/*.js', '**/*.mjs', '**/*.cjs', '**/prisma.config.ts'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/src/generated/**',
+      '**/coverage/**',
+      'bench/results/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+      '**/prisma.config.ts',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,

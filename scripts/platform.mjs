@@ -106,7 +106,8 @@ async function ensureBackends(env) {
 async function waitForHealth(url, child, name, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) fail(`${name} exited during start (exit ${child.exitCode ?? child.signalCode}); see its log lines above.`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      fail(`${name} exited during start (exit ${child.exitCode ?? child.signalCode}); see its log lines above.`);
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       await res.arrayBuffer();
@@ -213,7 +214,10 @@ async function start() {
     `Metrics:        ${processes.map(([name, , , port]) => `${name} :${port}`).join(', ')} (GET /metrics)`,
   ];
   try {
-    const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', { name: 'Demo concert', starts_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', {
+      name: 'Demo concert',
+      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     const ticket = await gatewayCall(gateway, token, 'POST', `/events/v0/events/${event.id}/tickets`, { holder_name: 'Demo guest' });
     lines.push(
       '',
@@ -260,7 +264,11 @@ function browserRuns(path) {
 
 /** Playwright's downloaded Chromium builds, newest first (~/.cache/ms-playwright, or PLAYWRIGHT_BROWSERS_PATH). */
 function playwrightBrowsers() {
-  const caches = [process.env.PLAYWRIGHT_BROWSERS_PATH, join(homedir(), '.cache', 'ms-playwright'), join(homedir(), 'Library', 'Caches', 'ms-playwright')].filter(Boolean);
+  const caches = [
+    process.env.PLAYWRIGHT_BROWSERS_PATH,
+    join(homedir(), '.cache', 'ms-playwright'),
+    join(homedir(), 'Library', 'Caches', 'ms-playwright'),
+  ].filter(Boolean);
   const found = [];
   for (const cache of caches) {
     let builds = [];
@@ -271,7 +279,13 @@ function playwrightBrowsers() {
     }
     builds.sort((a, b) => Number(b.split('-').at(-1)) - Number(a.split('-').at(-1)));
     for (const build of builds) {
-      for (const binary of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell', 'chrome-mac/Chromium.app/Contents/MacOS/Chromium']) {
+      for (const binary of [
+        'chrome-linux/chrome',
+        'chrome-linux64/chrome',
+        'chrome-linux/headless_shell',
+        'chrome-headless-shell-linux64/chrome-headless-shell',
+        'chrome-mac/Chromium.app/Contents/MacOS/Chromium',
+      ]) {
         found.push(join(cache, build, binary));
       }
     }
@@ -281,7 +295,11 @@ function playwrightBrowsers() {
 
 /** Where a Chromium or Chrome may already be, in order: Debian's chromium, Chrome, Playwright's cache. */
 function browserCandidates() {
-  const onPath = (name) => (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const onPath = (name) =>
+    (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, name));
   return [
     '/usr/bin/chromium',
     ...['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'].flatMap(onPath),
@@ -307,32 +325,41 @@ function aptInstaller() {
 function ensureBrowser() {
   const given = process.env.CHROMIUM_PATH;
   if (given) {
-    if (!isExecutable(given) || !browserRuns(given)) fail(`CHROMIUM_PATH=${given} is not a browser that runs: point it at Chromium or Chrome, or unset it to let npm test find or install one.`);
+    if (!isExecutable(given) || !browserRuns(given))
+      fail(`CHROMIUM_PATH=${given} is not a browser that runs: point it at Chromium or Chrome, or unset it to let npm test find or install one.`);
     return given;
   }
   const found = browserCandidates().find((path) => isExecutable(path) && browserRuns(path));
   if (found) return found;
   const sudo = aptInstaller();
   if (!sudo) {
-    fail('npm test needs Chromium for the e2e suite and found none (CHROMIUM_PATH, chromium, Google Chrome, Playwright\'s cache), and cannot install it here: run `apt-get install chromium fonts-liberation` as root, or set CHROMIUM_PATH.');
+    fail(
+      "npm test needs Chromium for the e2e suite and found none (CHROMIUM_PATH, chromium, Google Chrome, Playwright's cache), and cannot install it here: run `apt-get install chromium fonts-liberation` as root, or set CHROMIUM_PATH.",
+    );
   }
-  process.stderr.write('No Chromium found for the e2e suite: installing Debian\'s chromium and fonts-liberation with apt-get...\n');
+  process.stderr.write("No Chromium found for the e2e suite: installing Debian's chromium and fonts-liberation with apt-get...\n");
   const apt = (args) => {
     const [command, ...argv] = [...sudo, 'apt-get', ...args];
     const result = spawnSync(command, argv, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (result.status !== 0) fail(`npm test needs Chromium for the e2e suite and \`apt-get ${args.join(' ')}\` failed (exit ${result.status ?? result.signal}): install chromium yourself, or set CHROMIUM_PATH.`);
+    if (result.status !== 0)
+      fail(
+        `npm test needs Chromium for the e2e suite and \`apt-get ${args.join(' ')}\` failed (exit ${result.status ?? result.signal}): install chromium yourself, or set CHROMIUM_PATH.`,
+      );
   };
   apt(['update', '-qq']);
   // fonts-liberation: pages render text where recommended packages are off.
   apt(['install', '-y', '-qq', 'chromium', 'fonts-liberation']);
   const installed = browserCandidates().find((path) => isExecutable(path) && browserRuns(path));
-  if (!installed) fail('npm test needs Chromium for the e2e suite: apt-get installed chromium, but no browser that runs was found after it; set CHROMIUM_PATH.');
+  if (!installed)
+    fail('npm test needs Chromium for the e2e suite: apt-get installed chromium, but no browser that runs was found after it; set CHROMIUM_PATH.');
   return installed;
 }
 
 /** Whether the turbo arguments run the e2e suite: every package unless filtered, or a filter naming it. */
 function runsE2e(args) {
-  const filters = args.flatMap((arg, i) => (arg.startsWith('--filter=') ? [arg.slice('--filter='.length)] : arg === '--filter' || arg === '-F' ? [args[i + 1] ?? ''] : []));
+  const filters = args.flatMap((arg, i) =>
+    arg.startsWith('--filter=') ? [arg.slice('--filter='.length)] : arg === '--filter' || arg === '-F' ? [args[i + 1] ?? ''] : [],
+  );
   return filters.length === 0 || filters.some((filter) => filter.includes('e2e'));
 }
 
@@ -402,7 +429,8 @@ async function bench() {
     fail(`PostgreSQL is not reachable at ${new URL(env.GATEWAY_DATABASE_URL).host}: start it with \`docker compose up -d postgres\` (or your local server).`);
   }
   // The bench starts a throwaway redis-server of its own, so the machine's Redis is never loaded.
-  if (spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status !== 0) fail('the bench needs the redis-server binary on PATH (apt-get install redis-server).');
+  if (spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status !== 0)
+    fail('the bench needs the redis-server binary on PATH (apt-get install redis-server).');
   pnpm(['turbo', 'run', 'build', '--output-logs=errors-only']);
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }

@@ -20,7 +20,10 @@ async function answer(req: http.IncomingMessage, res: http.ServerResponse): Prom
   const body = await readRawBody(req, MAX_BODY_BYTES);
   if (!Buffer.isBuffer(body)) return void res.destroy();
   const checked = await checkRequest(req.method!, req.url!, req.headers, body);
-  if (!checked.ok) return void res.writeHead(checked.error.status, { ...checked.headers, 'content-type': 'application/json' }).end(errorBody(checked.error, checked.headers['x-request-id']));
+  if (!checked.ok)
+    return void res
+      .writeHead(checked.error.status, { ...checked.headers, 'content-type': 'application/json' })
+      .end(errorBody(checked.error, checked.headers['x-request-id']));
   const headers: Record<string, string> = { ...checked.upstreamHeaders };
   if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
   try {

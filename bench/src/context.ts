@@ -24,7 +24,13 @@ export function signed(ctx: BenchContext, service: ServiceName, method: string, 
 }
 
 /** One JSON call straight to a service, signed like the gateway's. */
-export async function callService(ctx: BenchContext, service: ServiceName, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; at: number }> {
+export async function callService(
+  ctx: BenchContext,
+  service: ServiceName,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; at: number }> {
   const raw = body === undefined ? undefined : JSON.stringify(body);
   const res = await fetch(`${ctx.platform.serviceUrls[service]}${path}`, {
     method,

@@ -46,7 +46,8 @@ for (const service of Object.keys(upstreams) as ServiceName[]) {
         },
         error: (_err, _req, res) => {
           const out = res as Response;
-          if (!out.headersSent && typeof out.status === 'function') out.status(503).type('application/json').send(errorBody(temporarilyUnavailable(), undefined));
+          if (!out.headersSent && typeof out.status === 'function')
+            out.status(503).type('application/json').send(errorBody(temporarilyUnavailable(), undefined));
         },
       },
     }),

@@ -20,7 +20,10 @@ import type { BenchContext } from './context';
 import { markdownTable, tableRows, textTable } from './report';
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const runCase = (name: string) => !only || only.includes(name);
 
 const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
@@ -33,7 +36,14 @@ const abPlan = quick
   ? { rounds: 2, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000 }
   : { rounds: Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 10), connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 300_000 };
 const bEnv = Object.fromEntries(
-  (process.argv.find((a) => a.startsWith('--b-env='))?.slice(8).split(',') ?? []).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  (
+    process.argv
+      .find((a) => a.startsWith('--b-env='))
+      ?.slice(8)
+      .split(',') ?? []
+  )
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }

@@ -15,10 +15,13 @@ async function answer(req: http.IncomingMessage, res: http.ServerResponse): Prom
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   const { host: _host, connection: _connection, ...headers } = req.headers;
   try {
-    await pool.stream({ method: req.method!, path: req.url!, headers, body: req.headers['content-length'] ? req : null }, ({ statusCode, headers: upstream }) => {
-      res.writeHead(statusCode, { 'content-type': upstream['content-type'] as string });
-      return res;
-    });
+    await pool.stream(
+      { method: req.method!, path: req.url!, headers, body: req.headers['content-length'] ? req : null },
+      ({ statusCode, headers: upstream }) => {
+        res.writeHead(statusCode, { 'content-type': upstream['content-type'] as string });
+        return res;
+      },
+    );
   } catch {
     if (!res.headersSent) res.writeHead(503).end();
     else res.destroy();

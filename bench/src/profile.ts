@@ -34,7 +34,8 @@ function areaOf(frame: CpuProfileNode['callFrame']): string {
   if (!url) return 'native';
   if (url.startsWith('node:internal/deps/undici') || url.includes('/undici/')) return 'undici';
   if (url.includes('/http-proxy-middleware/') || url.includes('/httpxy/')) return 'http-proxy-middleware';
-  if (url.includes('/express/') || url.includes('/router/') || url.includes('/body-parser/') || url.includes('/finalhandler/') || url.includes('/send/')) return 'express';
+  if (url.includes('/express/') || url.includes('/router/') || url.includes('/body-parser/') || url.includes('/finalhandler/') || url.includes('/send/'))
+    return 'express';
   if (url.includes('/ioredis/') || url.includes('/redis-parser/') || url.includes('/denque/')) return 'ioredis';
   if (url.includes('/pino') || url.includes('/sonic-boom/')) return 'pino';
   if (url.includes('/gateway/dist/')) return 'gateway code';
@@ -73,7 +74,8 @@ export function summarizeProfile(file: string, window?: { fromUs: number; toUs: 
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === '(idle)') continue;
     busyUs += us;
-    const frame = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, '').replace(/^file:\/\/.*\/main\//, '')}:${lineNumber + 1}` : ''}`.trim();
+    const frame =
+      `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, '').replace(/^file:\/\/.*\/main\//, '')}:${lineNumber + 1}` : ''}`.trim();
     frames.set(frame, (frames.get(frame) ?? 0) + us);
     const area = areaOf(node.callFrame);
     areas.set(area, (areas.get(area) ?? 0) + us);
@@ -94,6 +96,8 @@ export function summarizeProfile(file: string, window?: { fromUs: number; toUs: 
 
 /** The newest .cpuprofile in a directory. */
 export function newestProfile(dir: string): string | undefined {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
   return files.length ? join(dir, files[files.length - 1]!) : undefined;
 }

@@ -18,7 +18,13 @@ const ms = (v: number) => `${n2(v)} ms`;
 const signedMs = (v: number) => `${v >= 0 ? '+' : ''}${n2(v)} ms`;
 const verdict = (ok: boolean): Row['verdict'] => (ok ? 'met' : 'MISSED');
 
-export function tableRows(results: { proxy?: ProxyResults; ab?: AbResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults }): Row[] {
+export function tableRows(results: {
+  proxy?: ProxyResults;
+  ab?: AbResults;
+  hotPath?: HotPathResults;
+  runs?: RunsResults;
+  rateLimit?: RateLimitResults;
+}): Row[] {
   const rows: Row[] = [];
   const { proxy, ab, hotPath, runs, rateLimit } = results;
   if (proxy) {
@@ -67,7 +73,12 @@ export function tableRows(results: { proxy?: ProxyResults; ab?: AbResults; hotPa
           target: 'reference 0.69x',
           verdict: 'ref',
         });
-        rows.push({ measurement: `Bare node:http + undici, ${c}: added p50 / p99`, measured: `${signedMs(bare.addedP50Ms)} / ${signedMs(bare.addedP99Ms)}`, target: '', verdict: '' });
+        rows.push({
+          measurement: `Bare node:http + undici, ${c}: added p50 / p99`,
+          measured: `${signedMs(bare.addedP50Ms)} / ${signedMs(bare.addedP99Ms)}`,
+          target: '',
+          verdict: '',
+        });
       }
       rows.push({
         measurement: `Express 5 + http-proxy-middleware 4, ${c}: throughput vs direct`,
@@ -99,14 +110,23 @@ export function tableRows(results: { proxy?: ProxyResults; ab?: AbResults; hotPa
   }
   for (const s of ab?.summary ?? []) {
     const range = (r: { median: number; min: number; max: number }) => `${n2(r.median)}x (${n2(r.min)}-${n2(r.max)})`;
-    const b = `B (${Object.entries(ab!.bEnv).map(([k, v]) => `${k}=${v}`).join(' ') || 'same settings'})`;
+    const b = `B (${
+      Object.entries(ab!.bEnv)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'same settings'
+    })`;
     rows.push({
       measurement: `A/B, ${s.connections} conn: throughput vs direct, pass-through / gateway A / ${b}`,
       measured: `${range(s.vsDirect.passthrough)} / ${range(s.vsDirect.gateway)} / ${range(s.vsDirect['gateway-b'])}`,
       target: '',
       verdict: 'ref',
     });
-    rows.push({ measurement: `A/B, ${s.connections} conn: B / A throughput per round`, measured: range(s.bOverA), target: 'a gain counts beyond the spread', verdict: 'ref' });
+    rows.push({
+      measurement: `A/B, ${s.connections} conn: B / A throughput per round`,
+      measured: range(s.bOverA),
+      target: 'a gain counts beyond the spread',
+      verdict: 'ref',
+    });
     rows.push({
       measurement: `A/B, ${s.connections} conn: CPU per request over the pass-through's, A / B (µs: pass-through, A, B; redis A, B)`,
       measured:
@@ -127,7 +147,9 @@ export function tableRows(results: { proxy?: ProxyResults; ab?: AbResults; hotPa
     });
     rows.push({
       measurement: 'Gateway hot path: Redis round trips per request',
-      measured: `${hotPath.redisRoundTripsPerRequest.toFixed(2)} (${Object.entries(hotPath.gatewayRedisCommandNames).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+      measured: `${hotPath.redisRoundTripsPerRequest.toFixed(2)} (${Object.entries(hotPath.gatewayRedisCommandNames)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
       target: '≤ 1',
       verdict: verdict(hotPath.redisRoundTripsPerRequest <= 1.0005),
     });
@@ -173,7 +195,13 @@ export function markdownTable(rows: Row[]): string {
 }
 
 export function textTable(rows: Row[]): string {
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => [r.measurement, r.measured, r.target, r.verdict][i]!.length), ['measurement', 'measured', 'target', ''][i]!.length));
+  const widths = [0, 1, 2, 3].map((i) =>
+    Math.max(...rows.map((r) => [r.measurement, r.measured, r.target, r.verdict][i]!.length), ['measurement', 'measured', 'target', ''][i]!.length),
+  );
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  return [line(['measurement', 'measured', 'target', '']), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict]))].join('\n');
+  return [
+    line(['measurement', 'measured', 'target', '']),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict])),
+  ].join('\n');
 }

@@ -40,7 +40,11 @@ export const logger = createLogger('bench-variant', env('LOG_LEVEL', 'warn'));
 const db = createDatabase(env('GATEWAY_DATABASE_URL'));
 const redis = createRedis(env('REDIS_URL'), logger, 'bench-variant');
 const secret = env('PLATFORM_INTERNAL_SECRET');
-const signingKeys = { events: serviceSigningKey(secret, 'events'), warehouse: serviceSigningKey(secret, 'warehouse'), pipelines: serviceSigningKey(secret, 'pipelines') };
+const signingKeys = {
+  events: serviceSigningKey(secret, 'events'),
+  warehouse: serviceSigningKey(secret, 'warehouse'),
+  pipelines: serviceSigningKey(secret, 'pipelines'),
+};
 const limits = defaultLimits(Number(env('EVENTS_RATE_LIMIT', '400')));
 const store = keysStore(db);
 const keys = new KeyCache(async (hash) => {

@@ -40,9 +40,29 @@ interface Deployable {
 const runsQueue = uniqueName('runs-ops');
 const DEPLOYABLES: Deployable[] = [
   { name: 'events', entry: 'services/events/dist/main.js', portVariable: 'EVENTS_PORT', databaseVariable: 'EVENTS_DATABASE_URL', dir: 'services/events' },
-  { name: 'warehouse', entry: 'services/warehouse/dist/main.js', portVariable: 'WAREHOUSE_PORT', databaseVariable: 'WAREHOUSE_DATABASE_URL', dir: 'services/warehouse' },
-  { name: 'pipelines', entry: 'services/pipelines/dist/main.js', portVariable: 'PIPELINES_PORT', databaseVariable: 'PIPELINES_DATABASE_URL', dir: 'services/pipelines', env: { PIPELINES_RUNS_QUEUE: runsQueue } },
-  { name: 'pipelines-worker', entry: 'services/pipelines/dist/worker.js', portVariable: 'PIPELINES_WORKER_PORT', databaseVariable: 'PIPELINES_DATABASE_URL', dir: 'services/pipelines', env: { PIPELINES_RUNS_QUEUE: runsQueue } },
+  {
+    name: 'warehouse',
+    entry: 'services/warehouse/dist/main.js',
+    portVariable: 'WAREHOUSE_PORT',
+    databaseVariable: 'WAREHOUSE_DATABASE_URL',
+    dir: 'services/warehouse',
+  },
+  {
+    name: 'pipelines',
+    entry: 'services/pipelines/dist/main.js',
+    portVariable: 'PIPELINES_PORT',
+    databaseVariable: 'PIPELINES_DATABASE_URL',
+    dir: 'services/pipelines',
+    env: { PIPELINES_RUNS_QUEUE: runsQueue },
+  },
+  {
+    name: 'pipelines-worker',
+    entry: 'services/pipelines/dist/worker.js',
+    portVariable: 'PIPELINES_WORKER_PORT',
+    databaseVariable: 'PIPELINES_DATABASE_URL',
+    dir: 'services/pipelines',
+    env: { PIPELINES_RUNS_QUEUE: runsQueue },
+  },
   {
     name: 'gateway',
     entry: 'gateway/dist/main.js',
@@ -129,7 +149,11 @@ describe.each(DEPLOYABLES)('$name', (d) => {
   });
 
   test('HOST=0.0.0.0 (containers) and the database unreachable: /readyz is 503; both ports on every interface', async () => {
-    const { proc, port, metricsPort } = await start(d, { HOST: '0.0.0.0', [d.databaseVariable]: 'postgresql://postgres@127.0.0.1:1/platform_unreachable', DATABASE_CONNECT_TIMEOUT_MS: '500' });
+    const { proc, port, metricsPort } = await start(d, {
+      HOST: '0.0.0.0',
+      [d.databaseVariable]: 'postgresql://postgres@127.0.0.1:1/platform_unreachable',
+      DATABASE_CONNECT_TIMEOUT_MS: '500',
+    });
     try {
       expect((await json(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
       for (const p of [port, metricsPort]) {

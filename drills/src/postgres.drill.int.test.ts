@@ -1,5 +1,15 @@
 import pg from 'pg';
-import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, startTcpProxy, type TcpProxy, waitFor, uniqueDatabaseName } from '@platform/testing';
+import {
+  sleep,
+  startPlatform,
+  startRedisServer,
+  type Platform,
+  type RedisServer,
+  startTcpProxy,
+  type TcpProxy,
+  waitFor,
+  uniqueDatabaseName,
+} from '@platform/testing';
 import { direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
 // The warehouse reaches PostgreSQL through a TCP proxy the drill controls; the shared server
@@ -144,4 +154,3 @@ test('PostgreSQL unreachable without an answer (a partition): the service answer
   expect(probe.body.error.code).toBe('temporarily_unavailable');
   expect(probe.ms).toBeLessThan(DATABASE_QUERY_TIMEOUT_MS + DATABASE_CONNECT_TIMEOUT_MS + 1_000);
 }, 60_000);
-

@@ -1,4 +1,14 @@
-import { sleep, startPlatform, startReceiver, startRedisServer, type Platform, type Receiver, type RedisServer, waitFor, uniqueDatabaseName } from '@platform/testing';
+import {
+  sleep,
+  startPlatform,
+  startReceiver,
+  startRedisServer,
+  type Platform,
+  type Receiver,
+  type RedisServer,
+  waitFor,
+  uniqueDatabaseName,
+} from '@platform/testing';
 import { direct, gateway, startLoop, statusCounts } from './support/load';
 
 // Processes of the platform die under load (SIGKILL: no shutdown code runs) and come back.
@@ -41,7 +51,13 @@ test('the events service SIGKILLed under load: the gateway answers 503 temporari
   const event = await direct(platform, 'events').post('/events', { name: 'Drill', starts_at: new Date().toISOString() });
   const key = await platform.createApiKey({ name: 'service kill' });
   const client = gateway(platform, key.token);
-  const loop = startLoop({ concurrency: 2, pauseMs: 50, maxRequests: 350, maxMs: 20_000, request: () => client.get(`/events/v0/events/${event.body.id}`, 5_000) });
+  const loop = startLoop({
+    concurrency: 2,
+    pauseMs: 50,
+    maxRequests: 350,
+    maxMs: 20_000,
+    request: () => client.get(`/events/v0/events/${event.body.id}`, 5_000),
+  });
 
   await sleep(1_000);
   const killedAt = Date.now();

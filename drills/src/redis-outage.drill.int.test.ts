@@ -68,7 +68,13 @@ test('Redis killed and restarted under load: every process stays ready, the gate
   const reader = gateway(platform, readerKey.token);
   const triggerer = gateway(platform, triggerKey.token);
 
-  const reads = startLoop({ concurrency: 2, pauseMs: 50, maxRequests: 400, maxMs: 20_000, request: () => reader.get(`/events/v0/events/${event.body.id}`, 5_000) });
+  const reads = startLoop({
+    concurrency: 2,
+    pauseMs: 50,
+    maxRequests: 400,
+    maxMs: 20_000,
+    request: () => reader.get(`/events/v0/events/${event.body.id}`, 5_000),
+  });
   const accepted: { pipelineId: string; runId: string }[] = [];
   const triggers = startLoop({
     concurrency: 1,

@@ -72,7 +72,13 @@ function rawClient(head: string, drip: string, everyMs: number, maxMs: number): 
 test('headers or a body trickled past the limits get 408 and are closed; ordinary clients are served meanwhile', async () => {
   const event = await direct(platform, 'events').post('/events', { name: 'Drill', starts_at: new Date().toISOString() });
   const ordinary = gateway(platform);
-  const loop = startLoop({ concurrency: 2, pauseMs: 40, maxRequests: 300, maxMs: 15_000, request: () => ordinary.get(`/events/v0/events/${event.body.id}`, 5_000) });
+  const loop = startLoop({
+    concurrency: 2,
+    pauseMs: 40,
+    maxRequests: 300,
+    maxMs: 15_000,
+    request: () => ordinary.get(`/events/v0/events/${event.body.id}`, 5_000),
+  });
 
   // Headers that never end: a new header line byte by byte.
   const slowHeaders = Array.from({ length: 30 }, () =>
@@ -136,7 +142,12 @@ test('oversized bodies get 413 payload_too_large, declared or streamed; oversize
   expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
 
   // Headers past node's 16 KiB limit: 431 from node itself.
-  const hugeHeader = await rawClient(`GET /events/v0/events/${randomUUID()} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, '', 1_000, 5_000);
+  const hugeHeader = await rawClient(
+    `GET /events/v0/events/${randomUUID()} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    '',
+    1_000,
+    5_000,
+  );
   expect(hugeHeader.status).toBe(431);
 
   // And the gateway still answers.

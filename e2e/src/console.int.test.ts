@@ -89,7 +89,11 @@ describe('workspace console in Chromium', () => {
     await page.getByRole('heading', { name: 'Choose a workspace' }).waitFor();
 
     expect(await page.getByLabel('Admin token').inputValue()).toBe('');
-    expect(await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }))).toEqual({ local: 0, session: 0, cookie: '' });
+    expect(await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }))).toEqual({
+      local: 0,
+      session: 0,
+      cookie: '',
+    });
     expect(await context.cookies()).toEqual([]);
     expect(page.url()).toBe(`${gatewayUrl}/console`);
     expect(await page.content()).not.toContain(adminToken);
@@ -113,7 +117,10 @@ describe('workspace console in Chromium', () => {
     const ttl = Date.parse(keys[0].expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(55 * 60_000);
     expect(ttl).toBeLessThanOrEqual(60 * 60_000);
-    await page.getByRole('row', { name: /console session/ }).getByText('this console').waitFor();
+    await page
+      .getByRole('row', { name: /console session/ })
+      .getByText('this console')
+      .waitFor();
   });
 
   test('creates a key with chosen scopes; its token, shown once and copied, works until it is revoked in the page', async () => {
@@ -182,7 +189,10 @@ describe('workspace console in Chromium', () => {
     await card.getByRole('button', { name: 'Pause' }).click();
     await card.getByText('paused', { exact: true }).waitFor();
     await card.getByRole('button', { name: 'Trigger run' }).click();
-    await page.getByRole('alert').filter({ hasText: /paused/i }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /paused/i })
+      .waitFor();
     await card.getByRole('button', { name: 'Resume' }).click();
     await card.getByText('active', { exact: true }).waitFor();
 
@@ -305,5 +315,3 @@ describe('workspace console in Chromium', () => {
     expect(browser.otherOrigins).toEqual([]);
   });
 });
-
-

@@ -11,7 +11,10 @@ import { startE2ePlatform } from './platform';
 function chromiumPath(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
   try {
-    return execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'platform.mjs'), 'browser'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    return execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'platform.mjs'), 'browser'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   } catch (err) {
     const { stderr } = err as { stderr?: string };
     throw new Error((stderr ?? '').trim().split('\n').at(-1) || (err as Error).message, { cause: err });

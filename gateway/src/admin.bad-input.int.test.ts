@@ -19,7 +19,7 @@ afterAll(async () => {
 
 const admin = (method: string, path: string, body?: unknown) => client.call(gw.url, method, `/admin/v1${path}`, { token: ADMIN_TOKEN, body });
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 const jsonSchemaOf = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
@@ -27,7 +27,8 @@ const jsonSchemaOf = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: '
 function stringFields(schema: Json, path: string[] = []): { path: string[]; timestamp: boolean }[] {
   return ((schema.anyOf as Json[] | undefined) ?? [schema]).flatMap((branch) => {
     if (branch.type === 'string') return [{ path, timestamp: branch.format === 'date-time' }];
-    if (branch.type === 'object') return Object.entries((branch.properties ?? {}) as Json).flatMap(([name, inner]) => stringFields(inner as Json, [...path, name]));
+    if (branch.type === 'object')
+      return Object.entries((branch.properties ?? {}) as Json).flatMap(([name, inner]) => stringFields(inner as Json, [...path, name]));
     if (branch.type === 'array') return stringFields(branch.items as Json, [...path, '0']);
     return [];
   });
@@ -52,14 +53,23 @@ function adminRequests(workspaceId: string): BadInputRequest[] {
     const pathWith = (param?: string, raw?: string) => pattern.replace(/:([a-z_]+)/g, (_all, name: string) => (name === param ? raw! : values[name]!));
     const base = pathWith();
     const add = (label: string, path: string, refuse?: BadInputRequest['refuse'], body?: unknown) =>
-      out.push({ route, method, path, label: `${route}: ${label}`, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(refuse ? { refuse } : {}) });
+      out.push({
+        route,
+        method,
+        path,
+        label: `${route}: ${label}`,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(refuse ? { refuse } : {}),
+      });
 
     for (const [, param] of pattern.matchAll(/:([a-z_]+)/g)) {
       for (const escape of BAD_ESCAPES) add(`path ${param} ${escape}`, pathWith(param, escape), { in: 'path', field: param });
     }
     for (const name of Object.keys(schemas.query ? (jsonSchemaOf(schemas.query).properties as Json) : {})) {
       for (const escape of BAD_ESCAPES) add(`query ${name} ${escape}`, `${base}?${name}=${escape}`, { in: 'query', field: name });
-      if (name === 'cursor') for (const [what, cursor] of Object.entries(FORGED_CURSORS)) add(`forged cursor (${what})`, `${base}?cursor=${cursor}`, { in: 'query', field: 'cursor' });
+      if (name === 'cursor')
+        for (const [what, cursor] of Object.entries(FORGED_CURSORS))
+          add(`forged cursor (${what})`, `${base}?cursor=${cursor}`, { in: 'query', field: 'cursor' });
     }
     if (!schemas.body) continue;
     const body = jsonSchemaOf(schemas.body);

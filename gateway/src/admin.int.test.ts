@@ -69,7 +69,10 @@ describe('workspaces', () => {
     expect(expectErrorBody(missing.body, 'invalid_request').errors).toEqual([{ in: 'body', field: 'name', code: 'required', message: 'is required' }]);
     const extra = await admin('POST', '/workspaces', { name: '', colour: 'red' });
     expect(extra.status).toBe(400);
-    expect(extra.body.error.errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`).sort()).toEqual(['colour:unknown_field', 'name:too_short']);
+    expect(extra.body.error.errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`).sort()).toEqual([
+      'colour:unknown_field',
+      'name:too_short',
+    ]);
   });
 
   test('malformed JSON, a non-JSON content type and a non-object body are 400, never 5xx', async () => {
@@ -92,7 +95,11 @@ describe('workspaces', () => {
 describe('API keys', () => {
   test('POST creates a key and shows its token once', async () => {
     const id = await workspace();
-    const res = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'scanner', scopes: ['tickets:read', 'tickets:write'], expires_at: '2099-01-01T00:00:00+01:00' });
+    const res = await admin('POST', `/workspaces/${id}/api-keys`, {
+      name: 'scanner',
+      scopes: ['tickets:read', 'tickets:write'],
+      expires_at: '2099-01-01T00:00:00+01:00',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -179,7 +186,7 @@ describe('API keys', () => {
   });
 });
 
-test('the admin API is the services\' app: a JSON answer of 1 KiB or more is gzipped for a client that accepts gzip (contract section 2)', async () => {
+test("the admin API is the services' app: a JSON answer of 1 KiB or more is gzipped for a client that accepts gzip (contract section 2)", async () => {
   const id = await workspace('Gzip');
   for (let i = 0; i < 8; i++) expect((await admin('POST', `/workspaces/${id}/api-keys`, { name: `key ${i} ${'x'.repeat(100)}` })).status).toBe(201);
   const plain = await admin('GET', `/workspaces/${id}/api-keys?limit=100`);

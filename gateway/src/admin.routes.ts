@@ -1,19 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type Express, type RequestHandler } from 'express';
-import { ADMIN_PREFIX, ADMIN_ROUTES, createJsonApiApp, mountRouteTable, rateLimited, route, unauthorized, type AdminRouteKey, type Logger, type RouteDefinition } from '@platform/core';
+import {
+  ADMIN_PREFIX,
+  ADMIN_ROUTES,
+  createJsonApiApp,
+  mountRouteTable,
+  rateLimited,
+  route,
+  unauthorized,
+  type AdminRouteKey,
+  type Logger,
+  type RouteDefinition,
+} from '@platform/core';
 import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from './admin.schemas';
 import type { KeyCache } from './key-cache';
 import type { KeysStore } from './keys.store';
-import {
-  createApiKey,
-  createWorkspace,
-  getWorkspace,
-  listApiKeys,
-  listWorkspaces,
-  renderApiKey,
-  renderWorkspace,
-  revokeApiKey,
-} from './keys.service';
+import { createApiKey, createWorkspace, getWorkspace, listApiKeys, listWorkspaces, renderApiKey, renderWorkspace, revokeApiKey } from './keys.service';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import type { RevocationPublisher } from './revocations';
 import { bearerToken } from './tokens';
@@ -56,11 +58,17 @@ const admitAdmin = (): null => null;
 export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, AdminRouteDefinition> {
   const { store } = deps;
   return {
-    'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({ status: 201, body: renderWorkspace(await createWorkspace(store, body.name)) })),
+    'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({
+      status: 201,
+      body: renderWorkspace(await createWorkspace(store, body.name)),
+    })),
 
     'GET /workspaces': route(SCHEMAS['GET /workspaces'], async ({ query }) => ({ status: 200, body: await listWorkspaces(store, query) })),
 
-    'GET /workspaces/:id': route(SCHEMAS['GET /workspaces/:id'], async ({ params }) => ({ status: 200, body: renderWorkspace(await getWorkspace(store, params.id)) })),
+    'GET /workspaces/:id': route(SCHEMAS['GET /workspaces/:id'], async ({ params }) => ({
+      status: 200,
+      body: renderWorkspace(await getWorkspace(store, params.id)),
+    })),
 
     'POST /workspaces/:id/api-keys': route(SCHEMAS['POST /workspaces/:id/api-keys'], async ({ params, body }) => {
       const { key, token } = await createApiKey(store, params.id, { name: body.name, scopes: body.scopes ?? null, expiresAt: body.expires_at ?? null });

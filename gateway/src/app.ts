@@ -11,15 +11,7 @@ import type { KeysStore } from './keys.store';
 import { LastUsedRecorder } from './last-used';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
-import {
-  defaultLimits,
-  FailoverLimiter,
-  MemorySlidingWindow,
-  RATE_LIMIT_WINDOW_MS,
-  RedisSlidingWindow,
-  type LimiterState,
-  type Limits,
-} from './rate-limiter';
+import { defaultLimits, FailoverLimiter, MemorySlidingWindow, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
 import { DEFAULT_REDIS_PREFIX } from './redis';
 import { listenForRevocations, redisRevocationPublisher } from './revocations';
 import { RouteTable } from './route-table';

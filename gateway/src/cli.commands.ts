@@ -83,7 +83,14 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
         const id = workspaceId(values.workspace);
         const body = parse(CreateApiKeyBody, {
           name: values.name,
-          ...(values.scopes === undefined ? {} : { scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean) }),
+          ...(values.scopes === undefined
+            ? {}
+            : {
+                scopes: values.scopes
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter(Boolean),
+              }),
           ...(values['expires-at'] === undefined ? {} : { expires_at: values['expires-at'] }),
         });
         const { key, token } = await createApiKey(deps.store(), id, { name: body.name, scopes: body.scopes ?? null, expiresAt: body.expires_at ?? null });

@@ -46,9 +46,25 @@ test('workspaces create and list', async () => {
 
 test('keys create, list and revoke; the revoked key fails on a running gateway', async () => {
   const workspace = (await cli('workspaces', 'create', '--name', 'Keys')).json.id;
-  const created = await cli('keys', 'create', '--workspace', workspace, '--name', 'scanner', '--scopes', 'tickets:read,tickets:write', '--expires-at', '2099-01-01T00:00:00Z');
+  const created = await cli(
+    'keys',
+    'create',
+    '--workspace',
+    workspace,
+    '--name',
+    'scanner',
+    '--scopes',
+    'tickets:read,tickets:write',
+    '--expires-at',
+    '2099-01-01T00:00:00Z',
+  );
   expect(created.code).toBe(0);
-  expect(created.json).toMatchObject({ name: 'scanner', scopes: ['tickets:read', 'tickets:write'], expires_at: '2099-01-01T00:00:00.000Z', token: expect.stringMatching(/^plk_/) });
+  expect(created.json).toMatchObject({
+    name: 'scanner',
+    scopes: ['tickets:read', 'tickets:write'],
+    expires_at: '2099-01-01T00:00:00.000Z',
+    token: expect.stringMatching(/^plk_/),
+  });
   const token = created.json.token;
   expect((await gw.client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}`, { token })).status).toBe(200);
 

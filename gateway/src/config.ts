@@ -23,5 +23,10 @@ export const GatewayConfig = z.object({
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
 /** What the CLI needs: the database, and Redis to announce revocations. */
-export const CliConfig = GatewayConfig.pick({ GATEWAY_DATABASE_URL: true, REDIS_URL: true, DATABASE_CONNECT_TIMEOUT_MS: true, DATABASE_QUERY_TIMEOUT_MS: true });
+export const CliConfig = GatewayConfig.pick({
+  GATEWAY_DATABASE_URL: true,
+  REDIS_URL: true,
+  DATABASE_CONNECT_TIMEOUT_MS: true,
+  DATABASE_QUERY_TIMEOUT_MS: true,
+});
 export type CliConfig = z.infer<typeof CliConfig>;

@@ -17,7 +17,15 @@ const files = (): string[] => [...assets.keys()].filter((path) => path.startsWit
 
 describe('console assets', () => {
   test('the page, its style sheet, its entry module and every module it imports are built', () => {
-    for (const path of ['/console', '/console/', '/console/index.html', '/console/base.css', '/console/console.css', '/console/main.js', '/console/meta.json']) {
+    for (const path of [
+      '/console',
+      '/console/',
+      '/console/index.html',
+      '/console/base.css',
+      '/console/console.css',
+      '/console/main.js',
+      '/console/meta.json',
+    ]) {
       expect(assets.has(path)).toBe(true);
     }
     expect(assets.get('/console')).toBe(assets.get('/console/index.html'));
@@ -59,7 +67,10 @@ describe('console assets', () => {
   test('the console never writes HTML from strings or keeps the token anywhere but in memory', () => {
     for (const path of files().filter((p) => p.endsWith('.js'))) {
       const source = text(path);
-      expect({ path, sinks: source.match(/\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(/g) ?? [] }).toEqual({ path, sinks: [] });
+      expect({ path, sinks: source.match(/\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(/g) ?? [] }).toEqual({
+        path,
+        sinks: [],
+      });
       expect({ path, storage: source.match(/localStorage|sessionStorage|document\.cookie|indexedDB/g) ?? [] }).toEqual({ path, storage: [] });
     }
   });
@@ -69,7 +80,9 @@ describe('console assets', () => {
     expect(page).toMatch(/^<!doctype html>\n<html lang="en">/);
     expect(page).toContain('<title>Workspace console · Platform</title>');
     expect(page).toContain('<link rel="stylesheet" href="/console/base.css">\n  <link rel="stylesheet" href="/console/console.css">');
-    expect(page).toContain(`<a class="skip-link" href="#main">Skip to content</a>\n${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}</body>`);
+    expect(page).toContain(
+      `<a class="skip-link" href="#main">Skip to content</a>\n${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}</body>`,
+    );
     expect(text('/console/base.css')).toBe(readFileSync(join(__dirname, '..', 'pages', 'base.css'), 'utf8'));
     expect(text('/console/console.css')).toBe(readFileSync(join(__dirname, '..', 'console', 'static', 'console.css'), 'utf8'));
   });
@@ -91,7 +104,7 @@ describe('console meta (from @platform/core, never copied into the page)', () =>
     }
   });
 
-  test("each service offers the event types it emits: tickets from events, items from warehouse, runs from pipelines", () => {
+  test('each service offers the event types it emits: tickets from events, items from warehouse, runs from pipelines', () => {
     const byService = Object.fromEntries(consoleMeta().services.map((s) => [s.name, s.event_types]));
     expect(byService.events).toEqual(['ticket.validated']);
     expect(byService.warehouse!.every((type) => type.startsWith('item.'))).toBe(true);

@@ -6,7 +6,9 @@ import { DOCS_CSP } from './docs.handler';
 import { closeServer, DEAD_URL, httpClient, listen, startGateway, type HttpClient, type Reply, type TestGateway } from './test/gateway';
 
 /** A stand-in service that answers only its unsigned GET /openapi.json, as services do, and counts the calls. */
-async function startDocumentUpstream(service: ServiceName): Promise<{ url: string; document: OpenApiDocument; calls: () => number; close: () => Promise<void> }> {
+async function startDocumentUpstream(
+  service: ServiceName,
+): Promise<{ url: string; document: OpenApiDocument; calls: () => number; close: () => Promise<void> }> {
   const document = openApiDocument({ service, title: `${service} API`, version: '1', routes: {} });
   let calls = 0;
   const server = http.createServer((req, res) => {
@@ -89,7 +91,10 @@ describe('GET /docs', () => {
       served.add(path);
       const res = await get(path);
       expect({ path, status: res.status, type: res.headers['content-type'] }).toEqual({ path, status: 200, type: 'text/javascript; charset=utf-8' });
-      expect({ path, sinks: res.text.match(/\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(/g) ?? [] }).toEqual({ path, sinks: [] });
+      expect({ path, sinks: res.text.match(/\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(/g) ?? [] }).toEqual({
+        path,
+        sinks: [],
+      });
       for (const [, specifier] of res.text.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)) {
         expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
         queue.push(`/docs/${specifier!.slice(2)}`);

@@ -44,7 +44,9 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
 
   // 40 validations through the gateway at once, each ticket twice (one 200, one 409), half sent.
-  const inFlight = [...tickets, ...tickets].map((id) => halfSentPost(`${gateway.url}/events/v0/tickets/${id}/validate`, auth, JSON.stringify({ gate: 'north-gate' }), keepAlive));
+  const inFlight = [...tickets, ...tickets].map((id) =>
+    halfSentPost(`${gateway.url}/events/v0/tickets/${id}/validate`, auth, JSON.stringify({ gate: 'north-gate' }), keepAlive),
+  );
   await new Promise((resolve) => setTimeout(resolve, 400));
 
   gateway.proc.child.kill('SIGTERM');
@@ -59,7 +61,11 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
 
   expect(await exitReport(gateway.proc)).toEqual({ code: 0, signal: null, output: '' });
-  const lines = gateway.proc.output().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; route?: string; ok?: boolean });
+  const lines = gateway.proc
+    .output()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { msg: string; route?: string; ok?: boolean });
   expect(lines.filter((l) => l.msg === 'request' && l.route === 'events POST /tickets/:id/validate')).toHaveLength(40);
   expect(lines.find((l) => l.msg === 'shutdown complete')).toMatchObject({ ok: true });
 

@@ -265,7 +265,10 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       return;
     }
     const error = outcome.error as { code?: string; name?: string; message?: string };
-    logger.warn({ service: target.service, err: { name: error.name, code: error.code, message: error.message }, request_id: requestId }, 'upstream unavailable');
+    logger.warn(
+      { service: target.service, err: { name: error.name, code: error.code, message: error.message }, request_id: requestId },
+      'upstream unavailable',
+    );
     sendError(res, temporarilyUnavailable(`The ${target.service} service is briefly unavailable; retry idempotently.`), requestId, headers);
   }
 
@@ -347,7 +350,9 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       const start = process.hrtime.bigint();
       res.once('finish', () => {
         // Express leaves the route it matched on the request; the admin API's only 429 is the per-IP failed-auth limit.
-        metrics.admin(req.method!, ADMIN_PREFIX, (req as { route?: { path?: unknown } }).route?.path).observe(res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+        metrics
+          .admin(req.method!, ADMIN_PREFIX, (req as { route?: { path?: unknown } }).route?.path)
+          .observe(res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
         if (res.statusCode === 429) metrics.rateLimited('failed-auth');
       });
       deps.admin(req, res);

@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expectErrorBody } from '@platform/testing';
-import {
-  allUpstreams,
-  createTestKey,
-  DEAD_URL,
-  startEchoGateway,
-  startEchoUpstream,
-  startGateway,
-  type EchoGateway,
-  type HttpClient,
-} from './test/gateway';
+import { allUpstreams, createTestKey, DEAD_URL, startEchoGateway, startEchoUpstream, startGateway, type EchoGateway, type HttpClient } from './test/gateway';
 
 let gw: EchoGateway;
 
@@ -187,7 +178,9 @@ describe('proxying', () => {
       },
     });
     expect(res.status).toBe(200);
-    const forwarded = Object.keys(res.body.headers).filter((name) => name.startsWith('x-platform-')).sort();
+    const forwarded = Object.keys(res.body.headers)
+      .filter((name) => name.startsWith('x-platform-'))
+      .sort();
     expect(forwarded).toEqual(['x-platform-key-id', 'x-platform-scopes', 'x-platform-signature', 'x-platform-timestamp', 'x-platform-workspace-id']);
     expect(res.body.headers['x-platform-workspace-id']).toBe(key.workspaceId);
     expect(res.body.headers['x-platform-key-id']).toBe(key.keyId);
@@ -256,7 +249,8 @@ describe('rate-limit headers (contract section 6)', () => {
 
   test('each route counts in its bucket', async () => {
     const { token } = await createTestKey(gw.store);
-    const limitOf = async (method: string, path: string) => (await gw.client.call(gw.url, method, path, { token, body: method === 'POST' ? {} : undefined })).headers['x-ratelimit-limit'];
+    const limitOf = async (method: string, path: string) =>
+      (await gw.client.call(gw.url, method, path, { token, body: method === 'POST' ? {} : undefined })).headers['x-ratelimit-limit'];
     expect(await limitOf('GET', '/warehouse/v1/items')).toBe('600');
     expect(await limitOf('POST', '/warehouse/v1/items/bulk')).toBe('60');
     expect(await limitOf('GET', '/pipelines/v3/pipelines/p')).toBe('300');

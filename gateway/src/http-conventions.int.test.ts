@@ -122,7 +122,9 @@ describe('a client too slow to send its request (contract section 2)', () => {
 
   test('a body sent too slowly gets 408 as well', async () => {
     const conn = await socketTo(gw.url);
-    conn.socket.write(`POST /events/v0/events HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"na`);
+    conn.socket.write(
+      `POST /events/v0/events HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"na`,
+    );
     await conn.closed;
     expect(conn.received()).toMatch(/^HTTP\/1\.1 408 /);
     expectErrorBody(JSON.parse(conn.received().split('\r\n\r\n')[1]!), 'request_timeout');

@@ -26,7 +26,6 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-
 /** How often the service ran a request carrying this Idempotency-Key. */
 const runs = (key: string, echo: EchoUpstream = gw.upstream) => echo.received.filter((r) => r.headers['idempotency-key'] === key).length;
 
@@ -110,7 +109,12 @@ describe('replay (contract section 7)', () => {
     expect(first.body.body_bytes).toBe(1024 * 1024);
 
     const tooLarge = newKey();
-    const res = await chunkedPost(`${gw.url}/events/v0/events`, token, tooLarge, Array.from({ length: 5 }, () => Buffer.alloc(256 * 1024, 0x61)));
+    const res = await chunkedPost(
+      `${gw.url}/events/v0/events`,
+      token,
+      tooLarge,
+      Array.from({ length: 5 }, () => Buffer.alloc(256 * 1024, 0x61)),
+    );
     expect(res.status).toBe(413);
     expect(runs(tooLarge)).toBe(0);
     expect(await gw.redis.exists(recordKey(workspaceId, 'POST', '/events/v0/events', tooLarge))).toBe(0);
@@ -333,7 +337,10 @@ describe('the header itself', () => {
       expect(res.status).toBe(400);
       expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([{ in: 'header', field: 'Idempotency-Key', code, message: expect.any(String) }]);
     }
-    const nonAscii = await rawPost(`${gw.url}/events/v0/events`, { authorization: `Bearer ${token}`, 'idempotency-key': Buffer.from('clé', 'utf8').toString('latin1') });
+    const nonAscii = await rawPost(`${gw.url}/events/v0/events`, {
+      authorization: `Bearer ${token}`,
+      'idempotency-key': Buffer.from('clé', 'utf8').toString('latin1'),
+    });
     expect(nonAscii.status).toBe(400);
     expect(nonAscii.body.error.errors[0]).toMatchObject({ in: 'header', field: 'Idempotency-Key', code: 'invalid_format' });
     expect(gw.upstream.received.length).toBe(before);
@@ -457,11 +464,15 @@ function recordKey(workspaceId: string, method: string, path: string, key: strin
 /** POST with Transfer-Encoding: chunked (undici always sends a Content-Length for buffers). */
 function chunkedPost(url: string, token: string, key: string, chunks: Buffer[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(parts).toString('utf8') }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(parts).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     let i = 0;
     const next = (): void => {

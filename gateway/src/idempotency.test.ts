@@ -72,7 +72,11 @@ test('a replay repeats the service’s end-to-end headers, not hop-by-hop, per-r
 });
 
 test('the two conflicts name the header; only the running one asks to retry', () => {
-  expect(reusedWithDifferentBody()).toMatchObject({ status: 409, code: 'conflict', options: { errors: [{ field: 'Idempotency-Key', code: 'reused_with_different_body' }] } });
+  expect(reusedWithDifferentBody()).toMatchObject({
+    status: 409,
+    code: 'conflict',
+    options: { errors: [{ field: 'Idempotency-Key', code: 'reused_with_different_body' }] },
+  });
   expect(reusedWithDifferentBody().options.headers).toBeUndefined();
   expect(requestInProgress()).toMatchObject({ status: 409, code: 'conflict', options: { headers: { 'retry-after': '1' } } });
 });

@@ -99,10 +99,7 @@ export interface IdempotencyClaim {
 }
 
 export type ClaimOutcome =
-  | { state: 'claimed'; claim: IdempotencyClaim }
-  | { state: 'mismatch' }
-  | { state: 'running' }
-  | { state: 'done'; response: StoredResponse };
+  { state: 'claimed'; claim: IdempotencyClaim } | { state: 'mismatch' } | { state: 'running' } | { state: 'done'; response: StoredResponse };
 
 interface IdempotencyCommands {
   gatewayIdempotencyClaimBuffer(key: string, bodyHash: string, token: string, claimTtlMs: number): Promise<Buffer[]>;

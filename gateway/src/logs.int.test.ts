@@ -65,14 +65,24 @@ test('no API key or admin token ever reaches the logs, whatever the request and 
   // Lines are written as requests finish; give the last ones a moment.
   await new Promise((resolve) => setTimeout(resolve, 200));
   const output = gateway.proc.output();
-  for (const secret of [token, wrongToken, other.body.token as string, gateway.adminToken, `${gateway.adminToken}x`, Buffer.from(`user:${token}`).toString('base64')]) {
+  for (const secret of [
+    token,
+    wrongToken,
+    other.body.token as string,
+    gateway.adminToken,
+    `${gateway.adminToken}x`,
+    Buffer.from(`user:${token}`).toString('base64'),
+  ]) {
     expect(output.includes(secret)).toBe(false);
     // Not even most of it (a token cut short is still a leak).
     expect(output.includes(secret.slice(0, 20))).toBe(false);
   }
   expect(output.toLowerCase()).not.toContain('authorization');
 
-  const lines = output.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
+  const lines = output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as LogLine);
   const hotPath = lines.filter((l) => l.msg === 'request' && l.route?.startsWith('events '));
   expect(hotPath.length).toBeGreaterThanOrEqual(3);
   expect(lines.find((l) => l.msg === 'request' && l.request_id === requestId)).toEqual(

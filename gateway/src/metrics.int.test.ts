@@ -118,6 +118,7 @@ test('X-RateLimit-Remaining counts down by one per request', async () => {
   const { gw } = await gatewayWithMetrics({});
   const { token } = await createTestKey(gw.store);
   const remaining: string[] = [];
-  for (let i = 0; i < 30; i++) remaining.push((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).headers['x-ratelimit-remaining'] as string);
+  for (let i = 0; i < 30; i++)
+    remaining.push((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).headers['x-ratelimit-remaining'] as string);
   expect(remaining).toEqual(Array.from({ length: 30 }, (_, i) => String(399 - i)));
 });

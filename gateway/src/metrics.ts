@@ -1,14 +1,4 @@
-import {
-  Counter,
-  Gauge,
-  HttpMetrics,
-  parseRouteKey,
-  SERVICES,
-  UNMATCHED_ROUTE,
-  type Registry,
-  type RouteMetrics,
-  type ServiceName,
-} from '@platform/core';
+import { Counter, Gauge, HttpMetrics, parseRouteKey, SERVICES, UNMATCHED_ROUTE, type Registry, type RouteMetrics, type ServiceName } from '@platform/core';
 import type { LimiterState, LimitName } from './rate-limiter';
 import type { MatchedRoute, ServiceMatch } from './route-table';
 
@@ -73,7 +63,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'gateway_api_key_cache_entries',
-      help: 'API keys (and known-bad tokens) in this instance\'s cache.',
+      help: "API keys (and known-bad tokens) in this instance's cache.",
       registers: [registry],
       collect() {
         this.set(state().keyCache.entries);

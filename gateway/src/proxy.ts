@@ -26,7 +26,16 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   'platform-version',
 ]);
 
-const STRIPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const STRIPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /** Headers named in `Connection: a, b` are hop-by-hop as well. */
 function connectionTokens(value: string | undefined): Set<string> | undefined {
@@ -147,9 +156,7 @@ export interface ForwardRequest {
   holdResponseBytes?: number;
 }
 
-export type ForwardOutcome =
-  | { ok: true; status: number; held?: HeldResponse }
-  | { ok: false; reason: 'unavailable' | 'client_gone'; error: unknown };
+export type ForwardOutcome = { ok: true; status: number; held?: HeldResponse } | { ok: false; reason: 'unavailable' | 'client_gone'; error: unknown };
 
 export interface ProxyOptions {
   upstreams: Upstreams;

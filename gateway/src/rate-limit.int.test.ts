@@ -20,10 +20,10 @@ async function countedLimiter() {
   await client.ping();
   const counter = { calls: 0 };
   const send = client.sendCommand.bind(client);
-  client.sendCommand = ((command: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) => {
+  client.sendCommand = (command: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) => {
     if (command.name === 'evalsha' || command.name === 'eval') counter.calls++;
     return send(command, stream);
-  });
+  };
   const limiter = new RedisSlidingWindow(client, `test:${uniqueName('rl')}:`, 60_000);
   return { limiter, counter, close: () => client.quit() };
 }
@@ -32,7 +32,13 @@ async function countedLimiter() {
  * `workers` callers for `ms`, caller i on limiters[i % limiters.length], all on one key; each waits
  * `pauseMs(answer)` after an answer. Every answer, in the order they came.
  */
-async function hammer(limiters: RedisSlidingWindow[], workers: number, ms: number, limit: number, pauseMs: (answer: LimitResult) => number): Promise<LimitResult[]> {
+async function hammer(
+  limiters: RedisSlidingWindow[],
+  workers: number,
+  ms: number,
+  limit: number,
+  pauseMs: (answer: LimitResult) => number,
+): Promise<LimitResult[]> {
   const answers: LimitResult[] = [];
   const deadline = Date.now() + ms;
   await Promise.all(

@@ -44,7 +44,7 @@ describe('in-memory sliding window', () => {
     const limiter = new MemorySlidingWindow(60_000, () => now);
     const accepted: number[] = [];
     let seed = 42;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 20_000; i++) {
       now += random() < 0.05 ? Math.floor(random() * 20_000) : Math.floor(random() * 50);
       const result = limiter.hit('k', 37);

@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
-import {
-  allUpstreams,
-  createTestKey,
-  DEAD_REDIS_URL,
-  httpClient,
-  startEchoUpstream,
-  startGateway,
-  type EchoUpstream,
-  type HttpClient,
-} from './test/gateway';
+import { allUpstreams, createTestKey, DEAD_REDIS_URL, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type HttpClient } from './test/gateway';
 
 let upstream: EchoUpstream;
 let client: HttpClient;
@@ -36,7 +27,9 @@ test('two gateway instances on one Redis together accept exactly the limit', asy
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(30);
     // Both instances served some of the accepted ones, counted in one place.
-    expect(new Set(replies.filter((r) => r.status === 200).map((r) => r.headers['x-ratelimit-remaining']))).toEqual(new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']));
+    expect(new Set(replies.filter((r) => r.status === 200).map((r) => r.headers['x-ratelimit-remaining']))).toEqual(
+      new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']),
+    );
     expect(a.app.state().rateLimiter.mode).toBe('redis');
   } finally {
     await a.close();

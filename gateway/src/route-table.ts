@@ -81,7 +81,7 @@ export class RouteTable {
     const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
     for (const compiled of this.services) {
       const { prefix } = compiled;
-      if (!pathname.startsWith(prefix) || (pathname.length > prefix.length && pathname.charCodeAt(prefix.length) !== 47 /* / */)) continue;
+      if (!pathname.startsWith(prefix) || (pathname.length > prefix.length && pathname.charCodeAt(prefix.length) !== 47) /* / */) continue;
       const rest = pathname.length === prefix.length ? '/' : pathname.slice(prefix.length);
       const forwardPath = queryAt === -1 ? rest : rest + url.slice(queryAt);
       const segments = rest.split('/');

@@ -1,7 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { z } from 'zod';
-import { codePointString, conflict, contractRouter, createLogger, createServiceApp, route, Uuid, WEBHOOK_ENDPOINT_ROUTES, type RouteDefinition, type RoutesOf, type WebhookRouteKey } from '@platform/core';
+import {
+  codePointString,
+  conflict,
+  contractRouter,
+  createLogger,
+  createServiceApp,
+  route,
+  Uuid,
+  WEBHOOK_ENDPOINT_ROUTES,
+  type RouteDefinition,
+  type RoutesOf,
+  type WebhookRouteKey,
+} from '@platform/core';
 import { expectErrorBody, TEST_INTERNAL_SECRET } from '@platform/testing';
 import { allUpstreams, closeServer, createTestKey, httpClient, listen, startGateway, type HttpClient, type TestGateway } from './test/gateway';
 
@@ -14,7 +26,10 @@ import { allUpstreams, closeServer, createTestKey, httpClient, listen, startGate
 function eventsLikeService(): Server {
   const validations = new Map<string, { ticket_id: string; validated_at: string; gate: string | null; validator_id: string | null }>();
   const echo = (name: string): RouteDefinition =>
-    route({ params: z.object({ id: Uuid }).partial() }, ({ identity, params, requestId }) => ({ status: 200, body: { route: name, identity, params, requestId } }));
+    route({ params: z.object({ id: Uuid }).partial() }, ({ identity, params, requestId }) => ({
+      status: 200,
+      body: { route: name, identity, params, requestId },
+    }));
   const definitions: Record<RoutesOf<'events'>, RouteDefinition> = {
     'POST /events': route({ body: z.strictObject({ name: codePointString(1, 200) }) }, ({ identity, body }) => ({
       status: 201,

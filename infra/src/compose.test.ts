@@ -54,32 +54,124 @@ describe('docker-compose.yml', () => {
 describe('the compose rules catch', () => {
   const compose = readCompose();
   const cases: Array<[string, (c: ComposeFile) => void, string]> = [
-    ['a variable the schema does not know', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORTT: '4001' }), 'events: EVENTS_PORTT is not a variable of its config schema'],
-    ['a worker given the API secret it does not read', (c) => Object.assign(c.services['pipelines-worker']?.environment as object, { PLATFORM_INTERNAL_SECRET: 'x'.repeat(32) }), 'pipelines-worker: PLATFORM_INTERNAL_SECRET is not a variable'],
-    ['a required variable missing', (c) => delete (c.services.events?.environment as Record<string, string>).PLATFORM_INTERNAL_SECRET, 'events: required variable PLATFORM_INTERNAL_SECRET is not set'],
-    ['a default the schema rejects', (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN:-short}' }), 'gateway: PLATFORM_ADMIN_TOKEN is invalid'],
-    ['a secret without default', (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN}' }), 'has no default'],
-    ['a laptop default left in a container', (c) => delete (c.services.pipelines?.environment as Record<string, string>).REDIS_URL, 'pipelines: REDIS_URL is not set, and its default redis://127.0.0.1:6379 is loopback'],
-    ['an upstream on the wrong port', (c) => Object.assign(c.services.gateway?.environment as object, { EVENTS_URL: 'http://events:4999' }), 'gateway: EVENTS_URL uses port 4999, but events listens on 4001'],
-    ['loopback inside a container', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/platform_events' }), 'which is not a compose service'],
-    ['a port that is not the configured one', (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORT: '5000' }), 'events: exposes 4001, but it listens on 5000'],
-    ['a metrics port not exposed', (c) => Object.assign(c.services.events ?? {}, { expose: ['4001'] }), 'events: does not expose its metrics port 9101 (METRICS_PORT)'],
-    ['a METRICS_PORT other than the exposed one', (c) => Object.assign(c.services.gateway?.environment as object, { METRICS_PORT: '9999' }), 'gateway: does not expose its metrics port 9999'],
-    ['metrics on the API port', (c) => Object.assign(c.services.warehouse?.environment as object, { METRICS_PORT: '4002' }), 'warehouse: serves /metrics on its API port 4002'],
-    ['an unknown depends_on', (c) => Object.assign(c.services.gateway?.depends_on as object, { nope: { condition: 'service_started' } }), 'gateway: depends on nope, which is not a service'],
-    ['a service started before its migration', (c) => delete (c.services.events?.depends_on as Record<string, unknown>)['migrate-events'], 'events: does not depend on migrate-events'],
-    ['a migration with another command', (c) => Object.assign(c.services['migrate-events'] ?? {}, { command: ['node', 'dist/main.js'] }), 'migrate-events: command'],
+    [
+      'a variable the schema does not know',
+      (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORTT: '4001' }),
+      'events: EVENTS_PORTT is not a variable of its config schema',
+    ],
+    [
+      'a worker given the API secret it does not read',
+      (c) => Object.assign(c.services['pipelines-worker']?.environment as object, { PLATFORM_INTERNAL_SECRET: 'x'.repeat(32) }),
+      'pipelines-worker: PLATFORM_INTERNAL_SECRET is not a variable',
+    ],
+    [
+      'a required variable missing',
+      (c) => delete (c.services.events?.environment as Record<string, string>).PLATFORM_INTERNAL_SECRET,
+      'events: required variable PLATFORM_INTERNAL_SECRET is not set',
+    ],
+    [
+      'a default the schema rejects',
+      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN:-short}' }),
+      'gateway: PLATFORM_ADMIN_TOKEN is invalid',
+    ],
+    [
+      'a secret without default',
+      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN}' }),
+      'has no default',
+    ],
+    [
+      'a laptop default left in a container',
+      (c) => delete (c.services.pipelines?.environment as Record<string, string>).REDIS_URL,
+      'pipelines: REDIS_URL is not set, and its default redis://127.0.0.1:6379 is loopback',
+    ],
+    [
+      'an upstream on the wrong port',
+      (c) => Object.assign(c.services.gateway?.environment as object, { EVENTS_URL: 'http://events:4999' }),
+      'gateway: EVENTS_URL uses port 4999, but events listens on 4001',
+    ],
+    [
+      'loopback inside a container',
+      (c) => Object.assign(c.services.events?.environment as object, { EVENTS_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/platform_events' }),
+      'which is not a compose service',
+    ],
+    [
+      'a port that is not the configured one',
+      (c) => Object.assign(c.services.events?.environment as object, { EVENTS_PORT: '5000' }),
+      'events: exposes 4001, but it listens on 5000',
+    ],
+    [
+      'a metrics port not exposed',
+      (c) => Object.assign(c.services.events ?? {}, { expose: ['4001'] }),
+      'events: does not expose its metrics port 9101 (METRICS_PORT)',
+    ],
+    [
+      'a METRICS_PORT other than the exposed one',
+      (c) => Object.assign(c.services.gateway?.environment as object, { METRICS_PORT: '9999' }),
+      'gateway: does not expose its metrics port 9999',
+    ],
+    [
+      'metrics on the API port',
+      (c) => Object.assign(c.services.warehouse?.environment as object, { METRICS_PORT: '4002' }),
+      'warehouse: serves /metrics on its API port 4002',
+    ],
+    [
+      'an unknown depends_on',
+      (c) => Object.assign(c.services.gateway?.depends_on as object, { nope: { condition: 'service_started' } }),
+      'gateway: depends on nope, which is not a service',
+    ],
+    [
+      'a service started before its migration',
+      (c) => delete (c.services.events?.depends_on as Record<string, unknown>)['migrate-events'],
+      'events: does not depend on migrate-events',
+    ],
+    [
+      'a migration with another command',
+      (c) => Object.assign(c.services['migrate-events'] ?? {}, { command: ['node', 'dist/main.js'] }),
+      'migrate-events: command',
+    ],
     ['a worker running the API', (c) => delete c.services['pipelines-worker']?.command, 'pipelines-worker: command'],
-    ['a worker killed before its shutdown deadline', (c) => Object.assign(c.services['pipelines-worker'] ?? {}, { stop_grace_period: '20s' }), 'does not exceed its 30s shutdown deadline'],
+    [
+      'a worker killed before its shutdown deadline',
+      (c) => Object.assign(c.services['pipelines-worker'] ?? {}, { stop_grace_period: '20s' }),
+      'does not exceed its 30s shutdown deadline',
+    ],
     ['a missing Dockerfile', (c) => Object.assign(c.services.events?.build as object, { dockerfile: 'Dockerfile.nope' }), 'does not exist'],
-    ['another Dockerfile', (c) => Object.assign(c.services.events?.build as object, { dockerfile: 'infra/README.md' }), 'events: builds infra/README.md, expected Dockerfile'],
-    ['an image built from another package', (c) => Object.assign((c.services['migrate-events']?.build as { args: object }).args, { PACKAGE: '@platform/warehouse' }), 'migrate-events: build argument PACKAGE is @platform/warehouse, expected @platform/events'],
-    ['an image without its ports', (c) => delete (c.services.pipelines?.build as { args: Record<string, string> }).args.PORTS, 'pipelines: build argument PORTS is unset, expected 4003 9103 4013 9113'],
+    [
+      'another Dockerfile',
+      (c) => Object.assign(c.services.events?.build as object, { dockerfile: 'infra/README.md' }),
+      'events: builds infra/README.md, expected Dockerfile',
+    ],
+    [
+      'an image built from another package',
+      (c) => Object.assign((c.services['migrate-events']?.build as { args: object }).args, { PACKAGE: '@platform/warehouse' }),
+      'migrate-events: build argument PACKAGE is @platform/warehouse, expected @platform/events',
+    ],
+    [
+      'an image without its ports',
+      (c) => delete (c.services.pipelines?.build as { args: Record<string, string> }).args.PORTS,
+      'pipelines: build argument PORTS is unset, expected 4003 9103 4013 9113',
+    ],
     ['a gateway not published', (c) => delete c.services.gateway?.ports, 'gateway: not published on 8080'],
-    ['a deployable on loopback in its container', (c) => Object.assign(c.services.events?.environment as object, { HOST: '127.0.0.1' }), 'events: listens on HOST 127.0.0.1 (set) inside its container'],
-    ['postgres published on every interface', (c) => Object.assign(c.services.postgres ?? {}, { ports: ['5432:5432'] }), 'postgres: publishes 5432 on every interface of the host'],
-    ['redis published on a public address', (c) => Object.assign(c.services.redis ?? {}, { ports: ['0.0.0.0:6379:6379'] }), 'redis: publishes 6379 on 0.0.0.0 of the host'],
-    ['redis published on every interface (long syntax)', (c) => Object.assign(c.services.redis ?? {}, { ports: [{ target: 6379, published: 6379 }] }), 'redis: publishes 6379 on every interface'],
+    [
+      'a deployable on loopback in its container',
+      (c) => Object.assign(c.services.events?.environment as object, { HOST: '127.0.0.1' }),
+      'events: listens on HOST 127.0.0.1 (set) inside its container',
+    ],
+    [
+      'postgres published on every interface',
+      (c) => Object.assign(c.services.postgres ?? {}, { ports: ['5432:5432'] }),
+      'postgres: publishes 5432 on every interface of the host',
+    ],
+    [
+      'redis published on a public address',
+      (c) => Object.assign(c.services.redis ?? {}, { ports: ['0.0.0.0:6379:6379'] }),
+      'redis: publishes 6379 on 0.0.0.0 of the host',
+    ],
+    [
+      'redis published on every interface (long syntax)',
+      (c) => Object.assign(c.services.redis ?? {}, { ports: [{ target: 6379, published: 6379 }] }),
+      'redis: publishes 6379 on every interface',
+    ],
     ['postgres behind another service', (c) => Object.assign(c.services.postgres ?? {}, { depends_on: ['redis'] }), 'postgres: depends on other services'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {

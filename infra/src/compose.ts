@@ -132,9 +132,13 @@ export function composeProblems(compose: ComposeFile): string[] {
     if (!service.healthcheck?.test) problems.push(`${name}: no healthcheck (the others wait on service_healthy)`);
     if (!publishedPorts(service).some((p) => p.published === port && p.target === port)) problems.push(`${name}: does not publish ${port} for \`npm start\``);
     for (const p of publishedPorts(service)) {
-      if (!LOOPBACK_IPS.includes(p.hostIp ?? '')) problems.push(`${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only ("127.0.0.1:${port}:${port}")`);
+      if (!LOOPBACK_IPS.includes(p.hostIp ?? ''))
+        problems.push(
+          `${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only ("127.0.0.1:${port}:${port}")`,
+        );
     }
-    if (Object.keys(dependsOn(service)).length > 0) problems.push(`${name}: depends on other services, so \`docker compose up -d postgres redis\` would start them`);
+    if (Object.keys(dependsOn(service)).length > 0)
+      problems.push(`${name}: depends on other services, so \`docker compose up -d postgres redis\` would start them`);
   }
 
   const sameImage = (name: string, service: ComposeService, dir: string, image: string) => {
@@ -184,7 +188,9 @@ export function composeProblems(compose: ComposeFile): string[] {
     }
     for (const exposed of service.expose ?? []) {
       if (Number(exposed) !== port && Number(exposed) !== metricsPort) {
-        problems.push(`${d.name}: exposes ${exposed}, but it listens on ${port} (${d.portVariable}) and serves metrics on ${String(metricsPort)} (${d.metricsPortVariable})`);
+        problems.push(
+          `${d.name}: exposes ${exposed}, but it listens on ${port} (${d.portVariable}) and serves metrics on ${String(metricsPort)} (${d.metricsPortVariable})`,
+        );
       }
     }
     if (service.healthcheck?.test) {
@@ -194,7 +200,8 @@ export function composeProblems(compose: ComposeFile): string[] {
       problems.push(`${d.name}: no healthcheck, and the image's HEALTHCHECK checks the API port, not ${d.portVariable} ${port}`);
     }
     const grace = durationSeconds(service.stop_grace_period ?? '10s');
-    if (grace <= shutdownSeconds(d, env)) problems.push(`${d.name}: stop_grace_period ${grace}s does not exceed its ${shutdownSeconds(d, env)}s shutdown deadline`);
+    if (grace <= shutdownSeconds(d, env))
+      problems.push(`${d.name}: stop_grace_period ${grace}s does not exceed its ${shutdownSeconds(d, env)}s shutdown deadline`);
 
     const deps = dependsOn(service);
     const migration = `migrate-${IMAGES.find((i) => i.dir === d.dir)?.name}`;
@@ -242,7 +249,7 @@ export function composeProblems(compose: ComposeFile): string[] {
   }
 
   const gateway = services.gateway;
-  if (gateway && !publishedPorts(gateway).some((p) => p.published === 8080)) problems.push('gateway: not published on 8080 (the platform address, contract section 1)');
+  if (gateway && !publishedPorts(gateway).some((p) => p.published === 8080))
+    problems.push('gateway: not published on 8080 (the platform address, contract section 1)');
   return problems;
 }
-

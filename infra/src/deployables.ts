@@ -42,12 +42,57 @@ export interface Deployable {
 const schema = (value: unknown): ConfigSchema => value as ConfigSchema;
 
 export const DEPLOYABLES: readonly Deployable[] = [
-  { name: 'gateway', dir: 'gateway', packageName: '@platform/gateway', image: 'platform/gateway', schema: schema(GatewayConfig), portVariable: 'GATEWAY_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
-  { name: 'events', dir: 'services/events', packageName: '@platform/events', image: 'platform/events', schema: schema(EventsConfig), portVariable: 'EVENTS_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
-  { name: 'warehouse', dir: 'services/warehouse', packageName: '@platform/warehouse', image: 'platform/warehouse', schema: schema(WarehouseConfig), portVariable: 'WAREHOUSE_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
-  { name: 'pipelines', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(PipelinesConfig), portVariable: 'PIPELINES_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/main.js' },
+  {
+    name: 'gateway',
+    dir: 'gateway',
+    packageName: '@platform/gateway',
+    image: 'platform/gateway',
+    schema: schema(GatewayConfig),
+    portVariable: 'GATEWAY_PORT',
+    metricsPortVariable: 'METRICS_PORT',
+    entry: 'dist/main.js',
+  },
+  {
+    name: 'events',
+    dir: 'services/events',
+    packageName: '@platform/events',
+    image: 'platform/events',
+    schema: schema(EventsConfig),
+    portVariable: 'EVENTS_PORT',
+    metricsPortVariable: 'METRICS_PORT',
+    entry: 'dist/main.js',
+  },
+  {
+    name: 'warehouse',
+    dir: 'services/warehouse',
+    packageName: '@platform/warehouse',
+    image: 'platform/warehouse',
+    schema: schema(WarehouseConfig),
+    portVariable: 'WAREHOUSE_PORT',
+    metricsPortVariable: 'METRICS_PORT',
+    entry: 'dist/main.js',
+  },
+  {
+    name: 'pipelines',
+    dir: 'services/pipelines',
+    packageName: '@platform/pipelines',
+    image: 'platform/pipelines',
+    schema: schema(PipelinesConfig),
+    portVariable: 'PIPELINES_PORT',
+    metricsPortVariable: 'METRICS_PORT',
+    entry: 'dist/main.js',
+  },
   // The run worker has its own schema (services/pipelines/src/worker.config.ts) and health port.
-  { name: 'pipelines-worker', dir: 'services/pipelines', packageName: '@platform/pipelines', image: 'platform/pipelines', schema: schema(WorkerConfig), portVariable: 'PIPELINES_WORKER_PORT', metricsPortVariable: 'METRICS_PORT', entry: 'dist/worker.js' },
+  {
+    name: 'pipelines-worker',
+    dir: 'services/pipelines',
+    packageName: '@platform/pipelines',
+    image: 'platform/pipelines',
+    schema: schema(WorkerConfig),
+    portVariable: 'PIPELINES_WORKER_PORT',
+    metricsPortVariable: 'METRICS_PORT',
+    entry: 'dist/worker.js',
+  },
 ];
 
 /** A package with its own database: one image, one migration (`node dist/migrate.js`). */
@@ -61,7 +106,12 @@ export interface Migratable {
 }
 
 /** The packages that ship an image: the deployables' packages, once each. */
-export const IMAGES: readonly Migratable[] = DEPLOYABLES.filter((d) => d.entry === 'dist/main.js').map((d) => ({ name: d.name, dir: d.dir, image: d.image, schema: d.schema }));
+export const IMAGES: readonly Migratable[] = DEPLOYABLES.filter((d) => d.entry === 'dist/main.js').map((d) => ({
+  name: d.name,
+  dir: d.dir,
+  image: d.image,
+  schema: d.schema,
+}));
 
 /**
  * The build arguments of a package's image (the root Dockerfile builds every image with them): the

@@ -170,9 +170,11 @@ export function dockerfileProblems(
   if (pinned !== workspace.pnpmVersion) problems.push(`${where}: installs pnpm@${pinned ?? '?'}, package.json pins pnpm@${workspace.pnpmVersion}`);
 
   const allRuns = file.stages.slice(0, -1).flatMap(runs);
-  if (!allRuns.some((r) => /\bpnpm install\b/.test(r) && r.includes('--frozen-lockfile'))) problems.push(`${where}: no \`pnpm install --frozen-lockfile\` in a build stage`);
+  if (!allRuns.some((r) => /\bpnpm install\b/.test(r) && r.includes('--frozen-lockfile')))
+    problems.push(`${where}: no \`pnpm install --frozen-lockfile\` in a build stage`);
   const filter = (r: string) => r.includes(`--filter=${d.packageName}`) || r.includes(`--filter ${d.packageName}`);
-  if (!allRuns.some((r) => /\bturbo run build\b/.test(r) && r.includes(`--filter=${d.packageName}...`))) problems.push(`${where}: no \`turbo run build --filter=${d.packageName}...\``);
+  if (!allRuns.some((r) => /\bturbo run build\b/.test(r) && r.includes(`--filter=${d.packageName}...`)))
+    problems.push(`${where}: no \`turbo run build --filter=${d.packageName}...\``);
 
   // The runtime stage: the output of `pnpm deploy --prod` of this package, and nothing installed there.
   const deployStage = file.stages.slice(0, -1).find((s) => runs(s).some((r) => /\bpnpm\b.*\bdeploy\b/.test(r) && filter(r)));
@@ -192,7 +194,9 @@ export function dockerfileProblems(
       const paths = copy.args.split(/\s+/).filter((p) => !p.startsWith('--'));
       const source = paths[0] ?? '';
       if (from !== deployStage.name || !source.startsWith(`${deployDir}/`)) {
-        problems.push(`${where}: runtime stage copies ${source} from ${from ?? 'the build context'}, not from the pnpm deploy output (${deployStage.name}:${deployDir})`);
+        problems.push(
+          `${where}: runtime stage copies ${source} from ${from ?? 'the build context'}, not from the pnpm deploy output (${deployStage.name}:${deployDir})`,
+        );
       } else {
         sources.add(source.slice(deployDir.length + 1).replace(/\/$/, ''));
       }
@@ -202,7 +206,8 @@ export function dockerfileProblems(
     }
   }
   for (const run of runs(runtime)) {
-    if (/\b(npm|pnpm|yarn)\s+(install|i|ci|add)\b/.test(run)) problems.push(`${where}: runtime stage installs packages (\`${run}\`): only the deploy output's production dependencies belong there`);
+    if (/\b(npm|pnpm|yarn)\s+(install|i|ci|add)\b/.test(run))
+      problems.push(`${where}: runtime stage installs packages (\`${run}\`): only the deploy output's production dependencies belong there`);
   }
 
   const user = last(runtime, 'USER')?.args.trim();
@@ -210,7 +215,9 @@ export function dockerfileProblems(
   if (envOf(runtime).NODE_ENV !== 'production') problems.push(`${where}: runtime stage does not set NODE_ENV=production`);
   const host = envOf(runtime).HOST;
   if (!EVERY_INTERFACE.includes(host ?? '')) {
-    problems.push(`${where}: runtime stage does not set HOST=0.0.0.0 (${host === undefined ? 'unset' : host}): the process would listen on the container itself only`);
+    problems.push(
+      `${where}: runtime stage does not set HOST=0.0.0.0 (${host === undefined ? 'unset' : host}): the process would listen on the container itself only`,
+    );
   }
 
   const port = effectivePort(d);

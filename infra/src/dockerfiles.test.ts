@@ -9,7 +9,8 @@ const pnpmVersion = readJson<{ packageManager: string }>('package.json').package
 const workspaceSettings = parse(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as { packages: string[]; injectWorkspacePackages?: boolean };
 const workspace = {
   pnpmVersion,
-  injectWorkspacePackages: workspaceSettings.injectWorkspacePackages === true || /inject-workspace-packages\s*=\s*true/.test(readFileSync(join(ROOT, '.npmrc'), 'utf8')),
+  injectWorkspacePackages:
+    workspaceSettings.injectWorkspacePackages === true || /inject-workspace-packages\s*=\s*true/.test(readFileSync(join(ROOT, '.npmrc'), 'utf8')),
 };
 const dockerfile = readDockerfile();
 /** The runtime stage of a package's image, its build arguments substituted. */
@@ -57,7 +58,11 @@ describe('the Dockerfile rules catch', () => {
     ['no USER', (t) => t.replace('USER node\n', ''), 'does not end as USER node'],
     ['a deploy with dev dependencies', (t) => t.replace('deploy --prod --legacy', 'deploy --legacy'), 'without --prod'],
     ['pnpm 10 deploy without --legacy', (t) => t.replace('deploy --prod --legacy', 'deploy --prod'), 'needs --legacy'],
-    ['node_modules of the whole workspace', (t) => t.replace('COPY --from=build /deploy/node_modules', 'COPY --from=build /repo/node_modules'), 'not from the pnpm deploy output'],
+    [
+      'node_modules of the whole workspace',
+      (t) => t.replace('COPY --from=build /deploy/node_modules', 'COPY --from=build /repo/node_modules'),
+      'not from the pnpm deploy output',
+    ],
     ['an install in the runtime stage', (t) => t.replace('USER node', 'RUN npm install --omit=dev\nUSER node'), 'runtime stage installs packages'],
     ['no migrations in the image', (t) => t.replace('COPY --from=build /deploy/prisma ./prisma\n', ''), 'does not copy prisma'],
     ['another CMD', (t) => t.replace('"dist/main.js"]', '"dist/server.js"]'), 'expected ["node","--enable-source-maps","dist/main.js"]'],
@@ -65,14 +70,30 @@ describe('the Dockerfile rules catch', () => {
     ['the wrong port', (t) => t.replace('EXPOSE ${PORTS}', 'EXPOSE 4999 9101'), 'does not EXPOSE 4001'],
     ['no metrics port', (t) => t.replace('EXPOSE ${PORTS}', 'EXPOSE ${PORT}'), 'does not EXPOSE 9101 (METRICS_PORT, GET /metrics)'],
     ['a build argument without its ARG', (t) => t.replace('ARG PORTS\n', ''), 'build argument PORTS is not declared'],
-    ['an ARG declared after its use', (t) => t.replace('ARG PACKAGE\n', '').replace('USER node\n', 'USER node\nARG PACKAGE\n'), 'no `turbo run build --filter=@platform/events...`'],
-    ['a HEALTHCHECK on a fixed other port', (t) => t.replace('HEALTHCHECK_PORT=${PORT}', 'HEALTHCHECK_PORT=4999'), 'HEALTHCHECK does not GET /healthz on EVENTS_PORT (4001 unless set)'],
-    ['a HEALTHCHECK that ignores the port variable', (t) => t.replace('process.env[process.env.HEALTHCHECK_PORT_VARIABLE] || ', ''), 'HEALTHCHECK does not GET /healthz on EVENTS_PORT'],
+    [
+      'an ARG declared after its use',
+      (t) => t.replace('ARG PACKAGE\n', '').replace('USER node\n', 'USER node\nARG PACKAGE\n'),
+      'no `turbo run build --filter=@platform/events...`',
+    ],
+    [
+      'a HEALTHCHECK on a fixed other port',
+      (t) => t.replace('HEALTHCHECK_PORT=${PORT}', 'HEALTHCHECK_PORT=4999'),
+      'HEALTHCHECK does not GET /healthz on EVENTS_PORT (4001 unless set)',
+    ],
+    [
+      'a HEALTHCHECK that ignores the port variable',
+      (t) => t.replace('process.env[process.env.HEALTHCHECK_PORT_VARIABLE] || ', ''),
+      'HEALTHCHECK does not GET /healthz on EVENTS_PORT',
+    ],
     ['another pnpm', (t) => t.replace('PNPM_VERSION=10', 'PNPM_VERSION=9'), 'package.json pins pnpm@'],
     ['no frozen lockfile', (t) => t.replace(' --frozen-lockfile', ''), '--frozen-lockfile'],
     ['a build of another package', (t) => t.replace('--filter=${PACKAGE}...', '--filter=@platform/core...'), 'turbo run build --filter=@platform/events...'],
     ['no NODE_ENV', (t) => t.replace('ENV NODE_ENV=production\n', ''), 'NODE_ENV=production'],
-    ['no HOST (the process would listen on the container itself)', (t) => t.replace('ENV HOST=0.0.0.0\n', ''), 'runtime stage does not set HOST=0.0.0.0 (unset)'],
+    [
+      'no HOST (the process would listen on the container itself)',
+      (t) => t.replace('ENV HOST=0.0.0.0\n', ''),
+      'runtime stage does not set HOST=0.0.0.0 (unset)',
+    ],
     ['HOST on loopback', (t) => t.replace('ENV HOST=0.0.0.0', 'ENV HOST=127.0.0.1'), 'runtime stage does not set HOST=0.0.0.0 (127.0.0.1)'],
     ['a full base image', (t) => t.replace('node:20-bookworm-slim', 'node:20'), 'not a node:20 slim image'],
   ];
@@ -109,7 +130,11 @@ describe('.dockerignore', () => {
 
   it('lets in everything `pnpm install --frozen-lockfile` and the builds read', () => {
     const packageDirs = workspaceSettings.packages.flatMap((glob) =>
-      glob.endsWith('/*') ? readdirSync(join(ROOT, glob.slice(0, -2)), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${glob.slice(0, -2)}/${e.name}`) : [glob],
+      glob.endsWith('/*')
+        ? readdirSync(join(ROOT, glob.slice(0, -2)), { withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => `${glob.slice(0, -2)}/${e.name}`)
+        : [glob],
     );
     const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', '.npmrc', 'turbo.json', 'tsconfig.base.json', 'scripts/prisma-generate.mjs'];
     for (const dir of packageDirs.filter((d) => existsSync(join(ROOT, d, 'package.json')))) needed.push(`${dir}/package.json`);

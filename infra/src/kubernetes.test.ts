@@ -51,7 +51,8 @@ describe('kustomize files', () => {
 
   it('the YAML has no duplicate keys (a later one would silently win)', () => {
     for (const file of allFiles(K8S).filter((f) => f.endsWith('.yaml'))) {
-      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'), { uniqueKeys: true })) expect([relative(ROOT, file), doc.errors]).toEqual([relative(ROOT, file), []]);
+      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'), { uniqueKeys: true }))
+        expect([relative(ROOT, file), doc.errors]).toEqual([relative(ROOT, file), []]);
     }
   });
 });
@@ -64,7 +65,11 @@ describe('infra/k8s/base', () => {
   });
 
   it('has a Deployment per deployable, a Service per API, HPAs for the gateway and the worker, a migration Job per database', () => {
-    const names = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => o.metadata.name).sort();
+    const names = (kind: string) =>
+      objects
+        .filter((o) => o.kind === kind)
+        .map((o) => o.metadata.name)
+        .sort();
     expect(names('Deployment')).toEqual(DEPLOYABLES.map((d) => d.name).sort());
     expect(names('Service')).toEqual(['events', 'gateway', 'pipelines', 'warehouse']);
     expect(names('HorizontalPodAutoscaler')).toEqual([...AUTOSCALED].sort());
@@ -102,7 +107,11 @@ describe('infra/k8s/base', () => {
     for (const d of DEPLOYABLES) {
       const pod = podOf(find(objects, 'Deployment', d.name));
       const metrics = containersOf(find(objects, 'Deployment', d.name))[0]?.ports?.find((p) => p.name === 'metrics');
-      expect([d.name, pod?.annotations['prometheus.io/scrape'], pod?.annotations['prometheus.io/port']]).toEqual([d.name, 'true', String(metrics?.containerPort)]);
+      expect([d.name, pod?.annotations['prometheus.io/scrape'], pod?.annotations['prometheus.io/port']]).toEqual([
+        d.name,
+        'true',
+        String(metrics?.containerPort),
+      ]);
       expect(metrics?.containerPort).not.toBe(containersOf(find(objects, 'Deployment', d.name))[0]?.ports?.find((p) => p.name === 'http')?.containerPort);
     }
   });
@@ -117,7 +126,8 @@ describe('infra/k8s/overlays/production', () => {
   });
 
   it('puts everything in its namespace and runs tagged images of its registry only', () => {
-    for (const o of objects.filter((x) => x.kind !== 'Namespace')) expect([o.kind, o.metadata.name, o.metadata.namespace]).toEqual([o.kind, o.metadata.name, overlay.namespace]);
+    for (const o of objects.filter((x) => x.kind !== 'Namespace'))
+      expect([o.kind, o.metadata.name, o.metadata.namespace]).toEqual([o.kind, o.metadata.name, overlay.namespace]);
     const images = objects.flatMap(containersOf).map((c) => c.image);
     expect(images.length).toBeGreaterThan(0);
     for (const image of images) {
@@ -162,34 +172,110 @@ describe('the Kubernetes rules catch', () => {
     return c;
   };
   const cases: Array<[string, (o: K8sObject[]) => void, string]> = [
-    ['a readiness probe on /healthz', (o) => Object.assign(container(o, 'events').readinessProbe?.httpGet ?? {}, { path: '/healthz' }), 'Deployment events: readinessProbe GETs /healthz'],
-    ['a liveness probe on the wrong port', (o) => Object.assign(container(o, 'pipelines-worker').livenessProbe?.httpGet ?? {}, { port: 4003 }), 'Deployment pipelines-worker: livenessProbe GETs /healthz on port 4003'],
+    [
+      'a readiness probe on /healthz',
+      (o) => Object.assign(container(o, 'events').readinessProbe?.httpGet ?? {}, { path: '/healthz' }),
+      'Deployment events: readinessProbe GETs /healthz',
+    ],
+    [
+      'a liveness probe on the wrong port',
+      (o) => Object.assign(container(o, 'pipelines-worker').livenessProbe?.httpGet ?? {}, { port: 4003 }),
+      'Deployment pipelines-worker: livenessProbe GETs /healthz on port 4003',
+    ],
     ['no liveness probe', (o) => delete container(o, 'gateway').livenessProbe, 'Deployment gateway: no livenessProbe'],
-    ['a container port that is not the configured one', (o) => Object.assign(container(o, 'warehouse').ports?.[0] ?? {}, { containerPort: 4999 }), 'Deployment warehouse: no containerPort 4002'],
+    [
+      'a container port that is not the configured one',
+      (o) => Object.assign(container(o, 'warehouse').ports?.[0] ?? {}, { containerPort: 4999 }),
+      'Deployment warehouse: no containerPort 4002',
+    ],
     ['root allowed', (o) => Object.assign(podOf(deployment(o, 'gateway'))?.spec.securityContext ?? {}, { runAsNonRoot: false }), 'runAsNonRoot is not true'],
     ['no memory limit', (o) => delete container(o, 'events').resources?.limits?.memory, 'Deployment events: no memory limit'],
     ['a request above its limit', (o) => Object.assign(container(o, 'events').resources?.requests ?? {}, { cpu: '4' }), 'cpu request 4 above its limit'],
-    ['a variable the schema does not know', (o) => container(o, 'events').env?.push({ name: 'EVENTS_PORTT', value: '4001' }), 'EVENTS_PORTT is not a variable of its config schema'],
-    ['a ConfigMap key the schema does not know', (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { UPSTREAM_TIMEOUT_MS: '5000' }), 'Deployment gateway: UPSTREAM_TIMEOUT_MS is not a variable'],
-    ['a required secret missing', (o) => container(o, 'gateway').env?.splice(container(o, 'gateway').env?.findIndex((e) => e.name === 'PLATFORM_ADMIN_TOKEN') ?? 0, 1), 'required variable PLATFORM_ADMIN_TOKEN is not set'],
-    ['a secret key that does not exist', (o) => Object.assign(container(o, 'events').env?.[0]?.valueFrom?.secretKeyRef ?? {}, { key: 'EVENTS_DB_URL' }), 'refers to key EVENTS_DB_URL of Secret platform-secrets'],
-    ['an upstream on the wrong port', (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { EVENTS_URL: 'http://events:4999' }), 'EVENTS_URL (http://events:4999) does not reach'],
+    [
+      'a variable the schema does not know',
+      (o) => container(o, 'events').env?.push({ name: 'EVENTS_PORTT', value: '4001' }),
+      'EVENTS_PORTT is not a variable of its config schema',
+    ],
+    [
+      'a ConfigMap key the schema does not know',
+      (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { UPSTREAM_TIMEOUT_MS: '5000' }),
+      'Deployment gateway: UPSTREAM_TIMEOUT_MS is not a variable',
+    ],
+    [
+      'a required secret missing',
+      (o) => container(o, 'gateway').env?.splice(container(o, 'gateway').env?.findIndex((e) => e.name === 'PLATFORM_ADMIN_TOKEN') ?? 0, 1),
+      'required variable PLATFORM_ADMIN_TOKEN is not set',
+    ],
+    [
+      'a secret key that does not exist',
+      (o) => Object.assign(container(o, 'events').env?.[0]?.valueFrom?.secretKeyRef ?? {}, { key: 'EVENTS_DB_URL' }),
+      'refers to key EVENTS_DB_URL of Secret platform-secrets',
+    ],
+    [
+      'an upstream on the wrong port',
+      (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { EVENTS_URL: 'http://events:4999' }),
+      'EVENTS_URL (http://events:4999) does not reach',
+    ],
     ['a worker running the API', (o) => delete container(o, 'pipelines-worker').command, 'no command, so it would run the image CMD'],
-    ['a grace period shorter than the worker shutdown', (o) => Object.assign(podOf(deployment(o, 'pipelines-worker'))?.spec ?? {}, { terminationGracePeriodSeconds: 30 }), 'terminationGracePeriodSeconds 30 does not exceed'],
-    ['an HPA on a missing Deployment', (o) => Object.assign((find(o, 'HorizontalPodAutoscaler', 'gateway').spec as { scaleTargetRef: object }).scaleTargetRef, { name: 'gateway-api' }), 'targets Deployment gateway-api'],
+    [
+      'a grace period shorter than the worker shutdown',
+      (o) => Object.assign(podOf(deployment(o, 'pipelines-worker'))?.spec ?? {}, { terminationGracePeriodSeconds: 30 }),
+      'terminationGracePeriodSeconds 30 does not exceed',
+    ],
+    [
+      'an HPA on a missing Deployment',
+      (o) => Object.assign((find(o, 'HorizontalPodAutoscaler', 'gateway').spec as { scaleTargetRef: object }).scaleTargetRef, { name: 'gateway-api' }),
+      'targets Deployment gateway-api',
+    ],
     ['replicas fighting the HPA', (o) => Object.assign(deployment(o, 'gateway').spec as object, { replicas: 2 }), 'its Deployment gateway sets replicas'],
-    ['a migration Job running something else', (o) => Object.assign(podOf(find(o, 'Job', 'events-migrate'))?.spec.containers[0] ?? {}, { command: ['node', 'dist/main.js'] }), 'Job events-migrate: runs ["node","dist/main.js"]'],
+    [
+      'a migration Job running something else',
+      (o) => Object.assign(podOf(find(o, 'Job', 'events-migrate'))?.spec.containers[0] ?? {}, { command: ['node', 'dist/main.js'] }),
+      'Job events-migrate: runs ["node","dist/main.js"]',
+    ],
     ['a missing migration Job', (o) => o.splice(o.indexOf(find(o, 'Job', 'warehouse-migrate')), 1), 'Job warehouse-migrate: missing'],
-    ['a Service that also selects migration pods', (o) => delete (find(o, 'Service', 'events').spec as { selector: Record<string, string> }).selector['app.kubernetes.io/component'], 'Service events: also selects the pods of Job events-migrate'],
+    [
+      'a Service that also selects migration pods',
+      (o) => delete (find(o, 'Service', 'events').spec as { selector: Record<string, string> }).selector['app.kubernetes.io/component'],
+      'Service events: also selects the pods of Job events-migrate',
+    ],
     ['a schema violation', (o) => Object.assign(container(o, 'events').ports?.[0] ?? {}, { containerPort: '4001' }), 'must be integer'],
     ['an unknown kind', (o) => o.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray' } }), 'Pod stray: v1 Pod is not a kind these manifests use'],
-    ['no metrics port on the container', (o) => container(o, 'events').ports?.splice(1, 1), 'Deployment events: no containerPort 9101 named metrics (METRICS_PORT)'],
-    ['a METRICS_PORT the container does not open', (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { METRICS_PORT: '9999' }), 'Deployment gateway: no containerPort 9999 named metrics'],
-    ['metrics on the API port', (o) => Object.assign(find(o, 'ConfigMap', 'warehouse-config').data as object, { METRICS_PORT: '4002' }), 'Deployment warehouse: serves /metrics on its API port 4002'],
-    ['no scrape annotation', (o) => delete podOf(deployment(o, 'pipelines-worker'))!.annotations['prometheus.io/scrape'], 'Deployment pipelines-worker: pod annotation prometheus.io/scrape is not "true"'],
-    ['a scrape annotation on another port', (o) => Object.assign(podOf(deployment(o, 'pipelines'))!.annotations, { 'prometheus.io/port': '4003' }), 'Deployment pipelines: pod annotation prometheus.io/port is 4003, expected 9103'],
-    ['a deployable on loopback in its pod', (o) => Object.assign(find(o, 'ConfigMap', 'pipelines-worker-config').data as object, { HOST: '127.0.0.1' }), 'Deployment pipelines-worker: listens on HOST 127.0.0.1 (set) inside its container'],
-    ['a config without its phase label', (o) => delete find(o, 'ConfigMap', 'events-config').metadata.labels?.['app.kubernetes.io/component'], 'ConfigMap events-config: label app.kubernetes.io/component is not config'],
+    [
+      'no metrics port on the container',
+      (o) => container(o, 'events').ports?.splice(1, 1),
+      'Deployment events: no containerPort 9101 named metrics (METRICS_PORT)',
+    ],
+    [
+      'a METRICS_PORT the container does not open',
+      (o) => Object.assign(find(o, 'ConfigMap', 'gateway-config').data as object, { METRICS_PORT: '9999' }),
+      'Deployment gateway: no containerPort 9999 named metrics',
+    ],
+    [
+      'metrics on the API port',
+      (o) => Object.assign(find(o, 'ConfigMap', 'warehouse-config').data as object, { METRICS_PORT: '4002' }),
+      'Deployment warehouse: serves /metrics on its API port 4002',
+    ],
+    [
+      'no scrape annotation',
+      (o) => delete podOf(deployment(o, 'pipelines-worker'))!.annotations['prometheus.io/scrape'],
+      'Deployment pipelines-worker: pod annotation prometheus.io/scrape is not "true"',
+    ],
+    [
+      'a scrape annotation on another port',
+      (o) => Object.assign(podOf(deployment(o, 'pipelines'))!.annotations, { 'prometheus.io/port': '4003' }),
+      'Deployment pipelines: pod annotation prometheus.io/port is 4003, expected 9103',
+    ],
+    [
+      'a deployable on loopback in its pod',
+      (o) => Object.assign(find(o, 'ConfigMap', 'pipelines-worker-config').data as object, { HOST: '127.0.0.1' }),
+      'Deployment pipelines-worker: listens on HOST 127.0.0.1 (set) inside its container',
+    ],
+    [
+      'a config without its phase label',
+      (o) => delete find(o, 'ConfigMap', 'events-config').metadata.labels?.['app.kubernetes.io/component'],
+      'ConfigMap events-config: label app.kubernetes.io/component is not config',
+    ],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {
     const mutated = structuredClone(base);

@@ -126,7 +126,8 @@ function resourceProblems(where: string, container: Container): string[] {
     const limit = container.resources?.limits?.[resource];
     if (request === undefined) problems.push(`${where}: no ${resource} request`);
     if (limit === undefined) problems.push(`${where}: no ${resource} limit`);
-    if (request !== undefined && limit !== undefined && quantity(request) > quantity(limit)) problems.push(`${where}: ${resource} request ${request} above its limit ${limit}`);
+    if (request !== undefined && limit !== undefined && quantity(request) > quantity(limit))
+      problems.push(`${where}: ${resource} request ${request} above its limit ${limit}`);
   }
   return problems;
 }
@@ -135,7 +136,14 @@ function resourceProblems(where: string, container: Container): string[] {
  * GET /metrics on its own port (contract section 12): a container port named `metrics`, and the
  * pod annotations Prometheus's pod discovery scrapes by (`prometheus.io/scrape`, `/port`, `/path`).
  */
-function metricsProblems(where: string, d: Deployable, pod: NonNullable<ReturnType<typeof podOf>>, container: Container, env: Record<string, string>, port: number): string[] {
+function metricsProblems(
+  where: string,
+  d: Deployable,
+  pod: NonNullable<ReturnType<typeof podOf>>,
+  container: Container,
+  env: Record<string, string>,
+  port: number,
+): string[] {
   const metricsPort = metricsPortOrProblem(where, d, env);
   if (typeof metricsPort === 'string') return [metricsPort];
   const problems: string[] = [];
@@ -146,9 +154,12 @@ function metricsProblems(where: string, d: Deployable, pod: NonNullable<ReturnTy
   const annotations = pod.annotations;
   if (annotations['prometheus.io/scrape'] !== 'true') problems.push(`${where}: pod annotation prometheus.io/scrape is not "true"`);
   if (annotations['prometheus.io/port'] !== String(metricsPort)) {
-    problems.push(`${where}: pod annotation prometheus.io/port is ${annotations['prometheus.io/port'] ?? 'missing'}, expected ${metricsPort} (${d.metricsPortVariable})`);
+    problems.push(
+      `${where}: pod annotation prometheus.io/port is ${annotations['prometheus.io/port'] ?? 'missing'}, expected ${metricsPort} (${d.metricsPortVariable})`,
+    );
   }
-  if ((annotations['prometheus.io/path'] ?? '/metrics') !== '/metrics') problems.push(`${where}: pod annotation prometheus.io/path is ${annotations['prometheus.io/path']}, expected /metrics`);
+  if ((annotations['prometheus.io/path'] ?? '/metrics') !== '/metrics')
+    problems.push(`${where}: pod annotation prometheus.io/path is ${annotations['prometheus.io/path']}, expected /metrics`);
   return problems;
 }
 
@@ -172,7 +183,8 @@ function deploymentProblems(d: Deployable, objects: K8sObject[], refs: Lookup, p
   if (image !== d.image && !image.endsWith(`/${d.image}`)) problems.push(`${where}: runs image ${container.image}, expected ${d.image}`);
   if (container.args) problems.push(`${where}: args would be appended to the image CMD`);
   if (container.command) {
-    if (container.command.join(' ') !== `node --enable-source-maps ${d.entry}`) problems.push(`${where}: command ${JSON.stringify(container.command)}, expected node --enable-source-maps ${d.entry}`);
+    if (container.command.join(' ') !== `node --enable-source-maps ${d.entry}`)
+      problems.push(`${where}: command ${JSON.stringify(container.command)}, expected node --enable-source-maps ${d.entry}`);
     problems.push(...entryProblems(where, d.dir, container.command.at(-1) ?? ''));
   } else if (d.entry !== 'dist/main.js') {
     problems.push(`${where}: no command, so it would run the image CMD (dist/main.js), not ${d.entry}`);
@@ -184,7 +196,10 @@ function deploymentProblems(d: Deployable, objects: K8sObject[], refs: Lookup, p
 
   const port = effectivePort(d, env);
   if (!container.ports?.some((p) => p.containerPort === port)) problems.push(`${where}: no containerPort ${port} (${d.portVariable})`);
-  for (const [probe, path] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
+  for (const [probe, path] of [
+    ['readinessProbe', '/readyz'],
+    ['livenessProbe', '/healthz'],
+  ] as const) {
     const get = container[probe]?.httpGet;
     if (!get) problems.push(`${where}: no ${probe} (httpGet ${path})`);
     else if (get.path !== path || portNumber(container, get.port) !== port) {
@@ -196,11 +211,17 @@ function deploymentProblems(d: Deployable, objects: K8sObject[], refs: Lookup, p
 
   const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
   const needed = preStopSeconds(container) + shutdownSeconds(d, env);
-  if (grace <= needed) problems.push(`${where}: terminationGracePeriodSeconds ${grace} does not exceed preStop + shutdown deadline (${needed} s): SIGKILL would cut the graceful shutdown`);
+  if (grace <= needed)
+    problems.push(
+      `${where}: terminationGracePeriodSeconds ${grace} does not exceed preStop + shutdown deadline (${needed} s): SIGKILL would cut the graceful shutdown`,
+    );
 
   // An API is reached through a Service on its port; a URL of a Service (the gateway's upstreams)
   // must reach the port the deployable behind it listens on.
-  if (d.entry === 'dist/main.js' && !objects.some((o) => o.kind === 'Service' && serviceTargets(objects, o).some((t) => t.deployment === d.name && t.target === port))) {
+  if (
+    d.entry === 'dist/main.js' &&
+    !objects.some((o) => o.kind === 'Service' && serviceTargets(objects, o).some((t) => t.deployment === d.name && t.target === port))
+  ) {
     problems.push(`${where}: no Service reaches its port ${port}`);
   }
   for (const [variable, value] of Object.entries(env)) {
@@ -222,7 +243,11 @@ function serviceTargets(objects: K8sObject[], service: K8sObject): Array<{ port:
   const spec = service.spec as { selector?: Record<string, string>; ports?: Array<{ port: number; targetPort?: number | string }> };
   const deployment = objects.find((o) => o.kind === 'Deployment' && matches(spec.selector ?? {}, podOf(o)?.labels ?? {}));
   const container = deployment && podOf(deployment)?.spec.containers[0];
-  return (spec.ports ?? []).map((p) => ({ port: p.port, deployment: deployment?.metadata.name, target: container && portNumber(container, p.targetPort ?? p.port) }));
+  return (spec.ports ?? []).map((p) => ({
+    port: p.port,
+    deployment: deployment?.metadata.name,
+    target: container && portNumber(container, p.targetPort ?? p.port),
+  }));
 }
 
 function serviceProblems(objects: K8sObject[]): string[] {
@@ -232,7 +257,8 @@ function serviceProblems(objects: K8sObject[]): string[] {
     const spec = service.spec as { selector?: Record<string, string>; ports?: Array<{ port: number; targetPort?: number | string }> };
     const selected = workloads.filter((w) => matches(spec.selector ?? {}, podOf(w)?.labels ?? {}));
     const deployments = selected.filter((w) => w.kind === 'Deployment');
-    if (deployments.length !== 1) problems.push(`${describe(service)}: selects ${deployments.length} Deployments (${deployments.map((w) => w.metadata.name).join(', ')}), expected one`);
+    if (deployments.length !== 1)
+      problems.push(`${describe(service)}: selects ${deployments.length} Deployments (${deployments.map((w) => w.metadata.name).join(', ')}), expected one`);
     for (const other of selected.filter((w) => w.kind !== 'Deployment')) problems.push(`${describe(service)}: also selects the pods of ${describe(other)}`);
     const container = deployments[0] && podOf(deployments[0])?.spec.containers[0];
     for (const { port, target } of serviceTargets(objects, service)) {
@@ -242,7 +268,8 @@ function serviceProblems(objects: K8sObject[]): string[] {
   for (const pdb of objects.filter((o) => o.kind === 'PodDisruptionBudget')) {
     const selector = (pdb.spec as { selector?: { matchLabels?: Record<string, string> } }).selector?.matchLabels ?? {};
     const selected = workloads.filter((w) => matches(selector, podOf(w)?.labels ?? {}));
-    if (selected.length !== 1 || selected[0]?.kind !== 'Deployment') problems.push(`${describe(pdb)}: selects ${selected.map(describe).join(', ') || 'nothing'}, expected one Deployment`);
+    if (selected.length !== 1 || selected[0]?.kind !== 'Deployment')
+      problems.push(`${describe(pdb)}: selects ${selected.map(describe).join(', ') || 'nothing'}, expected one Deployment`);
   }
   return problems;
 }
@@ -264,10 +291,12 @@ function autoscalerProblems(objects: K8sObject[]): string[] {
     // A replica count in the manifest would reset the autoscaler's choice on every apply.
     if ((target.spec as { replicas?: number }).replicas !== undefined) problems.push(`${describe(hpa)}: its Deployment ${target.metadata.name} sets replicas`);
     if ((spec.minReplicas ?? 1) > (spec.maxReplicas ?? 0)) problems.push(`${describe(hpa)}: minReplicas above maxReplicas`);
-    if (containersOf(target).some((c) => c.resources?.requests?.cpu === undefined)) problems.push(`${describe(hpa)}: CPU utilization needs CPU requests on ${target.metadata.name}`);
+    if (containersOf(target).some((c) => c.resources?.requests?.cpu === undefined))
+      problems.push(`${describe(hpa)}: CPU utilization needs CPU requests on ${target.metadata.name}`);
   }
   for (const name of AUTOSCALED) {
-    if (!hpas.some((h) => (h.spec as { scaleTargetRef?: { name?: string } }).scaleTargetRef?.name === name)) problems.push(`HorizontalPodAutoscaler for ${name}: missing`);
+    if (!hpas.some((h) => (h.spec as { scaleTargetRef?: { name?: string } }).scaleTargetRef?.name === name))
+      problems.push(`HorizontalPodAutoscaler for ${name}: missing`);
   }
   return problems;
 }
@@ -287,7 +316,8 @@ function migrationProblems(objects: K8sObject[], refs: Lookup): string[] {
       problems.push(`${where}: missing (migrations of ${m.dir})`);
       continue;
     }
-    if (container.command?.join(' ') !== 'node dist/migrate.js') problems.push(`${where}: runs ${JSON.stringify(container.command)}, expected ["node", "dist/migrate.js"]`);
+    if (container.command?.join(' ') !== 'node dist/migrate.js')
+      problems.push(`${where}: runs ${JSON.stringify(container.command)}, expected ["node", "dist/migrate.js"]`);
     else problems.push(...entryProblems(where, m.dir, 'dist/migrate.js'));
     const image = imageName(container.image);
     if (image !== m.image && !image.endsWith(`/${m.image}`)) problems.push(`${where}: runs image ${container.image}, expected ${m.image}`);

@@ -16,7 +16,14 @@ export interface Kustomization {
   images?: Array<{ name: string; newName?: string; newTag?: string; digest?: string }>;
   replicas?: Array<{ name: string; count: number }>;
   patches?: Array<{ path?: string; patch?: string; target?: unknown }>;
-  secretGenerator?: Array<{ name: string; envs?: string[]; literals?: string[]; files?: string[]; type?: string; options?: { labels?: Record<string, string> } }>;
+  secretGenerator?: Array<{
+    name: string;
+    envs?: string[];
+    literals?: string[];
+    files?: string[];
+    type?: string;
+    options?: { labels?: Record<string, string> };
+  }>;
 }
 
 /** The kustomization fields this renderer implements; any other one fails loudly instead of being ignored. */
@@ -151,7 +158,9 @@ export interface PodSpec {
 
 /** The pod template of a workload, if it has one. */
 export function podOf(object: K8sObject): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } | undefined {
-  const template = (object.spec as { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec } } | undefined)?.template;
+  const template = (
+    object.spec as { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec } } | undefined
+  )?.template;
   return template?.spec ? { labels: template.metadata?.labels ?? {}, annotations: template.metadata?.annotations ?? {}, spec: template.spec } : undefined;
 }
 

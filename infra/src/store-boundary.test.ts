@@ -13,9 +13,18 @@ describe('only stores hold the Prisma client', () => {
   });
 
   test('no app factory, route, handler or service of a deployable is handed the client: only stores, entry points and tests import database.ts', () => {
-    expect([...entries].sort()).toEqual(['gateway/src/cli.ts', 'gateway/src/main.ts', 'services/events/src/main.ts', 'services/pipelines/src/main.ts', 'services/pipelines/src/worker.ts', 'services/warehouse/src/main.ts']);
+    expect([...entries].sort()).toEqual([
+      'gateway/src/cli.ts',
+      'gateway/src/main.ts',
+      'services/events/src/main.ts',
+      'services/pipelines/src/main.ts',
+      'services/pipelines/src/worker.ts',
+      'services/warehouse/src/main.ts',
+    ]);
     const handedTheClient = files.filter((f) => !mayHoldDatabase(f.path, entries));
-    expect(handedTheClient.map((f) => f.path)).toEqual(expect.arrayContaining(['services/events/src/app.ts', 'services/pipelines/src/worker.app.ts', 'gateway/src/app.ts']));
+    expect(handedTheClient.map((f) => f.path)).toEqual(
+      expect.arrayContaining(['services/events/src/app.ts', 'services/pipelines/src/worker.app.ts', 'gateway/src/app.ts']),
+    );
     expect(handedTheClient.flatMap((f) => clientModuleImports(f, DATABASE_MODULE))).toEqual([]);
   });
 
@@ -34,7 +43,9 @@ describe('only stores hold the Prisma client', () => {
     expect(outside("import * as db from './generated/prisma';")).toHaveLength(1);
     expect(outside("const { PrismaClient } = require('./generated/prisma/client');")).toHaveLength(1);
     expect(outside("const client = await import('./generated/prisma/client');")).toHaveLength(1);
-    expect(prismaClientImports({ path: 'services/x/src/items.int.test.ts', text: "import { PrismaClient } from './generated/prisma/client';" })).toHaveLength(1);
+    expect(prismaClientImports({ path: 'services/x/src/items.int.test.ts', text: "import { PrismaClient } from './generated/prisma/client';" })).toHaveLength(
+      1,
+    );
   });
 
   test("the check finds the client's own types imported outside a store: a file typed with them is handed the client", () => {
@@ -66,10 +77,23 @@ describe('only stores hold the Prisma client', () => {
 
   test('stores, database.ts, entry points and test code may hold the client; app factories, routes, services and other modules may not', () => {
     const entry = new Set(['services/x/src/main.ts']);
-    for (const path of ['services/x/src/items.store.ts', 'services/x/src/database.ts', 'services/x/src/main.ts', 'services/x/src/items.int.test.ts', 'services/x/src/test/app.ts']) {
+    for (const path of [
+      'services/x/src/items.store.ts',
+      'services/x/src/database.ts',
+      'services/x/src/main.ts',
+      'services/x/src/items.int.test.ts',
+      'services/x/src/test/app.ts',
+    ]) {
       expect([path, mayHoldDatabase(path, entry)]).toEqual([path, true]);
     }
-    for (const path of ['services/x/src/app.ts', 'services/x/src/worker.app.ts', 'services/x/src/items.routes.ts', 'services/x/src/items.service.ts', 'services/x/src/runs.requeue.ts', 'services/y/src/main.ts']) {
+    for (const path of [
+      'services/x/src/app.ts',
+      'services/x/src/worker.app.ts',
+      'services/x/src/items.routes.ts',
+      'services/x/src/items.service.ts',
+      'services/x/src/runs.requeue.ts',
+      'services/y/src/main.ts',
+    ]) {
       expect([path, mayHoldDatabase(path, entry)]).toEqual([path, false]);
     }
   });

@@ -51,7 +51,7 @@ function expectNoFailures(category: Category): void {
 
 const minutes = (n: number) => Date.now() + n * 60_000;
 
-test('b. with A\'s key, every route that takes an id meets B\'s ids: 404, and B\'s data is unchanged', async () => {
+test("b. with A's key, every route that takes an id meets B's ids: 404, and B's data is unchanged", async () => {
   await attackAcrossWorkspaces(field, a, b, categories.crossWorkspace, minutes(1));
   expectNoFailures(categories.crossWorkspace);
 }, 120_000);
@@ -66,7 +66,7 @@ test('c. private, loopback and platform addresses in every URL field: 400, witho
   expectNoFailures(categories.ssrf);
 }, 120_000);
 
-test('d. tampered internal signatures against each service\'s own port: 401', async () => {
+test("d. tampered internal signatures against each service's own port: 401", async () => {
   await attackSignatures(field, a, b, categories.signature);
   expectNoFailures(categories.signature);
 }, 60_000);

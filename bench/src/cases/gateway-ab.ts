@@ -1,7 +1,17 @@
 import type { BenchContext } from '../context';
 import { cpuTimeMs } from '../proc';
 import { median } from '../stats';
-import { interleavedRounds, measurer, processPid, startVariant, ticketSupply, validateSigned, validateViaGateway, type ProxyPlan, type ProxyRun } from './proxy';
+import {
+  interleavedRounds,
+  measurer,
+  processPid,
+  startVariant,
+  ticketSupply,
+  validateSigned,
+  validateViaGateway,
+  type ProxyPlan,
+  type ProxyRun,
+} from './proxy';
 
 type AbVariant = 'direct' | 'passthrough' | 'gateway' | 'gateway-b';
 
@@ -43,7 +53,12 @@ const spread = (values: number[]): Spread => ({ median: median(values), min: Mat
  * started with `bEnv` on top (B), with the direct call and the pass-through in the same rounds,
  * interleaved. `npm run bench -- --only=gateway-ab --b-env=NAME=value,...`.
  */
-export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'profileS'>, bEnv: Record<string, string>, redisPid: number | undefined): Promise<AbResults> {
+export async function gatewayAbCase(
+  ctx: BenchContext,
+  plan: Omit<ProxyPlan, 'profileS'>,
+  bEnv: Record<string, string>,
+  redisPid: number | undefined,
+): Promise<AbResults> {
   const { platform } = ctx;
   const tickets = await ticketSupply(ctx, plan.tickets);
   const b = await platform.add({ kind: 'gateway', name: 'gateway-b', env: bEnv });

@@ -56,7 +56,7 @@ export async function hotPathCase(ctx: BenchContext, requests: number): Promise<
     const warm = await fetch(`${platform.gatewayUrl}/events/v0/events/${tickets[0]}`, { headers: { authorization: `Bearer ${platform.token}` } });
     await warm.arrayBuffer();
     await sleep(1_500);
-    const clients = await redis.client('LIST') as string;
+    const clients = (await redis.client('LIST')) as string;
     const gatewayAddresses = new Set(
       clients
         .split('\n')

@@ -78,7 +78,7 @@ export async function ticketSupply(ctx: BenchContext, count: number): Promise<{ 
     created: tickets.length,
     used: () => used,
     next: () => {
-      if (used >= tickets.length) throw new Error('ran out of fresh tickets: raise the plan\'s ticket count');
+      if (used >= tickets.length) throw new Error("ran out of fresh tickets: raise the plan's ticket count");
       return tickets[used++]!;
     },
   };
@@ -121,7 +121,8 @@ export function measurer<V extends string>(ctx: BenchContext, target: (variant: 
     const result = await runLoad({ url, connections, durationS, next });
     const proxyCpu = cpuTimeMs(pid) - proxyBefore;
     const serviceCpu = cpuTimeMs(processPid(ctx, 'events')) - serviceBefore;
-    if (result.non2xx > 0 || result.errors > 0) ctx.log(`  ${variant} c=${connections}: ${result.non2xx} non-2xx ${JSON.stringify(result.statusCounts)}, ${result.errors} errors`);
+    if (result.non2xx > 0 || result.errors > 0)
+      ctx.log(`  ${variant} c=${connections}: ${result.non2xx} non-2xx ${JSON.stringify(result.statusCounts)}, ${result.errors} errors`);
     return { ...result, variant, round, proxyCpuUsPerRequest: (proxyCpu * 1000) / result.ok, serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok };
   };
 }
@@ -145,7 +146,9 @@ export async function interleavedRounds<V extends string, R extends ProxyRun>(
       for (const variant of rotated) {
         const run = await measure(variant, connections, plan.durationS[connections]!, round);
         runs.push(run);
-        ctx.log(`  round ${round} c=${connections} ${variant.padEnd(15)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`);
+        ctx.log(
+          `  round ${round} c=${connections} ${variant.padEnd(15)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  proxy cpu ${Number.isFinite(run.proxyCpuUsPerRequest) ? run.proxyCpuUsPerRequest.toFixed(0) + ' µs/req' : '-'}`,
+        );
         await sleep(300);
       }
     }
@@ -259,7 +262,8 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
     const toUs = monotonicUs();
     await platform.restart('gateway', { nodeArgs: [] });
     const gatewayProfile = newestProfile(gatewayDir);
-    if (gatewayProfile) profiles.gateway = { ...summarizeProfile(gatewayProfile, { fromUs, toUs }), requests: gatewayRun.ok, cpuUsPerRequest: gatewayRun.proxyCpuUsPerRequest };
+    if (gatewayProfile)
+      profiles.gateway = { ...summarizeProfile(gatewayProfile, { fromUs, toUs }), requests: gatewayRun.ok, cpuUsPerRequest: gatewayRun.proxyCpuUsPerRequest };
 
     for (const variant of ['bare', 'express'] as const) {
       const dir = join(ctx.resultsDir, 'profiles', variant);

@@ -28,7 +28,10 @@ export async function rateLimitCase(ctx: BenchContext, options: { seconds: numbe
   const names = ['rl-gateway-a', 'rl-gateway-b'];
   for (const name of names) await platform.add({ kind: 'gateway', name, env: { EVENTS_RATE_LIMIT: String(options.limit) } });
   try {
-    const urls = platform.processes().filter((p) => names.includes(p.name)).map((p) => p.url);
+    const urls = platform
+      .processes()
+      .filter((p) => names.includes(p.name))
+      .map((p) => p.url);
     const key = await platform.createApiKey({ name: 'bench rate limit' });
     // The target event is written straight to the database: a request would spend the new key's
     // budget, and the seeded key's events bucket is full of the throughput cases' requests.
@@ -68,9 +71,23 @@ export async function rateLimitCase(ctx: BenchContext, options: { seconds: numbe
     // a full window later arrived at least 60 s after that send: counting what arrived before then
     // counts exactly the first window, whatever the answers' own delays.
     const acceptedInFirstWindow = acceptedAt.filter((t) => t < firstAcceptedSentAt + 60_000).length;
-    const degradations = names.map((name) => platform.logs(name).split('\n').filter((line) => line.includes('rate limiting degraded')).length);
+    const degradations = names.map(
+      (name) =>
+        platform
+          .logs(name)
+          .split('\n')
+          .filter((line) => line.includes('rate limiting degraded')).length,
+    );
     if (degradations.some((d) => d > 0)) {
-      for (const name of names) log(`  ${name}: ${platform.logs(name).split('\n').filter((line) => /degraded|restored/.test(line)).slice(0, 5).join(' | ')}`);
+      for (const name of names)
+        log(
+          `  ${name}: ${platform
+            .logs(name)
+            .split('\n')
+            .filter((line) => /degraded|restored/.test(line))
+            .slice(0, 5)
+            .join(' | ')}`,
+        );
     }
     const acceptedPerGateway = results.map((r) => Object.entries(r.statusCounts).reduce((sum, [code, n]) => (code === '429' ? sum : sum + n), 0));
     return {

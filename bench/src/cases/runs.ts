@@ -41,15 +41,19 @@ export interface RunsResults {
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
 async function createPipelines(ctx: BenchContext, count: number, records: number, label: string): Promise<string[]> {
-  return inParallel(Array.from({ length: count }, (_, i) => i), 8, async (i) => {
-    const res = await callService(ctx, 'pipelines', 'POST', '/pipelines', {
-      name: `bench ${label} ${i}`,
-      source: { connector: 'sample', config: { records, seed: i } },
-      destination: { connector: 'postgres', config: { table: 'bench_records' } },
-    });
-    if (res.status !== 201) throw new Error(`create pipeline: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.id as string;
-  });
+  return inParallel(
+    Array.from({ length: count }, (_, i) => i),
+    8,
+    async (i) => {
+      const res = await callService(ctx, 'pipelines', 'POST', '/pipelines', {
+        name: `bench ${label} ${i}`,
+        source: { connector: 'sample', config: { records, seed: i } },
+        destination: { connector: 'postgres', config: { table: 'bench_records' } },
+      });
+      if (res.status !== 201) throw new Error(`create pipeline: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.id as string;
+    },
+  );
 }
 
 async function trigger(ctx: BenchContext, pipelineId: string): Promise<{ id: string; acceptedAt: number }> {
@@ -89,7 +93,11 @@ export async function runsCase(ctx: BenchContext, plan: RunsPlan, workerConcurre
     accepted.push(await trigger(ctx, pipelineId));
     await sleep(plan.latencyGapMs);
   }
-  await waitEnded(ctx, accepted.map((a) => a.id), 60_000);
+  await waitEnded(
+    ctx,
+    accepted.map((a) => a.id),
+    60_000,
+  );
   const { rows } = await ctx.db.pipelines.query<{ id: string; created_at: Date; started_at: Date }>(
     'SELECT id, created_at, started_at FROM runs WHERE id = ANY($1::uuid[])',
     [accepted.map((a) => a.id)],
@@ -112,12 +120,17 @@ export async function runsCase(ctx: BenchContext, plan: RunsPlan, workerConcurre
       const allReady = new Date();
       const ids = runs.map((r) => r.id);
       const ended = await waitEnded(ctx, ids, 120_000);
-      const { rows: after } = await ctx.db.pipelines.query<{ n: string }>('SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND finished_at > $2', [ids, allReady]);
+      const { rows: after } = await ctx.db.pipelines.query<{ n: string }>('SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND finished_at > $2', [
+        ids,
+        allReady,
+      ]);
       const counted = Number(after[0]!.n);
       const seconds = (ended.finished.getTime() - allReady.getTime()) / 1000;
       const result = { workers, round, runs: counted, succeeded: ended.succeeded, seconds, runsPerMinute: (counted / seconds) * 60 };
       rounds.push(result);
-      log(`  round ${round} ${workers} worker(s): ${counted} runs in ${seconds.toFixed(2)} s = ${result.runsPerMinute.toFixed(0)} runs/min (${ended.succeeded} of ${runs.length} succeeded)`);
+      log(
+        `  round ${round} ${workers} worker(s): ${counted} runs in ${seconds.toFixed(2)} s = ${result.runsPerMinute.toFixed(0)} runs/min (${ended.succeeded} of ${runs.length} succeeded)`,
+      );
     }
   }
   return {

@@ -50,7 +50,8 @@ export function gateway(platform: Platform, token = platform.token) {
   const auth = { authorization: `Bearer ${token}` };
   return {
     get: (path: string, timeoutMs?: number) => call(`${platform.gatewayUrl}${path}`, { headers: auth, timeoutMs }),
-    post: (path: string, body?: unknown, timeoutMs?: number) => call(`${platform.gatewayUrl}${path}`, { method: 'POST', headers: auth, body: body ?? {}, timeoutMs }),
+    post: (path: string, body?: unknown, timeoutMs?: number) =>
+      call(`${platform.gatewayUrl}${path}`, { method: 'POST', headers: auth, body: body ?? {}, timeoutMs }),
   };
 }
 
@@ -121,4 +122,3 @@ export function statusCounts(outcomes: Outcome[]): Record<string, number> {
   }
   return counts;
 }
-

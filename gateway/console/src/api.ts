@@ -148,7 +148,8 @@ export async function call<T>(method: string, path: string, token: string, optio
   }
   if (res.ok) return parsed as T;
   const error = (parsed as { error?: Record<string, unknown> } | undefined)?.error;
-  if (!error) throw new ApiCallError(res.status, 'http_error', `The gateway answered ${res.status} ${res.statusText}.`, [], res.headers.get('x-request-id') ?? undefined);
+  if (!error)
+    throw new ApiCallError(res.status, 'http_error', `The gateway answered ${res.status} ${res.statusText}.`, [], res.headers.get('x-request-id') ?? undefined);
   const { code, message, errors, request_id: requestId, ...details } = error;
   throw new ApiCallError(
     res.status,

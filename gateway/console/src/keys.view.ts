@@ -35,7 +35,16 @@ function keyRow(key: ApiKey): HTMLTableRowElement {
   const isSession = key.id === sessionKeyId();
   const revoke = key.revoked_at
     ? null
-    : h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${key.name} (${key.token_prefix})`, onclick: (e: Event) => void revokeKey(key, e.currentTarget as HTMLButtonElement) }, 'Revoke');
+    : h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          'aria-label': `Revoke ${key.name} (${key.token_prefix})`,
+          onclick: (e: Event) => void revokeKey(key, e.currentTarget as HTMLButtonElement),
+        },
+        'Revoke',
+      );
   return h(
     'tr',
     { 'data-key-id': key.id },
@@ -112,7 +121,9 @@ async function createKey(event: SubmitEvent): Promise<void> {
     if (!unrestricted && scopes.length === 0) throw new Error('Choose at least one scope, or Unrestricted access.');
     const expiresAt = expiryFromForm();
     const submit = form().querySelector<HTMLButtonElement>('button[type="submit"]');
-    const created = await busy([submit], () => admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes: unrestricted ? null : scopes, expires_at: expiresAt }));
+    const created = await busy([submit], () =>
+      admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes: unrestricted ? null : scopes, expires_at: expiresAt }),
+    );
     showToken(created.token);
     form().reset();
     syncAccess();

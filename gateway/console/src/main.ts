@@ -29,7 +29,20 @@ function showView(view: View): void {
 function workspaceItem(workspace: Workspace): HTMLLIElement {
   const open = h('button', { type: 'button', 'aria-label': `Open workspace ${workspace.name}` }, 'Open');
   open.addEventListener('click', () => void enterWorkspace(workspace, open));
-  return h('li', {}, h('span', {}, h('strong', {}, workspace.name), ' ', h('code', { title: workspace.id }, workspace.id.slice(0, 8)), ' · created ', time(workspace.created_at)), open);
+  return h(
+    'li',
+    {},
+    h(
+      'span',
+      {},
+      h('strong', {}, workspace.name),
+      ' ',
+      h('code', { title: workspace.id }, workspace.id.slice(0, 8)),
+      ' · created ',
+      time(workspace.created_at),
+    ),
+    open,
+  );
 }
 
 function renderWorkspaces(page: Page<Workspace>, replace: boolean): void {
@@ -149,7 +162,15 @@ function initTabs(): void {
     tab.addEventListener('keydown', (event) => {
       const at = TABS.indexOf(id);
       const next =
-        event.key === 'ArrowRight' ? TABS[(at + 1) % TABS.length] : event.key === 'ArrowLeft' ? TABS[(at + TABS.length - 1) % TABS.length] : event.key === 'Home' ? TABS[0] : event.key === 'End' ? TABS[TABS.length - 1] : undefined;
+        event.key === 'ArrowRight'
+          ? TABS[(at + 1) % TABS.length]
+          : event.key === 'ArrowLeft'
+            ? TABS[(at + TABS.length - 1) % TABS.length]
+            : event.key === 'Home'
+              ? TABS[0]
+              : event.key === 'End'
+                ? TABS[TABS.length - 1]
+                : undefined;
       if (!next) return;
       event.preventDefault();
       selectTab(next);

@@ -59,7 +59,16 @@ function renderPipeline(entry: Entry): void {
 
 function runRow(entry: Entry, run: Run): HTMLTableRowElement {
   const cancel = ACTIVE.has(run.status)
-    ? h('button', { type: 'button', class: 'secondary', 'aria-label': `Cancel run ${shortId(run.id)}`, onclick: (e: Event) => void cancelRun(entry, run, e.currentTarget as HTMLButtonElement) }, 'Cancel')
+    ? h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Cancel run ${shortId(run.id)}`,
+          onclick: (e: Event) => void cancelRun(entry, run, e.currentTarget as HTMLButtonElement),
+        },
+        'Cancel',
+      )
     : null;
   return h(
     'tr',
@@ -81,7 +90,11 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
 function renderRuns(entry: Entry): void {
   entry.runsBody.replaceChildren(...entry.runs.slice(0, RUNS_SHOWN).map((run) => runRow(entry, run)));
   entry.runsNote.textContent =
-    entry.runs.length === 0 ? 'No run yet.' : entry.truncated || entry.runs.length > RUNS_SHOWN ? `The latest ${RUNS_SHOWN} runs, newest first.` : 'Newest first.';
+    entry.runs.length === 0
+      ? 'No run yet.'
+      : entry.truncated || entry.runs.length > RUNS_SHOWN
+        ? `The latest ${RUNS_SHOWN} runs, newest first.`
+        : 'Newest first.';
 }
 
 function createCard(pipeline: Pipeline): Entry {
@@ -117,7 +130,9 @@ function createCard(pipeline: Pipeline): Entry {
           h(
             'tr',
             {},
-            ...['Run', 'Status', 'Trigger', 'Records read', 'Records written', 'Attempts', 'Created', 'Started', 'Finished', 'Error'].map((name) => h('th', { scope: 'col' }, name)),
+            ...['Run', 'Status', 'Trigger', 'Records read', 'Records written', 'Attempts', 'Created', 'Started', 'Finished', 'Error'].map((name) =>
+              h('th', { scope: 'col' }, name),
+            ),
             h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
           ),
         ),
@@ -198,14 +213,18 @@ async function togglePause(entry: Entry): Promise<void> {
 async function triggerRun(entry: Entry, button: HTMLButtonElement): Promise<void> {
   clearError();
   try {
-    const run = await busy([button], () => gateway<Run>('POST', pipelinePath(entry.pipeline.id, '/runs'), { body: { trigger: 'manual', dry_run: entry.dryRun.checked } }));
+    const run = await busy([button], () =>
+      gateway<Run>('POST', pipelinePath(entry.pipeline.id, '/runs'), { body: { trigger: 'manual', dry_run: entry.dryRun.checked } }),
+    );
     entry.runs = [run, ...entry.runs.filter((r) => r.id !== run.id)];
     renderRuns(entry);
     announce(`Run ${shortId(run.id)} of “${entry.pipeline.name}” ${run.status}.`);
     schedulePoll();
   } catch (err) {
     if (err instanceof ApiCallError && err.status === 409 && typeof err.details.active_run_id === 'string') {
-      showError(new Error(`A run of “${entry.pipeline.name}” is already queued or running (${shortId(err.details.active_run_id)}); wait for it to end or cancel it.`));
+      showError(
+        new Error(`A run of “${entry.pipeline.name}” is already queued or running (${shortId(err.details.active_run_id)}); wait for it to end or cancel it.`),
+      );
       await loadRuns(entry).catch(() => undefined);
       return;
     }
@@ -278,7 +297,10 @@ function schedulePoll(): void {
   }, POLL_MS);
 }
 
-function connectorConfig(): { source: { connector: string; config: Record<string, unknown> }; destination: { connector: string; config: Record<string, unknown> } } {
+function connectorConfig(): {
+  source: { connector: string; config: Record<string, unknown> };
+  destination: { connector: string; config: Record<string, unknown> };
+} {
   const value = (id: string) => byId<HTMLInputElement>(id).value.trim();
   const connector = byId<HTMLSelectElement>('pipeline-source').value;
   const config: Record<string, unknown> = {};

@@ -54,7 +54,12 @@ async function loadDeliveries(section: ServiceSection, open: OpenDeliveries): Pr
   if (at !== generation || !open.body.isConnected) return;
   const latest = items.reverse().slice(0, DELIVERIES_SHOWN);
   open.body.replaceChildren(...latest.map(deliveryRow));
-  open.note.textContent = latest.length === 0 ? 'No delivery yet.' : !complete || items.length > DELIVERIES_SHOWN ? `The latest ${DELIVERIES_SHOWN} attempts, newest first.` : 'Newest first; one row per attempt.';
+  open.note.textContent =
+    latest.length === 0
+      ? 'No delivery yet.'
+      : !complete || items.length > DELIVERIES_SHOWN
+        ? `The latest ${DELIVERIES_SHOWN} attempts, newest first.`
+        : 'Newest first; one row per attempt.';
 }
 
 function pollDeliveries(section: ServiceSection, open: OpenDeliveries): void {
@@ -136,7 +141,9 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   });
   toggleEnabled.addEventListener('click', () => {
     clearError();
-    void busy([toggleEnabled], () => gateway<WebhookEndpoint>('PATCH', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`), { body: { enabled: !endpoint.enabled } })).then(
+    void busy([toggleEnabled], () =>
+      gateway<WebhookEndpoint>('PATCH', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`), { body: { enabled: !endpoint.enabled } }),
+    ).then(
       async (updated) => {
         announce(`Endpoint ${updated.url} ${updated.enabled ? 'enabled' : 'disabled'}.`);
         await loadEndpoints(section);
@@ -185,7 +192,9 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
   const { service } = section;
   const id = (name: string) => `webhook-${service.name}-${name}`;
   const all = h('input', { type: 'checkbox', id: id('all'), name: 'events-all', checked: true });
-  const types = service.event_types.map((type) => h('input', { type: 'checkbox', id: id(`event-${type.replace(/\W/g, '-')}`), name: 'events', value: type, disabled: true }));
+  const types = service.event_types.map((type) =>
+    h('input', { type: 'checkbox', id: id(`event-${type.replace(/\W/g, '-')}`), name: 'events', value: type, disabled: true }),
+  );
   all.addEventListener('change', () => {
     for (const box of types) box.disabled = all.checked;
   });
@@ -246,7 +255,9 @@ function secretPanel(service: ServiceMeta): { panel: HTMLElement; input: HTMLInp
     done,
   );
   copy.addEventListener('click', () => {
-    void copyText(input).then((copied) => (copied ? announce('Secret copied to the clipboard.') : showError(new Error('The browser refused to copy; select the secret and copy it by hand.'))));
+    void copyText(input).then((copied) =>
+      copied ? announce('Secret copied to the clipboard.') : showError(new Error('The browser refused to copy; select the secret and copy it by hand.')),
+    );
   });
   done.addEventListener('click', () => {
     input.value = '';
@@ -266,7 +277,11 @@ function serviceSection(service: ServiceMeta): HTMLElement {
       { class: 'card', 'aria-labelledby': titleId },
       title,
       path,
-      h('p', {}, 'Webhook endpoints are not available on this service yet: the gateway does not route them. They appear here once the service and the contract route table have them.'),
+      h(
+        'p',
+        {},
+        'Webhook endpoints are not available on this service yet: the gateway does not route them. They appear here once the service and the contract route table have them.',
+      ),
     );
   }
   const list = h('div', { class: 'stack' });

@@ -69,8 +69,26 @@ export function markdown(text: string | undefined, headingBase = 3): ViewElement
         el(
           'table',
           {},
-          el('thead', {}, el('tr', {}, tableRow(head).map((cell) => el('th', { scope: 'col' }, ...inline(cell))))),
-          el('tbody', {}, body.map((row) => el('tr', {}, tableRow(row).map((cell) => el('td', {}, ...inline(cell)))))),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              tableRow(head).map((cell) => el('th', { scope: 'col' }, ...inline(cell))),
+            ),
+          ),
+          el(
+            'tbody',
+            {},
+            body.map((row) =>
+              el(
+                'tr',
+                {},
+                tableRow(row).map((cell) => el('td', {}, ...inline(cell))),
+              ),
+            ),
+          ),
         ),
       );
     } else {

@@ -9,7 +9,12 @@ const events: Service = { name: 'events', prefix: '/events/v0', document: '/docs
 
 describe('operations', () => {
   test("by path in the document's order, methods in get, post, put, patch, delete order", () => {
-    expect(operationsOf(doc).map(({ method, path }) => `${method} ${path}`)).toEqual(['get /events/{id}/tickets', 'post /events/{id}/tickets', 'post /events', 'get /healthz']);
+    expect(operationsOf(doc).map(({ method, path }) => `${method} ${path}`)).toEqual([
+      'get /events/{id}/tickets',
+      'post /events/{id}/tickets',
+      'post /events',
+      'get /healthz',
+    ]);
   });
 
   test("grouped by their first tag in the document's tag order; untagged under Other; tags without operations left out", () => {
@@ -44,10 +49,14 @@ describe('sidebar', () => {
 
   test('an entry matches the filter on the same words as its section', () => {
     const toc = tocView(events, doc);
-    const searchOf = (href: string) => find({ tag: 'div', attributes: {}, children: toc }, 'li').find((li) => li.children.some((a) => typeof a !== 'string' && a.attributes.href === href))!.attributes['data-search'];
+    const searchOf = (href: string) =>
+      find({ tag: 'div', attributes: {}, children: toc }, 'li').find((li) => li.children.some((a) => typeof a !== 'string' && a.attributes.href === href))!
+        .attributes['data-search'];
     const issue = operationsOf(doc).find((e) => e.operation.operationId === 'issueTicket')!;
     expect(searchOf('#/events/op/issueTicket')).toBe(operationView(doc, '', issue).attributes['data-search']);
-    expect(searchOf('#/events/webhook/ticket.validated')).toBe(webhookView(doc, 'ticket.validated', doc.webhooks!['ticket.validated']!.post!).attributes['data-search']);
+    expect(searchOf('#/events/webhook/ticket.validated')).toBe(
+      webhookView(doc, 'ticket.validated', doc.webhooks!['ticket.validated']!.post!).attributes['data-search'],
+    );
     expect(searchOf('#/events/schema/TicketList')).toBe('ticketlist');
   });
 
@@ -58,7 +67,11 @@ describe('sidebar', () => {
 
 describe('service tabs', () => {
   test("each service by its document's title, the current one marked, an unavailable one struck through", () => {
-    const services: Service[] = [events, { name: 'pipelines', prefix: '/pipelines/v3', document: '/docs/pipelines.json' }, { name: 'warehouse', prefix: '/warehouse/v1', document: '/docs/warehouse.json' }];
+    const services: Service[] = [
+      events,
+      { name: 'pipelines', prefix: '/pipelines/v3', document: '/docs/pipelines.json' },
+      { name: 'warehouse', prefix: '/warehouse/v1', document: '/docs/warehouse.json' },
+    ];
     const documents = new Map<string, DocumentEntry>([
       ['events', { doc }],
       ['pipelines', { error: 'The pipelines service cannot give its API document right now.' }],

@@ -49,7 +49,13 @@ export function tocView(service: Service, doc: OpenApiDocument): ViewElement[] {
         'ul',
         {},
         group.operations.map((entry) =>
-          link('op', operationAnchor(entry), operationSearchText(entry), el('span', { class: `method ${entry.method}` }, entry.method.toUpperCase()), ` ${entry.operation.summary ?? entry.path}`),
+          link(
+            'op',
+            operationAnchor(entry),
+            operationSearchText(entry),
+            el('span', { class: `method ${entry.method}` }, entry.method.toUpperCase()),
+            ` ${entry.operation.summary ?? entry.path}`,
+          ),
         ),
       ),
     ),
@@ -60,7 +66,19 @@ export function tocView(service: Service, doc: OpenApiDocument): ViewElement[] {
     out.push(el('div', { class: 'toc-group' }, el('h2', {}, 'Webhook events'), el('ul', {}, items)));
   }
   const schemas = Object.keys(doc.components?.schemas ?? {});
-  if (schemas.length) out.push(el('div', { class: 'toc-group' }, el('h2', {}, 'Schemas'), el('ul', {}, schemas.map((name) => link('schema', name, name.toLowerCase(), name)))));
+  if (schemas.length)
+    out.push(
+      el(
+        'div',
+        { class: 'toc-group' },
+        el('h2', {}, 'Schemas'),
+        el(
+          'ul',
+          {},
+          schemas.map((name) => link('schema', name, name.toLowerCase(), name)),
+        ),
+      ),
+    );
   return out;
 }
 

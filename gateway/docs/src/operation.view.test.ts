@@ -11,7 +11,9 @@ describe('operation', () => {
     const view = operationView(doc, '/events/v0', entry('issueTicket'));
     expect(view.attributes).toEqual({ class: 'operation', id: 'op-issueTicket', 'data-search': 'post /events/{id}/tickets issue a ticket events:write' });
     expect(html(view.children[0]!)).toBe('<h3>Issue a ticket</h3>');
-    expect(html(view.children[1]!)).toBe('<p class="signature"><span class="method post">POST</span><span class="path">/events/v0/events/{id}/tickets</span></p>');
+    expect(html(view.children[1]!)).toBe(
+      '<p class="signature"><span class="method post">POST</span><span class="path">/events/v0/events/{id}/tickets</span></p>',
+    );
     expect(find(view, 'h4').map(text)).toEqual(['Parameters', 'Request bodyrequired', 'Responses']);
   });
 
@@ -25,7 +27,11 @@ describe('operation', () => {
   test('parameters, referenced or inline: name, required, where, type and constraints', () => {
     const table = parametersTable(doc, entry('listTickets').operation.parameters!);
     expect(find(table, 'th').map(text)).toEqual(['Name', 'In', 'Type', 'Description']);
-    expect(find(table, 'tr').slice(1).map((row) => row.children.map(text))).toEqual([
+    expect(
+      find(table, 'tr')
+        .slice(1)
+        .map((row) => row.children.map(text)),
+    ).toEqual([
       ['idrequired', 'path', 'string (uuid)', ''],
       ['limit', 'query', 'integer', 'Page size.1-100 · default 20'],
     ]);
@@ -45,7 +51,11 @@ describe('operation', () => {
     expect(html(created!.children[0]!)).toBe('<summary><span class="status-code ok">201</span>The ticket.</summary>');
     expect(html(created!.children[1]!)).toBe('<div class="markdown"><p>Issued at once.</p></div>');
     expect(find(created!, 'summary').map(text)).toEqual(['201The ticket.', 'Headers (x-request-id)']);
-    expect(find(created!, 'tr').slice(1, 2).map((row) => row.children.map(text))).toEqual([['x-request-id', 'string', 'The request id.']]);
+    expect(
+      find(created!, 'tr')
+        .slice(1, 2)
+        .map((row) => row.children.map(text)),
+    ).toEqual([['x-request-id', 'string', 'The request id.']]);
     expect(find(created!, 'h4')).toEqual([]);
 
     expect(notFound!.attributes).toEqual({ class: 'response' });
@@ -62,7 +72,9 @@ describe('webhook event', () => {
   test("POST to the subscriber's endpoint, the body it sends and the answer it expects", () => {
     const view = webhookView(doc, 'ticket.validated', doc.webhooks!['ticket.validated']!.post!);
     expect(view.attributes).toEqual({ class: 'operation', id: 'webhook-ticket.validated', 'data-search': 'ticket.validated a ticket was validated' });
-    expect(html(view.children[1]!)).toBe('<p class="signature"><span class="method post">POST</span><span class="path">your endpoint · ticket.validated</span></p>');
+    expect(html(view.children[1]!)).toBe(
+      '<p class="signature"><span class="method post">POST</span><span class="path">your endpoint · ticket.validated</span></p>',
+    );
     expect(find(view, 'h4').map(text)).toEqual(['Body', 'Your answer']);
     expect(find(view, 'summary').map(text)).toEqual(['Fields of data', '2XXReceived.']);
   });

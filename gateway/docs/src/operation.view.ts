@@ -1,7 +1,17 @@
 // One operation, webhook or component schema as a section of the reference: its parameters,
 // request body and answers, with the document's own examples.
 import { inline, markdown } from './markdown.js';
-import { deref, type Header, type OpenApiDocument, type Operation, type OperationEntry, type Parameter, type RequestBody, type Response, type Schema } from './openapi.js';
+import {
+  deref,
+  type Header,
+  type OpenApiDocument,
+  type Operation,
+  type OperationEntry,
+  type Parameter,
+  type RequestBody,
+  type Response,
+  type Schema,
+} from './openapi.js';
 import { constraintText, exampleView, schemaView, typeLabel } from './schema.view.js';
 import { el, type ViewElement } from './view.js';
 
@@ -21,7 +31,15 @@ export function webhookSearchText(name: string, operation: Operation): string {
 }
 
 function headerRow(titles: string[]): ViewElement {
-  return el('thead', {}, el('tr', {}, titles.map((title) => el('th', { scope: 'col' }, title))));
+  return el(
+    'thead',
+    {},
+    el(
+      'tr',
+      {},
+      titles.map((title) => el('th', { scope: 'col' }, title)),
+    ),
+  );
 }
 
 export function parametersTable(doc: OpenApiDocument, parameters: Parameter[]): ViewElement {

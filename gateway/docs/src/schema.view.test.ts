@@ -26,8 +26,16 @@ describe('type labels', () => {
     ['an array without items', { type: 'array' }, 'array of any'],
     ['a map', { type: 'object', additionalProperties: { type: 'integer' } }, 'map of integer'],
     ['an object with properties', { properties: { a: { type: 'string' } } }, 'object'],
-    ['objects told apart by a constant field', { oneOf: [{ properties: { kind: { const: 'a' } } }, { properties: { kind: { const: 'b' } } }] }, 'object (kind: "a" | kind: "b")'],
-    ['a union with a reference, by its branches', { oneOf: [{ $ref: '#/components/schemas/Ticket' }, { properties: { kind: { const: 'b' } } }] }, 'Ticket | object'],
+    [
+      'objects told apart by a constant field',
+      { oneOf: [{ properties: { kind: { const: 'a' } } }, { properties: { kind: { const: 'b' } } }] },
+      'object (kind: "a" | kind: "b")',
+    ],
+    [
+      'a union with a reference, by its branches',
+      { oneOf: [{ $ref: '#/components/schemas/Ticket' }, { properties: { kind: { const: 'b' } } }] },
+      'Ticket | object',
+    ],
     ['nothing said', {}, 'any'],
   ])('%s', (_rule, schema, label) => {
     expect(typeLabel(doc, schema)).toBe(label);
@@ -45,7 +53,11 @@ describe('constraints in words', () => {
     ['a lower bound and a default', { minimum: 1, default: 20 }, ['at least 1', 'default 20']],
     ['an upper bound on items', { maxItems: 100 }, ['at most 100 items']],
     ['keys of a map', { minProperties: 1, maxProperties: 20 }, ['1-20 keys']],
-    ['an exclusive minimum, an excluded constant and a pattern', { exclusiveMinimum: 0, not: { const: '' }, pattern: '^[a-z]+$' }, ['> 0', 'not ""', 'pattern ^[a-z]+$']],
+    [
+      'an exclusive minimum, an excluded constant and a pattern',
+      { exclusiveMinimum: 0, not: { const: '' }, pattern: '^[a-z]+$' },
+      ['> 0', 'not ""', 'pattern ^[a-z]+$'],
+    ],
     ['a default of null, as JSON', { default: null }, ['default null']],
     ['none', { type: 'string' }, []],
   ])('%s', (_rule, schema, words) => {
@@ -64,7 +76,10 @@ describe('object shapes', () => {
   });
 
   test('references that point at each other end', () => {
-    const loop = { openapi: '3.1.0', components: { schemas: { A: { $ref: '#/components/schemas/B' }, B: { $ref: '#/components/schemas/A' } } } } as OpenApiDocument;
+    const loop = {
+      openapi: '3.1.0',
+      components: { schemas: { A: { $ref: '#/components/schemas/B' }, B: { $ref: '#/components/schemas/A' } } },
+    } as OpenApiDocument;
     expect(objectShapes(loop, { $ref: '#/components/schemas/A' })).toEqual([]);
     expect(text(schemaView(loop, { $ref: '#/components/schemas/A' }))).toBe('A');
   });
@@ -87,7 +102,9 @@ describe('schema view', () => {
 
   test('a field referencing a nullable schema says `| null` after the name', () => {
     const withRef = { ...doc, components: { schemas: { ...schemas, Cursor: { anyOf: [{ type: 'string', maxLength: 512 }, { type: 'null' }] } } } };
-    expect(rows(schemaView(withRef, { properties: { next: { $ref: '#/components/schemas/Cursor' } } }))).toEqual([['next', 'Cursor | null', 'at most 512 characters']]);
+    expect(rows(schemaView(withRef, { properties: { next: { $ref: '#/components/schemas/Cursor' } } }))).toEqual([
+      ['next', 'Cursor | null', 'at most 512 characters'],
+    ]);
   });
 
   test("a nullable field's constraints are its branch's", () => {
@@ -112,7 +129,11 @@ describe('schema view', () => {
 
   test('a union of objects: "One of:" and a details per branch, named by its reference or its constant field, open at the top', () => {
     const union: Schema = {
-      oneOf: [{ $ref: '#/components/schemas/Ticket' }, { type: 'object', properties: { kind: { const: 'http-json' }, url: { type: 'string' } } }, { type: 'null' }],
+      oneOf: [
+        { $ref: '#/components/schemas/Ticket' },
+        { type: 'object', properties: { kind: { const: 'http-json' }, url: { type: 'string' } } },
+        { type: 'null' },
+      ],
     };
     const view = schemaView(doc, union);
     expect(html(view.children[0]!)).toBe('<p>One of:</p>');
@@ -137,7 +158,10 @@ describe('schema view', () => {
   });
 
   test('a self-referencing schema opens at most 8 levels deep', () => {
-    const tree = { openapi: '3.1.0', components: { schemas: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } } } as OpenApiDocument;
+    const tree = {
+      openapi: '3.1.0',
+      components: { schemas: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } },
+    } as OpenApiDocument;
     const levels = elements(schemaView(tree, { $ref: '#/components/schemas/Node' })).filter((e) => e.tag === 'details').length;
     expect(levels).toBe(8);
   });

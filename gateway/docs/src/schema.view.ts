@@ -158,7 +158,12 @@ export function schemaView(doc: OpenApiDocument, schema: Schema | undefined, dep
     return el('div', {}, description, el('p', {}, el('span', { class: 'type' }, typeLabel(doc, schema))), propertiesTable(doc, shapes[0], depth));
   }
   const constraints = constraintText(node);
-  return el('div', {}, description, el('p', {}, el('span', { class: 'type' }, typeLabel(doc, schema)), constraints.length ? ` · ${constraints.join(' · ')}` : ''));
+  return el(
+    'div',
+    {},
+    description,
+    el('p', {}, el('span', { class: 'type' }, typeLabel(doc, schema)), constraints.length ? ` · ${constraints.join(' · ')}` : ''),
+  );
 }
 
 /** A document's example, folded, as indented JSON. */

@@ -40,7 +40,9 @@ describe("a service's reference", () => {
       'schema-TicketList',
       'schema-Error',
     ]);
-    expect(find(view, 'div', { class: 'markdown' }).map(text)).toEqual(expect.arrayContaining(['An API key: Authorization: Bearer plk_….', 'What the service sends.']));
+    expect(find(view, 'div', { class: 'markdown' }).map(text)).toEqual(
+      expect.arrayContaining(['An API key: Authorization: Bearer plk_….', 'What the service sends.']),
+    );
   });
 
   test("paths are shown under the gateway prefix from the document's server URL, or the service's prefix when it has none", () => {
@@ -77,14 +79,66 @@ describe('a hostile document renders inert', () => {
 
   test('its strings never become elements or attributes: only the page’s own tags and attribute names appear', () => {
     const tags = new Set(all.map((e) => e.tag));
-    for (const tag of tags) expect(['a', 'article', 'code', 'details', 'div', 'h1', 'h2', 'h3', 'h4', 'header', 'li', 'p', 'pre', 'section', 'span', 'strong', 'summary', 'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul']).toContain(tag);
+    for (const tag of tags)
+      expect([
+        'a',
+        'article',
+        'code',
+        'details',
+        'div',
+        'h1',
+        'h2',
+        'h3',
+        'h4',
+        'header',
+        'li',
+        'p',
+        'pre',
+        'section',
+        'span',
+        'strong',
+        'summary',
+        'table',
+        'tbody',
+        'td',
+        'th',
+        'thead',
+        'tr',
+        'ul',
+      ]).toContain(tag);
     const names = new Set(all.flatMap((e) => Object.keys(e.attributes)));
     expect(['aria-current', 'aria-labelledby', 'class', 'data-search', 'href', 'id', 'open', 'scope', 'tabindex']).toEqual(expect.arrayContaining([...names]));
   });
 
   test('every string it shows is text: the markup reads as escaped characters', () => {
     const shown = all.map((e) => e.children.filter((c) => typeof c === 'string').join('')).join('\n') + text(page);
-    for (const tag of ['title', 'version', 'description', 'heading', 'item', 'th', 'td', 'tag', 'tag description', 'path', 'summary', 'operation description', 'parameter', 'in', 'parameter description', 'response', 'header', 'header description', 'webhook', 'webhook summary', 'security', 'schema description', 'property', 'property description', 'schema']) {
+    for (const tag of [
+      'title',
+      'version',
+      'description',
+      'heading',
+      'item',
+      'th',
+      'td',
+      'tag',
+      'tag description',
+      'path',
+      'summary',
+      'operation description',
+      'parameter',
+      'in',
+      'parameter description',
+      'response',
+      'header',
+      'header description',
+      'webhook',
+      'webhook summary',
+      'security',
+      'schema description',
+      'property',
+      'property description',
+      'schema',
+    ]) {
       expect({ tag, shown: shown.includes(attack(tag)) }).toEqual({ tag, shown: true });
     }
     for (const tag of ['openapi', 'pattern', 'default', 'enum', 'const', 'example', 'schema example']) {
@@ -93,7 +147,7 @@ describe('a hostile document renders inert', () => {
     // Outside attribute values (where quotes are escaped, so each value ends at its own quote), no markup of the document's.
     const markup = html(page).replace(/="[^"]*"/g, '=""');
     expect(markup).not.toMatch(/<script|<img/);
-    expect(markup).toContain('&lt;script&gt;alert(\'title\')&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;');
+    expect(markup).toContain("&lt;script&gt;alert('title')&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;");
   });
 
   test('strings in attribute values stay values (quotes escaped by the browser); ids and search words hold them verbatim', () => {

@@ -114,7 +114,9 @@ export function allUpstreams(url: string): Upstreams {
   return { events: url, warehouse: url, pipelines: url };
 }
 
-export interface GatewayOptions extends Partial<Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>> {
+export interface GatewayOptions extends Partial<
+  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
+> {
   upstreams?: Upstreams;
   redisUrl?: string;
   /** The server's slow-client limits (main's GATEWAY_HEADERS_TIMEOUT_MS / GATEWAY_REQUEST_TIMEOUT_MS). */
@@ -171,7 +173,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const server = createGatewayServer(app, { headersTimeoutMs: options.headersTimeoutMs ?? 10_000, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
   const url = await listen(server);
   // Revocations reach this instance only once it listens.
-  if (options.redisUrl === undefined) await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 3_000, 20);
+  if (options.redisUrl === undefined)
+    await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 3_000, 20);
   return {
     url,
     app,

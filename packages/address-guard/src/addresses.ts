@@ -56,7 +56,7 @@ const IPV4_RANGES = IPV4_REFUSED.map(([base, prefix]) => ({ base: ipv4Number(bas
 const IPV6_RANGES = IPV6_GLOBAL_REFUSED.map(([base, prefix]) => ({ base: ipv6Number(base), shift: BigInt(128 - prefix) }));
 
 function isPublicIpv4(value: number): boolean {
-  return !IPV4_RANGES.some(({ base, mask }) => ((value & mask) >>> 0) === base);
+  return !IPV4_RANGES.some(({ base, mask }) => (value & mask) >>> 0 === base);
 }
 
 /** The IPv4 address an IPv6 address stands for: mapped, SIIT-translated, well-known NAT64 and 6to4. */

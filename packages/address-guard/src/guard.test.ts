@@ -61,7 +61,10 @@ describe('resolve', () => {
   test('a name is refused when any of its addresses is not public; the refusal never says what it resolved to', async () => {
     const guard = createAddressGuard({ resolve: resolver({ 'internal.example': ['10.0.0.5'], 'mixed.example': ['93.184.215.14', '::ffff:127.0.0.1'] }) });
     for (const host of ['internal.example', 'mixed.example']) {
-      const err = (await guard.resolve(host).then(() => undefined, (e: unknown) => e)) as Error;
+      const err = (await guard.resolve(host).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error;
       expect(err).toBeInstanceOf(NonPublicAddressError);
       expect(err.message).toBe(NOT_PUBLIC_MESSAGE);
       expect(err.message).not.toMatch(/10\.0\.0\.5|127\.0\.0\.1|internal|mixed/);

@@ -42,7 +42,12 @@ describe('what node refuses before a handler runs gets the contract error body (
     const answer = parse(await raw(server, 'POST /x HTTP/1.1\r\nHost: a\r\n'));
     expect(answer.status).toBe(408);
     expect(answer.body.error).toMatchObject({ code: 'request_timeout', request_id: answer.headers['x-request-id'] });
-    expect(answer.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'platform-version': '2024-12-01', 'x-content-type-options': 'nosniff', connection: 'close' });
+    expect(answer.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'platform-version': '2024-12-01',
+      'x-content-type-options': 'nosniff',
+      connection: 'close',
+    });
   });
 
   test('a client too slow to send its body gets 408 as well', async () => {

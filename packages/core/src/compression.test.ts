@@ -39,7 +39,9 @@ describe('compressJson (contract section 2: JSON answers of 1 KiB or more are gz
     const server = app().listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
-      const res = await new Promise<IncomingMessage>((resolve) => get({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', path, headers }, resolve));
+      const res = await new Promise<IncomingMessage>((resolve) =>
+        get({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', path, headers }, resolve),
+      );
       const chunks: Buffer[] = [];
       for await (const chunk of res) chunks.push(chunk as Buffer);
       return { headers: res.headers, body: Buffer.concat(chunks) };

@@ -29,7 +29,13 @@ describe('errors[] is bounded (contract section 2)', () => {
   });
 
   test('a field shows NUL and lone surrogates as escapes and is cut at 1024 characters', () => {
-    const body = errorBody(invalidRequest([{ ...problem(0), field: 'm.a\u0000\ud800' }, { ...problem(1), field: 'k'.repeat(5000) }]), 'r');
+    const body = errorBody(
+      invalidRequest([
+        { ...problem(0), field: 'm.a\u0000\ud800' },
+        { ...problem(1), field: 'k'.repeat(5000) },
+      ]),
+      'r',
+    );
     expect(body.error.errors![0]!.field).toBe('m.a\\u0000\\ud800');
     expect([...body.error.errors![1]!.field]).toHaveLength(1024);
     expect(body.error.errors![1]!.field.endsWith('…')).toBe(true);
@@ -39,7 +45,9 @@ describe('errors[] is bounded (contract section 2)', () => {
 test('the 404, 429 and 500 every process answers say the same words (one factory each)', () => {
   const shown = (error: ApiError) => errorBody(error, 'rid');
   expect(shown(noSuchEndpoint())).toEqual({ error: { code: 'not_found', message: 'No such endpoint.', request_id: 'rid' } });
-  expect(shown(rateLimited())).toEqual({ error: { code: 'rate_limited', message: 'Rate limit exceeded; retry after the time in Retry-After.', request_id: 'rid' } });
+  expect(shown(rateLimited())).toEqual({
+    error: { code: 'rate_limited', message: 'Rate limit exceeded; retry after the time in Retry-After.', request_id: 'rid' },
+  });
   expect(shown(internalError())).toEqual({ error: { code: 'internal_error', message: 'Something went wrong on our side.', request_id: 'rid' } });
   expect([noSuchEndpoint().status, rateLimited().status, internalError().status]).toEqual([404, 429, 500]);
 });

@@ -5,7 +5,9 @@ export const FieldError = z
   .object({
     in: z.enum(['body', 'path', 'query', 'header']),
     field: z.string().meta({ description: 'Dotted path of the field; `""` for the whole body.' }),
-    code: z.string().meta({ description: 'Machine word: `required`, `invalid_type`, `too_long`, `too_many_keys`, `invalid_format`, `unknown_field`, `invalid_enum`, `taken`, ...' }),
+    code: z.string().meta({
+      description: 'Machine word: `required`, `invalid_type`, `too_long`, `too_many_keys`, `invalid_format`, `unknown_field`, `invalid_enum`, `taken`, ...',
+    }),
     message: z.string(),
   })
   .meta({ id: 'FieldError', description: 'One problem in the request; a 400 lists every problem at once.' });

@@ -28,8 +28,15 @@ describe('JSON-only bodies and the error body', () => {
   });
 
   test('a JSON object is parsed; +json types are JSON too', async () => {
-    await request(app()).post('/echo').send({ a: 1 }).expect(200, { body: { a: 1 } });
-    await request(app()).post('/echo').set('content-type', 'application/merge-patch+json').send('{"a":2}').expect(200, { body: { a: 2 } });
+    await request(app())
+      .post('/echo')
+      .send({ a: 1 })
+      .expect(200, { body: { a: 1 } });
+    await request(app())
+      .post('/echo')
+      .set('content-type', 'application/merge-patch+json')
+      .send('{"a":2}')
+      .expect(200, { body: { a: 2 } });
   });
 
   test.each([
@@ -43,7 +50,10 @@ describe('JSON-only bodies and the error body', () => {
   });
 
   test('a body over the limit is 413 payload_too_large', async () => {
-    const res = await request(app()).post('/echo').send({ a: 'x'.repeat(100) }).expect(413);
+    const res = await request(app())
+      .post('/echo')
+      .send({ a: 'x'.repeat(100) })
+      .expect(413);
     expect(res.body.error.code).toBe('payload_too_large');
   });
 
@@ -63,7 +73,7 @@ describe('JSON-only bodies and the error body', () => {
 });
 
 describe('isTransientBackendError (a database connection dropped mid-request is a 503, not a 500)', () => {
-  test("Prisma driver adapter errors whose kind means the connection is gone", () => {
+  test('Prisma driver adapter errors whose kind means the connection is gone', () => {
     const dropped = Object.assign(new Error('ConnectionClosed'), { name: 'DriverAdapterError', cause: { kind: 'ConnectionClosed' } });
     expect(isTransientBackendError(dropped)).toBe(true);
     expect(isTransientBackendError({ cause: { kind: 'SocketTimeout' } })).toBe(true);

@@ -102,9 +102,7 @@ export function jsonBody(limitBytes = MAX_BODY_BYTES): RequestHandler {
       }
       if (hasContentEncoding(req.headers['content-encoding'])) return next(unsupportedContentEncoding());
       if (!isJsonContentType(req.headers['content-type'])) {
-        return next(
-          invalidRequest([{ in: 'header', field: 'content-type', code: 'invalid_content_type', message: 'must be application/json' }]),
-        );
+        return next(invalidRequest([{ in: 'header', field: 'content-type', code: 'invalid_content_type', message: 'must be application/json' }]));
       }
       const parsed = parseJsonObject(bytes);
       if (parsed instanceof ApiError) return next(parsed);
@@ -138,7 +136,12 @@ export function isTransientBackendError(err: unknown): boolean {
     if (typeof anyErr.code === 'string' && TRANSIENT_DB_CODES.has(anyErr.code)) return true;
     if (typeof anyErr.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(anyErr.kind)) return true;
     const message = typeof anyErr.message === 'string' ? anyErr.message : '';
-    if (/ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is|Query read timeout|timeout exceeded when trying to connect/i.test(message)) return true;
+    if (
+      /ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is|Query read timeout|timeout exceeded when trying to connect/i.test(
+        message,
+      )
+    )
+      return true;
     // A raw query (P2010) carries the adapter's error in meta, not in cause.
     e = anyErr.cause ?? anyErr.meta?.driverAdapterError;
   }

@@ -61,7 +61,7 @@ describe('the gateway signature (contract section 4)', () => {
     expect(verify(overrides)).toBe(false);
   });
 
-  test("is refused by another service (its key is derived for the service it was made for)", () => {
+  test('is refused by another service (its key is derived for the service it was made for)', () => {
     expect(verify({}, now, serviceSigningKey(SECRET, 'warehouse'))).toBe(false);
     expect(verify({}, now, serviceSigningKey(SECRET, 'pipelines'))).toBe(false);
   });
@@ -77,7 +77,13 @@ describe('the gateway signature (contract section 4)', () => {
     const unrestricted = signedIdentityHeaders(KEY, { ...input, scopes: null, bodySha256: undefined }, now);
     expect(unrestricted[InternalHeaders.scopes]).toBe('*');
     expect(
-      verifyInternalSignature(KEY, unrestricted[InternalHeaders.timestamp], unrestricted[InternalHeaders.signature], { ...signed, scopes: '*', bodySha256: bodySha256(Buffer.alloc(0)) }, now),
+      verifyInternalSignature(
+        KEY,
+        unrestricted[InternalHeaders.timestamp],
+        unrestricted[InternalHeaders.signature],
+        { ...signed, scopes: '*', bodySha256: bodySha256(Buffer.alloc(0)) },
+        now,
+      ),
     ).toBe(true);
   });
 });

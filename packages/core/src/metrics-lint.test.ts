@@ -24,7 +24,7 @@ describe('the exposition of a process', () => {
     if (promtool) expect(promtoolProblems(text)).toEqual([]);
   });
 
-  test('prom-client\'s default metrics as they come break the rule (the gauges named *_total)', async () => {
+  test("prom-client's default metrics as they come break the rule (the gauges named *_total)", async () => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     const text = await registry.metrics();
@@ -41,7 +41,7 @@ describe('metricsLintProblems catches', () => {
   const family = (name: string, type: string, sample = `${name} 1`, help = 'Something.') => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${sample}\n`;
   // [what, exposition, our problem, whether promtool flags it too]
   const cases: Array<[string, string, string, boolean]> = [
-    ['a counter without _total', family('jobs_done', 'counter'), 'jobs_done: a counter\'s name must end in _total', true],
+    ['a counter without _total', family('jobs_done', 'counter'), "jobs_done: a counter's name must end in _total", true],
     ['a gauge with _total', family('open_things_total', 'gauge'), 'open_things_total: only counters end in _total', true],
     ['milliseconds', family('request_duration_milliseconds', 'gauge'), 'use the base unit seconds, not milliseconds', true],
     ['an abbreviated unit', family('request_duration_ms', 'gauge'), 'use the base unit seconds, not ms', true],
@@ -51,7 +51,7 @@ describe('metricsLintProblems catches', () => {
     ['_count on a gauge', family('things_count', 'gauge'), '_count is reserved for the samples of histograms and summaries', true],
     ['no HELP', '# TYPE lonely gauge\nlonely 1\n', 'lonely: no HELP', true],
     ['a sample without TYPE', 'stray 1\n', 'stray: a sample without HELP and TYPE', false],
-    ['a unit that is not the last word', family('wait_seconds_max', 'gauge'), 'the unit seconds must be the name\'s last word', false],
+    ['a unit that is not the last word', family('wait_seconds_max', 'gauge'), "the unit seconds must be the name's last word", false],
     ['le on a gauge', family('buckets', 'gauge', 'buckets{le="1"} 1'), 'the le label belongs to histograms', false],
   ];
   test.each(cases)('%s', (_, text, problem, promtoolToo) => {
@@ -59,7 +59,7 @@ describe('metricsLintProblems catches', () => {
     if (promtool && promtoolToo) expect(promtoolProblems(text)).not.toEqual([]);
   });
 
-  test('a histogram\'s _bucket, _sum and _count samples and its le label are its own', () => {
+  test("a histogram's _bucket, _sum and _count samples and its le label are its own", () => {
     const text = [
       '# HELP op_duration_seconds Time.',
       '# TYPE op_duration_seconds histogram',

@@ -4,9 +4,30 @@ import { spawnSync } from 'node:child_process';
 const BASE_UNITS = ['seconds', 'bytes', 'meters', 'grams', 'volts', 'amperes', 'joules', 'kelvin', 'celsius', 'ratio'];
 /** Scaled or abbreviated units, and the base unit to use instead (promtool's lintMetricUnits and lintUnitAbbreviations). */
 const NON_BASE_UNITS: Record<string, string> = {
-  s: 'seconds', ms: 'seconds', us: 'seconds', ns: 'seconds', sec: 'seconds', secs: 'seconds', m: 'seconds or meters', h: 'seconds', d: 'seconds',
-  milliseconds: 'seconds', microseconds: 'seconds', nanoseconds: 'seconds', minutes: 'seconds', hours: 'seconds', days: 'seconds',
-  b: 'bytes', kb: 'bytes', mb: 'bytes', gb: 'bytes', tb: 'bytes', pb: 'bytes', kilobytes: 'bytes', megabytes: 'bytes', gigabytes: 'bytes',
+  s: 'seconds',
+  ms: 'seconds',
+  us: 'seconds',
+  ns: 'seconds',
+  sec: 'seconds',
+  secs: 'seconds',
+  m: 'seconds or meters',
+  h: 'seconds',
+  d: 'seconds',
+  milliseconds: 'seconds',
+  microseconds: 'seconds',
+  nanoseconds: 'seconds',
+  minutes: 'seconds',
+  hours: 'seconds',
+  days: 'seconds',
+  b: 'bytes',
+  kb: 'bytes',
+  mb: 'bytes',
+  gb: 'bytes',
+  tb: 'bytes',
+  pb: 'bytes',
+  kilobytes: 'bytes',
+  megabytes: 'bytes',
+  gigabytes: 'bytes',
   percent: 'ratio',
 };
 const SAMPLE_SUFFIXES: Record<string, readonly string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count'] };
@@ -64,7 +85,8 @@ export function metricsLintProblems(exposition: string): string[] {
     }
     const unitWords = words.filter((w) => BASE_UNITS.includes(w));
     const last = type === 'counter' ? words.at(-2) : words.at(-1);
-    for (const unit of unitWords) if (unit !== last) problems.push(`${name}: the unit ${unit} must be the name's last word${type === 'counter' ? ' before _total' : ''}`);
+    for (const unit of unitWords)
+      if (unit !== last) problems.push(`${name}: the unit ${unit} must be the name's last word${type === 'counter' ? ' before _total' : ''}`);
   }
 
   for (const { name, labels } of samples) {

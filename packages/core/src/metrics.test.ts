@@ -60,8 +60,12 @@ describe('HttpMetrics', () => {
       'http_request_duration_seconds_bucket{le="1",method="GET",route="/x",status="200"} 2',
       'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/x",status="200"} 3',
     ]);
-    expect(await samples(registry, 'http_request_duration_seconds_sum')).toEqual(['http_request_duration_seconds_sum{method="GET",route="/x",status="200"} 12.6']);
-    expect(await samples(registry, 'http_request_duration_seconds_count')).toEqual(['http_request_duration_seconds_count{method="GET",route="/x",status="200"} 3']);
+    expect(await samples(registry, 'http_request_duration_seconds_sum')).toEqual([
+      'http_request_duration_seconds_sum{method="GET",route="/x",status="200"} 12.6',
+    ]);
+    expect(await samples(registry, 'http_request_duration_seconds_count')).toEqual([
+      'http_request_duration_seconds_count{method="GET",route="/x",status="200"} 3',
+    ]);
     registry.resetMetrics();
     expect(await samples(registry, 'http_requests_total')).toEqual(['http_requests_total{method="GET",route="/x",status="200"} 0']);
   });
@@ -75,15 +79,32 @@ describe('createServiceApp with metrics', () => {
     routes.post('/tickets/:id/validate', (req, res) => {
       res.status(req.params.id === TICKET ? 200 : 409).json({ ok: true });
     });
-    return createServiceApp({ service: 'events', logger: silent, internalSecret: SECRET, routes, ready: { database: async () => undefined }, metrics: new HttpMetrics(registry) });
+    return createServiceApp({
+      service: 'events',
+      logger: silent,
+      internalSecret: SECRET,
+      routes,
+      ready: { database: async () => undefined },
+      metrics: new HttpMetrics(registry),
+    });
   }
   const signed = (path: string) =>
-    signedIdentityHeaders(serviceSigningKey(SECRET, 'events'), { workspaceId: 'ws', keyId: 'key', scopes: null, method: 'POST', pathAndQuery: path, requestId: 'metrics-test' });
+    signedIdentityHeaders(serviceSigningKey(SECRET, 'events'), {
+      workspaceId: 'ws',
+      keyId: 'key',
+      scopes: null,
+      method: 'POST',
+      pathAndQuery: path,
+      requestId: 'metrics-test',
+    });
 
   test('labels a request with its route pattern, never the raw path; unknown and unsigned requests are "unmatched"', async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false });
     const a = app(registry);
-    await request(a).post(`/tickets/${TICKET}/validate`).set(signed(`/tickets/${TICKET}/validate`)).expect(200);
+    await request(a)
+      .post(`/tickets/${TICKET}/validate`)
+      .set(signed(`/tickets/${TICKET}/validate`))
+      .expect(200);
     await request(a).post('/tickets/other/validate').set(signed('/tickets/other/validate')).expect(409);
     await request(a).post(`/tickets/${TICKET}/validate`).expect(401);
     await request(a).get('/nowhere/at/all').expect(401);
@@ -184,7 +205,7 @@ describe('startMetricsServer', () => {
   test('a port already in use is logged, and the process goes on', async () => {
     const first = startMetricsServer(0, new Registry(), silent);
     servers.push(first);
-    const port = (new URL(await listening(first))).port;
+    const port = new URL(await listening(first)).port;
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const second = startMetricsServer(Number(port), new Registry(), logger);

@@ -28,7 +28,8 @@ test('the runner creates the database, applies each migration once and records i
 
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const rows = (await client.query('SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name')).rows;
+    const rows = (await client.query('SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name'))
+      .rows;
     await client.end();
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({ migration_name: '20240101000000_init', applied_steps_count: 1 });

@@ -17,7 +17,14 @@ async function dependencySamples(registry: Registry): Promise<string[]> {
 }
 
 function serviceApp(ready: ConstructorParameters<typeof Readiness>[0], registry = createMetricsRegistry({ defaultMetrics: false })) {
-  return createServiceApp({ service: 'events', logger: silent, internalSecret: 'readiness-test-secret-0123456789', routes: Router(), ready, metrics: new HttpMetrics(registry) });
+  return createServiceApp({
+    service: 'events',
+    logger: silent,
+    internalSecret: 'readiness-test-secret-0123456789',
+    routes: Router(),
+    ready,
+    metrics: new HttpMetrics(registry),
+  });
 }
 
 describe('GET /readyz of a service', () => {

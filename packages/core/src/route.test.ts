@@ -55,7 +55,14 @@ describe('the string rule, applied by the route builder to everything a client s
     ['a reversed pair', '{"name":"\\udc00\\ud800"}', [['body', 'name', 'invalid_format']]],
     ['NUL in a metadata value', '{"metadata":{"k":"\\u0000"}}', [['body', 'metadata.k', 'invalid_format']]],
     ['NUL in a metadata key', '{"metadata":{"k\\u0000":"v"}}', [['body', 'metadata.k\\u0000', 'invalid_format']]],
-    ['a lone surrogate in a nested unknown key', '{"x":{"y":[{"\\ud800":1}]}}', [['body', 'x.y.0.\\ud800', 'invalid_format'], ['body', 'x', 'unknown_field']]],
+    [
+      'a lone surrogate in a nested unknown key',
+      '{"x":{"y":[{"\\ud800":1}]}}',
+      [
+        ['body', 'x.y.0.\\ud800', 'invalid_format'],
+        ['body', 'x', 'unknown_field'],
+      ],
+    ],
   ])('%s is 400 invalid_format at the field, with every other problem', async (_name, raw, expected) => {
     const res = await request(app()).post(`/things/${ID}`).set('content-type', 'application/json').send(raw).expect(400);
     expect(res.body.error.code).toBe('invalid_request');
@@ -121,9 +128,12 @@ describe('timestamps and cursors', () => {
     expect(problems(res.body)).toEqual([['body', 'at', 'out_of_range']]);
   });
 
-  test.each(['0001-01-01T00:00:00Z', '0001-01-01T01:00:00+01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T22:00:00-01:59'])('%s is inside: accepted', async (at) => {
-    await request(app()).post(`/things/${ID}`).send({ at }).expect(200);
-  });
+  test.each(['0001-01-01T00:00:00Z', '0001-01-01T01:00:00+01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T22:00:00-01:59'])(
+    '%s is inside: accepted',
+    async (at) => {
+      await request(app()).post(`/things/${ID}`).send({ at }).expect(200);
+    },
+  );
 
   test('a forged cursor is reported with the other problems of the query', async () => {
     const forged = Buffer.from(JSON.stringify(['0000-01-01T00:00:00.000Z', ID])).toString('base64url');
@@ -132,14 +142,20 @@ describe('timestamps and cursors', () => {
       ['query', 'limit', 'too_small'],
       ['query', 'cursor', 'invalid_format'],
     ]);
-    await request(app()).post(`/things/${ID}?cursor=${encodeCursor({ createdAt: new Date(), id: ID })}`).expect(200);
+    await request(app())
+      .post(`/things/${ID}?cursor=${encodeCursor({ createdAt: new Date(), id: ID })}`)
+      .expect(200);
   });
 });
 
 describe('metadata maps keep every key as sent', () => {
   test('__proto__ and constructor are ordinary keys, stored and returned', async () => {
     received.length = 0;
-    const res = await request(app()).post(`/things/${ID}`).set('content-type', 'application/json').send('{"metadata":{"__proto__":"x","constructor":"y"}}').expect(200);
+    const res = await request(app())
+      .post(`/things/${ID}`)
+      .set('content-type', 'application/json')
+      .send('{"metadata":{"__proto__":"x","constructor":"y"}}')
+      .expect(200);
     expect(res.text).toBe('{"metadata":{"__proto__":"x","constructor":"y"}}');
     const metadata = (received[0] as { metadata: object }).metadata;
     expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);

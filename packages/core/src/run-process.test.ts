@@ -50,7 +50,14 @@ describe('runService', () => {
     };
     runService({
       service: 'events',
-      config: { LOG_LEVEL: 'silent', HOST: '127.0.0.1', METRICS_PORT: metricsPort, REDIS_URL: 'redis://127.0.0.1:1', PLATFORM_INTERNAL_SECRET: 'x'.repeat(32), WEBHOOKS_ALLOW_PRIVATE: false },
+      config: {
+        LOG_LEVEL: 'silent',
+        HOST: '127.0.0.1',
+        METRICS_PORT: metricsPort,
+        REDIS_URL: 'redis://127.0.0.1:1',
+        PLATFORM_INTERNAL_SECRET: 'x'.repeat(32),
+        WEBHOOKS_ALLOW_PRIVATE: false,
+      },
       port,
       database: { $disconnect: record('database') },
       createStores: () => ({ ping: () => Promise.resolve() }),
@@ -67,7 +74,12 @@ describe('runService', () => {
 
     signalHandlers.get('SIGTERM')!('SIGTERM');
     for (let i = 0; i < 200 && exit.mock.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(seen).toEqual(['runs queue: api closed, metrics open', 'webhooks: api closed, metrics open', 'database: api closed, metrics closed', 'redis: api closed, metrics closed']);
+    expect(seen).toEqual([
+      'runs queue: api closed, metrics open',
+      'webhooks: api closed, metrics open',
+      'database: api closed, metrics closed',
+      'redis: api closed, metrics closed',
+    ]);
     expect(exit).toHaveBeenCalledWith(0);
   });
 });

@@ -72,7 +72,14 @@ export interface WebhooksRuntime {
 }
 
 /** Starts a service's webhooks runtime over its client (the runtime's raw-SQL surface), as `startServiceWebhooks` does. */
-export type StartWebhooks<Db, Config> = (options: { service: ServiceName; sql: Db; redisUrl: string; config: Config; logger: Logger; metrics: Registry }) => WebhooksRuntime;
+export type StartWebhooks<Db, Config> = (options: {
+  service: ServiceName;
+  sql: Db;
+  redisUrl: string;
+  config: Config;
+  logger: Logger;
+  metrics: Registry;
+}) => WebhooksRuntime;
 
 /** A service's app, with the shutdown steps of what the service built for it beyond the shared dependencies (pipelines: its run producer). */
 export interface ServiceAppParts {

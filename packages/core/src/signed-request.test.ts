@@ -16,12 +16,20 @@ function app() {
   routes.get('/tickets/1', (req, res) => {
     res.json({ identity: req.identity });
   });
-  return createServiceApp({ service: 'events', logger: createLogger('test', 'silent'), internalSecret: SECRET, routes, ready: { database: async () => undefined } });
+  return createServiceApp({
+    service: 'events',
+    logger: createLogger('test', 'silent'),
+    internalSecret: SECRET,
+    routes,
+    ready: { database: async () => undefined },
+  });
 }
 
 const BODY = JSON.stringify({ gate: 'north' });
 
-function signed(options: { service?: 'events' | 'warehouse'; body?: string | Buffer; scopes?: string[] | null; method?: string; path?: string; now?: number } = {}) {
+function signed(
+  options: { service?: 'events' | 'warehouse'; body?: string | Buffer; scopes?: string[] | null; method?: string; path?: string; now?: number } = {},
+) {
   return signedIdentityHeaders(
     serviceSigningKey(SECRET, options.service ?? 'events'),
     {
@@ -39,7 +47,12 @@ function signed(options: { service?: 'events' | 'warehouse'; body?: string | Buf
 
 function post(headers: Record<string, string>, body: string | Buffer = BODY) {
   // As bytes: superagent would serialise a Buffer as JSON.
-  return request(app()).post(PATH).set(headers).set('content-type', 'application/json').serialize((b: unknown) => b as string).send(body as string);
+  return request(app())
+    .post(PATH)
+    .set(headers)
+    .set('content-type', 'application/json')
+    .serialize((b: unknown) => b as string)
+    .send(body as string);
 }
 
 describe('a service answers only what the gateway signed for it (contract section 4)', () => {
@@ -51,7 +64,10 @@ describe('a service answers only what the gateway signed for it (contract sectio
   });
 
   test('a GET without a body verifies against the empty body', async () => {
-    const res = await request(app()).get('/tickets/1').set(signed({ method: 'GET', path: '/tickets/1', body: '' })).expect(200);
+    const res = await request(app())
+      .get('/tickets/1')
+      .set(signed({ method: 'GET', path: '/tickets/1', body: '' }))
+      .expect(200);
     expect(res.body.identity.workspaceId).toBe('ws-1');
   });
 
@@ -66,7 +82,7 @@ describe('a service answers only what the gateway signed for it (contract sectio
     expect(res.body.error.code).toBe('unauthorized');
   });
 
-  test("a signature made for another service is 401", async () => {
+  test('a signature made for another service is 401', async () => {
     await post(signed({ service: 'warehouse' })).expect(401);
   });
 

@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { codePointString, fieldErrorsFromZod, isStorableInstant, isWellFormedText, rawQueryErrors, Slug, stringMap, textRuleErrors, Timestamp, Uuid } from './validation';
+import {
+  codePointString,
+  fieldErrorsFromZod,
+  isStorableInstant,
+  isWellFormedText,
+  rawQueryErrors,
+  Slug,
+  stringMap,
+  textRuleErrors,
+  Timestamp,
+  Uuid,
+} from './validation';
 
 function errorsOf(schema: z.ZodType, input: unknown) {
   const result = schema.safeParse(input);
@@ -48,7 +59,9 @@ describe('fieldErrorsFromZod maps zod issues to the contract codes', () => {
   });
 
   test('a custom refinement carries its own code', () => {
-    const schema = z.object({ m: z.record(z.string(), z.string()).refine((m) => Object.keys(m).length <= 1, { params: { code: 'too_many_keys' }, message: 'too many' }) });
+    const schema = z.object({
+      m: z.record(z.string(), z.string()).refine((m) => Object.keys(m).length <= 1, { params: { code: 'too_many_keys' }, message: 'too many' }),
+    });
     expect(errorsOf(schema, { m: { a: '1', b: '2' } })).toEqual([['m', 'too_many_keys']]);
   });
 });

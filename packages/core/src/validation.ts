@@ -208,7 +208,12 @@ export function stringMap<V extends z.ZodType>(value: V, options: { keyLength?: 
         if (keyLength) {
           const length = [...key].length;
           if (length < keyLength.min) {
-            ctx.addIssue({ code: 'custom', path: [key], message: keyLength.min === 1 ? 'key must not be empty' : `key must be at least ${keyLength.min} characters`, params: { code: 'too_short' } });
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: keyLength.min === 1 ? 'key must not be empty' : `key must be at least ${keyLength.min} characters`,
+              params: { code: 'too_short' },
+            });
           }
           if (length > keyLength.max) {
             ctx.addIssue({ code: 'custom', path: [key], message: `key must be at most ${keyLength.max} characters`, params: { code: 'too_long' } });

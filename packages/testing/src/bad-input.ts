@@ -101,7 +101,11 @@ function resolve(document: OpenApiLike, schema: Json | undefined, seen: Set<stri
     if (seen.has(ref)) return undefined;
     seen = new Set(seen).add(ref);
     const name = ref.split('/').pop()!;
-    current = ref.startsWith('#/components/schemas/') ? document.components?.schemas?.[name] : ref.startsWith('#/components/parameters/') ? document.components?.parameters?.[name] : undefined;
+    current = ref.startsWith('#/components/schemas/')
+      ? document.components?.schemas?.[name]
+      : ref.startsWith('#/components/parameters/')
+        ? document.components?.parameters?.[name]
+        : undefined;
   }
   return current;
 }
@@ -187,8 +191,10 @@ export function badInputRequests(service: ServiceName, document: OpenApiLike, op
     const queryNames = parameters.filter((p) => p.in === 'query').map((p) => String(p.name));
     const paramNames = [...expressPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
     const values = new Map(paramNames.map((name) => [name, options.params?.(route, name) ?? randomUUID()]));
-    const pathWith = (name?: string, raw?: string) => expressPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_all, param: string) => (param === name ? raw! : values.get(param)!));
-    const add = (label: string, path: string, refuse?: Refusal, body?: string) => out.push({ route, method, path, label: `${route}: ${label}`, ...(body === undefined ? {} : { body }), ...(refuse ? { refuse } : {}) });
+    const pathWith = (name?: string, raw?: string) =>
+      expressPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_all, param: string) => (param === name ? raw! : values.get(param)!));
+    const add = (label: string, path: string, refuse?: Refusal, body?: string) =>
+      out.push({ route, method, path, label: `${route}: ${label}`, ...(body === undefined ? {} : { body }), ...(refuse ? { refuse } : {}) });
 
     for (const name of paramNames) {
       for (const escape of BAD_ESCAPES) add(`path ${name}=${escape}`, pathWith(name, escape), { in: 'path', field: name });
@@ -202,7 +208,9 @@ export function badInputRequests(service: ServiceName, document: OpenApiLike, op
     for (const name of queryNames) {
       for (const escape of BAD_ESCAPES) add(`query ${name}=${escape}`, `${base}?${name}=${escape}`, { in: 'query', field: name });
       add(`query ${name} of 4,000 characters`, `${base}?${name}=${'q'.repeat(4_000)}`);
-      if (name === 'cursor') for (const [what, cursor] of Object.entries(FORGED_CURSORS)) add(`forged cursor (${what})`, `${base}?cursor=${cursor}`, { in: 'query', field: 'cursor' });
+      if (name === 'cursor')
+        for (const [what, cursor] of Object.entries(FORGED_CURSORS))
+          add(`forged cursor (${what})`, `${base}?cursor=${cursor}`, { in: 'query', field: 'cursor' });
     }
 
     if (!operation.requestBody) continue;
@@ -230,7 +238,16 @@ export function badInputRequests(service: ServiceName, document: OpenApiLike, op
           mutate(`${what} in a key of ${dotted}`, field.path, objectOf([[`k${bad}`, 'v']]), field.requires, refusal(field.path, undefined));
           mutate(`${what} in a value of ${dotted}`, field.path, objectOf([['k', bad]]), field.requires, refusal([...field.path, 'k'], `${dotted}.k`));
         }
-        mutate(`__proto__ and constructor keys in ${dotted}`, field.path, objectOf([['__proto__', 'x'], ['constructor', 'y']]), field.requires, undefined);
+        mutate(
+          `__proto__ and constructor keys in ${dotted}`,
+          field.path,
+          objectOf([
+            ['__proto__', 'x'],
+            ['constructor', 'y'],
+          ]),
+          field.requires,
+          undefined,
+        );
         continue;
       }
       for (const [what, bad] of Object.entries(BAD_STRINGS)) mutate(`${what} in ${dotted}`, field.path, bad, field.requires, refusal(field.path, dotted));
@@ -241,7 +258,14 @@ export function badInputRequests(service: ServiceName, document: OpenApiLike, op
       add(`${what} in an unknown body key`, base, { in: 'body' }, JSON.stringify(objectOf([...Object.entries(example), [`u${bad}`, 1]])));
     }
     add('__proto__ as a body key', base, undefined, JSON.stringify(objectOf([...Object.entries(example), ['__proto__', { quantity: 5 }]])));
-    add(`a body field nested ${DEEP} deep`, base, undefined, JSON.stringify(example).replace(/^\{/, `{"deep":${'['.repeat(DEEP)}"\\u0000"${']'.repeat(DEEP)},`).replace(/,\}$/, '}'));
+    add(
+      `a body field nested ${DEEP} deep`,
+      base,
+      undefined,
+      JSON.stringify(example)
+        .replace(/^\{/, `{"deep":${'['.repeat(DEEP)}"\\u0000"${']'.repeat(DEEP)},`)
+        .replace(/,\}$/, '}'),
+    );
   }
   return out;
 }
@@ -255,14 +279,24 @@ function errorBodyProblems(body: unknown): string[] {
   const error = (body as { error?: Json } | null)?.error;
   if (!error || typeof error !== 'object') return ['no error body'];
   const problems: string[] = [];
-  if (typeof error.code !== 'string' || typeof error.message !== 'string' || typeof error.request_id !== 'string') problems.push('error lacks code, message or request_id');
+  if (typeof error.code !== 'string' || typeof error.message !== 'string' || typeof error.request_id !== 'string')
+    problems.push('error lacks code, message or request_id');
   const errors = error.errors;
   if (errors !== undefined) {
     if (!Array.isArray(errors) || errors.length > 100) problems.push('errors[] is not an array of at most 100');
-    else if (!errors.every((e: Json) => ['body', 'path', 'query', 'header'].includes(String(e.in)) && typeof e.field === 'string' && typeof e.code === 'string' && typeof e.message === 'string')) {
+    else if (
+      !errors.every(
+        (e: Json) =>
+          ['body', 'path', 'query', 'header'].includes(String(e.in)) &&
+          typeof e.field === 'string' &&
+          typeof e.code === 'string' &&
+          typeof e.message === 'string',
+      )
+    ) {
       problems.push('an errors[] element is not { in, field, code, message }');
     }
-    if ('errors_total' in error && !(typeof error.errors_total === 'number' && Array.isArray(errors) && error.errors_total > errors.length)) problems.push('errors_total without more problems than errors[] lists');
+    if ('errors_total' in error && !(typeof error.errors_total === 'number' && Array.isArray(errors) && error.errors_total > errors.length))
+      problems.push('errors_total without more problems than errors[] lists');
   }
   return problems;
 }
@@ -285,7 +319,8 @@ export function judgeBadInputAnswer(request: BadInputRequest, answer: { status: 
   if (refuse && refuse.entry !== undefined) {
     const result = (answer.body as { results?: { status: number; error?: Json }[] } | null)?.results?.[refuse.entry];
     if (answer.status !== 200 || !result) problems.push(`expected 200 with a result for entry ${refuse.entry}, got ${answer.status}`);
-    else if (result.status !== 400 || !showsRefusal(result.error, { in: refuse.in, field: refuse.field })) problems.push(`entry ${refuse.entry} was not refused: ${JSON.stringify(result).slice(0, 300)}`);
+    else if (result.status !== 400 || !showsRefusal(result.error, { in: refuse.in, field: refuse.field }))
+      problems.push(`entry ${refuse.entry} was not refused: ${JSON.stringify(result).slice(0, 300)}`);
   } else if (refuse) {
     if (answer.status !== 400) problems.push(`expected 400, got ${answer.status}`);
     else if (!showsRefusal((answer.body as { error?: Json }).error, refuse)) {

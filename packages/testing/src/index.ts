@@ -131,7 +131,10 @@ export function serviceClient(service: ServiceName, target: Target, identity: Id
 export type ServiceClient = ReturnType<typeof serviceClient>;
 
 /** Asserts the contract's error body and returns it, for further checks. */
-export function expectErrorBody(body: unknown, code: string): { code: string; message: string; errors?: { in: string; field: string; code: string; message: string }[]; request_id: string; [k: string]: unknown } {
+export function expectErrorBody(
+  body: unknown,
+  code: string,
+): { code: string; message: string; errors?: { in: string; field: string; code: string; message: string }[]; request_id: string; [k: string]: unknown } {
   const error = (body as { error?: Record<string, unknown> }).error;
   if (!error || error.code !== code || typeof error.message !== 'string' || typeof error.request_id !== 'string') {
     throw new Error(`expected an error body with code ${code}, got ${JSON.stringify(body)}`);

@@ -50,7 +50,10 @@ export function openApiValidator(document: Json) {
       const response = responses?.[String(status)];
       if (!response) return [`${method} ${path} documents no ${status} answer`];
       const schema = response.content?.['application/json']?.schema;
-      if (!schema) return body === undefined || body === '' || (typeof body === 'object' && body !== null && Object.keys(body).length === 0) ? [] : [`${method} ${path} ${status} documents no body`];
+      if (!schema)
+        return body === undefined || body === '' || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)
+          ? []
+          : [`${method} ${path} ${status} documents no body`];
       return check(schema, body, `${method} ${path} ${status}`);
     },
 
@@ -81,7 +84,8 @@ export function openApiValidator(document: Json) {
       };
       visit({ paths: document.paths, webhooks: document.webhooks }, '#');
       for (const [name, schema] of Object.entries(((components as Json | undefined)?.schemas ?? {}) as Record<string, Json>)) {
-        for (const [i, example] of ((schema.examples as unknown[] | undefined) ?? []).entries()) problems.push(...check(schema, example, `#/components/schemas/${name} examples/${i}`));
+        for (const [i, example] of ((schema.examples as unknown[] | undefined) ?? []).entries())
+          problems.push(...check(schema, example, `#/components/schemas/${name} examples/${i}`));
       }
       return problems;
     },

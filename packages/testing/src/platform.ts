@@ -190,12 +190,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   for (const p of options.processes ?? DEFAULT_PROCESSES) specs.push(nameSpec(p));
   if (new Set(specs.map((s) => s.name)).size !== specs.length) throw new Error('process names must be unique');
 
-  const databaseNames = Object.fromEntries(
-    (Object.keys(DEPLOYABLE_DIRS) as Deployable[]).map((d) => [d, `platform_${d}_${options.name}`]),
-  ) as Record<Deployable, string>;
-  const databaseUrls = Object.fromEntries(
-    (Object.keys(databaseNames) as Deployable[]).map((d) => [d, databaseUrlFor(server, databaseNames[d])]),
-  ) as Record<Deployable, string>;
+  const databaseNames = Object.fromEntries((Object.keys(DEPLOYABLE_DIRS) as Deployable[]).map((d) => [d, `platform_${d}_${options.name}`])) as Record<
+    Deployable,
+    string
+  >;
+  const databaseUrls = Object.fromEntries((Object.keys(databaseNames) as Deployable[]).map((d) => [d, databaseUrlFor(server, databaseNames[d])])) as Record<
+    Deployable,
+    string
+  >;
   const hasGateway = specs.some((s) => s.kind === 'gateway');
   const seed = options.seed ?? hasGateway;
   const used = new Set<Deployable>(specs.map((s) => (s.kind === 'worker' ? 'pipelines' : s.kind)));
@@ -321,9 +323,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const addChild = async (spec: Child['spec']): Promise<string> => {
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
-    const port = SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
-      ? servicePorts[spec.kind as ServiceName]
-      : (await freePorts(1))[0]!;
+    const port =
+      SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
+        ? servicePorts[spec.kind as ServiceName]
+        : (await freePorts(1))[0]!;
     const child: Child = { spec, port, lines: [] };
     children.set(spec.name, child);
     await spawnChild(child);

@@ -40,7 +40,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => (server.off('error', reject), resolve())));
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => (server.off('error', reject), resolve())));
   const stopListening = () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
   await listen(0);
   const address = server.address();

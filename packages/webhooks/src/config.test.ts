@@ -40,6 +40,8 @@ describe('WebhooksConfig', () => {
 
   test('a bad variable is named', () => {
     expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(/WEBHOOKS_ALLOW_PRIVATE/);
-    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_RETRY_SCHEDULE_MS: '5s,5m' })).toThrow(/WEBHOOKS_RETRY_SCHEDULE_MS: must be comma-separated milliseconds/);
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_RETRY_SCHEDULE_MS: '5s,5m' })).toThrow(
+      /WEBHOOKS_RETRY_SCHEDULE_MS: must be comma-separated milliseconds/,
+    );
   });
 });

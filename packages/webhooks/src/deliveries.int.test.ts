@@ -87,7 +87,17 @@ async function writeEvent(workspaceId: string, type: EventType = 'ticket.validat
 }
 
 function ticket() {
-  return { id: randomUUID(), event_id: randomUUID(), status: 'validated', holder_name: 'Ada', metadata: {}, validated_at: '2024-12-01T09:30:00.000Z', validator_id: null, gate: 'north', created_at: '2024-12-01T09:00:00.000Z' };
+  return {
+    id: randomUUID(),
+    event_id: randomUUID(),
+    status: 'validated',
+    holder_name: 'Ada',
+    metadata: {},
+    validated_at: '2024-12-01T09:30:00.000Z',
+    validator_id: null,
+    gate: 'north',
+    created_at: '2024-12-01T09:00:00.000Z',
+  };
 }
 
 async function deliveries(c: ServiceClient, endpointId: string) {
@@ -102,7 +112,10 @@ async function deliveries(c: ServiceClient, endpointId: string) {
 }
 
 async function isPublished(eventId: string): Promise<boolean> {
-  const rows = await sql.$queryRawUnsafe<{ published: boolean }[]>(`SELECT "published_at" IS NOT NULL AS "published" FROM "outbox_events" WHERE "id" = $1::text`, eventId);
+  const rows = await sql.$queryRawUnsafe<{ published: boolean }[]>(
+    `SELECT "published_at" IS NOT NULL AS "published" FROM "outbox_events" WHERE "id" = $1::text`,
+    eventId,
+  );
   return rows[0]?.published === true;
 }
 
@@ -139,7 +152,16 @@ describe('delivery', () => {
       return list.length === 1 && list;
     });
     expect(records).toEqual([
-      { id: expect.any(String), event_id: event.id, event_type: 'ticket.validated', attempt: 1, status: 'succeeded', response_status: 200, error: null, created_at: expect.any(String) },
+      {
+        id: expect.any(String),
+        event_id: event.id,
+        event_type: 'ticket.validated',
+        attempt: 1,
+        status: 'succeeded',
+        response_status: 200,
+        error: null,
+        created_at: expect.any(String),
+      },
     ]);
     expect(await isPublished(event.id)).toBe(true);
   });
@@ -249,7 +271,7 @@ describe('delivery', () => {
     expect(records[0]).toMatchObject({ attempt: 1, status: 'failed', response_status: null, error: 'timed out after 200 ms' });
   });
 
-  test('a failed attempt is recorded in the platform\'s words: no address, port or driver text reaches the tenant', async () => {
+  test("a failed attempt is recorded in the platform's words: no address, port or driver text reaches the tenant", async () => {
     harness({ schedule: [] });
     const c = serviceClient('events', app, testIdentity());
     // Nothing listens on port 1: the connection is refused.
@@ -374,7 +396,9 @@ describe('deliveries that cannot be made', () => {
 
     const jobId = await enqueue(queue, c.identity.workspaceId, endpoint.id);
     expect(await finalState(queue, jobId)).toEqual({ state: 'failed', reason: 'undeliverable: endpoint_disabled' });
-    expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status, r.response_status, r.error])).toEqual([[1, 'failed', null, 'not sent: the endpoint is disabled']]);
+    expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status, r.response_status, r.error])).toEqual([
+      [1, 'failed', null, 'not sent: the endpoint is disabled'],
+    ]);
     expect(undeliverable).toEqual(['endpoint_disabled']);
     expect(receiver.at(hook.path)).toHaveLength(0);
   });
@@ -400,7 +424,7 @@ describe('deliveries that cannot be made', () => {
 });
 
 describe('outbox relay', () => {
-  test('one batch holding two workspaces\' events: each workspace\'s "*" endpoint gets its own workspace\'s events and no other', async () => {
+  test("one batch holding two workspaces' events: each workspace's \"*\" endpoint gets its own workspace's events and no other", async () => {
     const { queue } = harness({ relay: false });
     const a = serviceClient('events', app, testIdentity());
     const b = serviceClient('events', app, testIdentity());
@@ -419,13 +443,20 @@ describe('outbox relay', () => {
 
     // The jobs of that one batch: each endpoint has exactly its workspace's events.
     const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).map((job) => job.data);
-    const eventsOf = (endpointId: string) => jobs.filter((job) => job.endpoint_id === endpointId).map((job) => job.event.id).sort();
+    const eventsOf = (endpointId: string) =>
+      jobs
+        .filter((job) => job.endpoint_id === endpointId)
+        .map((job) => job.event.id)
+        .sort();
     expect(eventsOf(endpoints.a)).toEqual([...events.a].sort());
     expect(eventsOf(endpoints.b)).toEqual([...events.b].sort());
 
-    await waitFor('both endpoints\' events', () => receiver.at(hooks.a.path).length >= 3 && receiver.at(hooks.b.path).length >= 3);
+    await waitFor("both endpoints' events", () => receiver.at(hooks.a.path).length >= 3 && receiver.at(hooks.b.path).length >= 3);
     await sleep(200);
-    for (const [side, client] of [['a', a], ['b', b]] as const) {
+    for (const [side, client] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       const got = receiver.at(hooks[side].path);
       expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual([...events[side]].sort());
       for (const r of got) expect(JSON.parse(String(r.body)).workspace_id).toBe(client.identity.workspaceId);
@@ -437,14 +468,23 @@ describe('outbox relay', () => {
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     await createEndpoint(c, hook.url);
-    const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }), await writeEvent(c.identity.workspaceId)];
+    const events = [
+      await writeEvent(c.identity.workspaceId),
+      await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }),
+      await writeEvent(c.identity.workspaceId),
+    ];
     await sleep(200);
     expect(receiver.at(hook.path)).toHaveLength(0);
     expect(await isPublished(events[0]!.id)).toBe(false);
 
     startRelay();
     await waitFor('all three events', () => receiver.at(hook.path).length === 3);
-    expect(receiver.at(hook.path).map((r) => r.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(
+      receiver
+        .at(hook.path)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual(events.map((e) => e.id).sort());
     for (const event of events) expect(await isPublished(event.id)).toBe(true);
   });
 
@@ -469,7 +509,12 @@ describe('outbox relay', () => {
     startRelay();
     await waitFor('the rows to be published', async () => (await isPublished(events[0]!.id)) && (await isPublished(events[1]!.id)));
     await sleep(300);
-    expect(receiver.at(hook.path).map((r) => r.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(
+      receiver
+        .at(hook.path)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual(events.map((e) => e.id).sort());
   });
 
   test('while Redis is unreachable the relay publishes nothing, locks no rows and closes promptly; the rows go out later', async () => {

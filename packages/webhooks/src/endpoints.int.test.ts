@@ -107,7 +107,14 @@ describe('endpoint CRUD', () => {
     const c = client();
     const { id, secret } = await createEndpoint(c);
     const rotated = await c.post(`/webhook-endpoints/${id}/rotate-secret`).expect(200);
-    expect(rotated.body).toEqual({ id, url: 'https://hooks.example/in', events: ['item.created'], enabled: true, created_at: expect.stringMatching(TIMESTAMP), secret: expect.stringMatching(SECRET) });
+    expect(rotated.body).toEqual({
+      id,
+      url: 'https://hooks.example/in',
+      events: ['item.created'],
+      enabled: true,
+      created_at: expect.stringMatching(TIMESTAMP),
+      secret: expect.stringMatching(SECRET),
+    });
     expect(rotated.body.secret).not.toBe(secret);
     const stored = await webhooksStore(sql).findEndpoint(c.identity.workspaceId as WorkspaceId, id);
     expect(stored).toMatchObject({ secret: rotated.body.secret, previousSecret: secret });
@@ -145,10 +152,26 @@ describe('endpoint CRUD', () => {
     const { id } = await createEndpoint(c);
     const store = webhooksStore(sql);
     const ws = c.identity.workspaceId as WorkspaceId;
-    await store.insertDelivery(ws, { endpointId: id, eventId: 'evt_01JEXAMPLE0000000000000000', eventType: 'item.created', attempt: 1, status: 'failed', responseStatus: 500, error: 'receiver answered 500' });
+    await store.insertDelivery(ws, {
+      endpointId: id,
+      eventId: 'evt_01JEXAMPLE0000000000000000',
+      eventType: 'item.created',
+      attempt: 1,
+      status: 'failed',
+      responseStatus: 500,
+      error: 'receiver answered 500',
+    });
     // Times are kept to the millisecond and ties go by the random id: the second attempt comes later, as real retries do.
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await store.insertDelivery(ws, { endpointId: id, eventId: 'evt_01JEXAMPLE0000000000000000', eventType: 'item.created', attempt: 2, status: 'succeeded', responseStatus: 200, error: null });
+    await store.insertDelivery(ws, {
+      endpointId: id,
+      eventId: 'evt_01JEXAMPLE0000000000000000',
+      eventType: 'item.created',
+      attempt: 2,
+      status: 'succeeded',
+      responseStatus: 200,
+      error: null,
+    });
     const page = await c.get(`/webhook-endpoints/${id}/deliveries?limit=1`).expect(200);
     expect(page.body).toEqual({
       data: [
@@ -220,8 +243,24 @@ describe('validation: every problem is a 400 with the contract error body', () =
     ['"*" beside other types', { url: 'https://hooks.example/in', events: ['*', 'item.created'] }, [['body', 'events', 'invalid_enum']]],
     ['events that are not a list', { url: 'https://hooks.example/in', events: 'item.created' }, [['body', 'events', 'invalid_type']]],
     ['an unknown field', { url: 'https://hooks.example/in', events: ['*'], secret: 'mine' }, [['body', 'secret', 'unknown_field']]],
-    ['missing fields', {}, [['body', 'url', 'required'], ['body', 'events', 'required']]],
-    ['several problems at once', { url: 'ftp://x', events: ['nope'], enabled: 'yes', extra: 1 }, [['body', 'extra', 'unknown_field'], ['body', 'url', 'invalid_format'], ['body', 'events.0', 'invalid_enum'], ['body', 'enabled', 'invalid_type']]],
+    [
+      'missing fields',
+      {},
+      [
+        ['body', 'url', 'required'],
+        ['body', 'events', 'required'],
+      ],
+    ],
+    [
+      'several problems at once',
+      { url: 'ftp://x', events: ['nope'], enabled: 'yes', extra: 1 },
+      [
+        ['body', 'extra', 'unknown_field'],
+        ['body', 'url', 'invalid_format'],
+        ['body', 'events.0', 'invalid_enum'],
+        ['body', 'enabled', 'invalid_type'],
+      ],
+    ],
   ])('create with %s', async (_name, body, expected) => {
     const res = await client().post('/webhook-endpoints', body).expect(400);
     const error = expectErrorBody(res.body, 'invalid_request');
@@ -243,7 +282,11 @@ describe('validation: every problem is a 400 with the contract error body', () =
     const c = client();
     const { id } = await createEndpoint(c);
     const res = await c.patch(`/webhook-endpoints/${id}`, { url: 'ftp://x', events: ['nope'], colour: 'red' }).expect(400);
-    expect(expectErrorBody(res.body, 'invalid_request').errors!.map((e) => e.field).sort()).toEqual(['colour', 'events.0', 'url']);
+    expect(
+      expectErrorBody(res.body, 'invalid_request')
+        .errors!.map((e) => e.field)
+        .sort(),
+    ).toEqual(['colour', 'events.0', 'url']);
     const path = await c.get('/webhook-endpoints/not-a-uuid').expect(400);
     expect(expectErrorBody(path.body, 'invalid_request').errors).toEqual([{ in: 'path', field: 'id', code: 'invalid_format', message: 'must be a UUID' }]);
   });

@@ -47,9 +47,7 @@ function sameUrl(candidate: string, expected: URL): boolean {
 const EXAMPLE_ENDPOINT_ID = '2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a';
 
 /** `["*"]`, or the event types an endpoint receives. */
-export const EndpointEvents = z
-  .array(z.enum([...EVENT_TYPES, '*']))
-  .meta({ description: '`["*"]` alone (every event type) or a list of event types.' });
+export const EndpointEvents = z.array(z.enum([...EVENT_TYPES, '*'])).meta({ description: '`["*"]` alone (every event type) or a list of event types.' });
 
 export const Endpoint = z
   .object({

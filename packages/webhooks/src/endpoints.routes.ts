@@ -155,61 +155,40 @@ export const webhookRouteDeclarations = {
 export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey, RouteDefinition> {
   const endpoints = endpointsService(options);
   return {
-    'POST /webhook-endpoints': route(
-      webhookRouteDeclarations['POST /webhook-endpoints'],
-      async ({ identity, body }) => {
-        const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
-        return { status: 201, body: withSecret(endpoint, secret) };
-      },
-    ),
+    'POST /webhook-endpoints': route(webhookRouteDeclarations['POST /webhook-endpoints'], async ({ identity, body }) => {
+      const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
+      return { status: 201, body: withSecret(endpoint, secret) };
+    }),
 
-    'GET /webhook-endpoints': route(
-      webhookRouteDeclarations['GET /webhook-endpoints'],
-      async ({ identity, query }) => {
-        const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-        return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
-      },
-    ),
+    'GET /webhook-endpoints': route(webhookRouteDeclarations['GET /webhook-endpoints'], async ({ identity, query }) => {
+      const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+      return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
+    }),
 
-    'GET /webhook-endpoints/:id': route(
-      webhookRouteDeclarations['GET /webhook-endpoints/:id'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderEndpoint(await endpoints.get(identity.workspaceId, params.id)),
-      }),
-    ),
+    'GET /webhook-endpoints/:id': route(webhookRouteDeclarations['GET /webhook-endpoints/:id'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderEndpoint(await endpoints.get(identity.workspaceId, params.id)),
+    })),
 
-    'PATCH /webhook-endpoints/:id': route(
-      webhookRouteDeclarations['PATCH /webhook-endpoints/:id'],
-      async ({ identity, params, body }) => ({
-        status: 200,
-        body: renderEndpoint(await endpoints.update(identity.workspaceId, params.id, body)),
-      }),
-    ),
+    'PATCH /webhook-endpoints/:id': route(webhookRouteDeclarations['PATCH /webhook-endpoints/:id'], async ({ identity, params, body }) => ({
+      status: 200,
+      body: renderEndpoint(await endpoints.update(identity.workspaceId, params.id, body)),
+    })),
 
-    'DELETE /webhook-endpoints/:id': route(
-      webhookRouteDeclarations['DELETE /webhook-endpoints/:id'],
-      async ({ identity, params }) => {
-        await endpoints.remove(identity.workspaceId, params.id);
-        return { status: 204 };
-      },
-    ),
+    'DELETE /webhook-endpoints/:id': route(webhookRouteDeclarations['DELETE /webhook-endpoints/:id'], async ({ identity, params }) => {
+      await endpoints.remove(identity.workspaceId, params.id);
+      return { status: 204 };
+    }),
 
-    'GET /webhook-endpoints/:id/deliveries': route(
-      webhookRouteDeclarations['GET /webhook-endpoints/:id/deliveries'],
-      async ({ identity, params, query }) => {
-        const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-        return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
-      },
-    ),
+    'GET /webhook-endpoints/:id/deliveries': route(webhookRouteDeclarations['GET /webhook-endpoints/:id/deliveries'], async ({ identity, params, query }) => {
+      const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+      return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
+    }),
 
-    'POST /webhook-endpoints/:id/rotate-secret': route(
-      webhookRouteDeclarations['POST /webhook-endpoints/:id/rotate-secret'],
-      async ({ identity, params }) => {
-        const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
-        return { status: 200, body: withSecret(endpoint, secret) };
-      },
-    ),
+    'POST /webhook-endpoints/:id/rotate-secret': route(webhookRouteDeclarations['POST /webhook-endpoints/:id/rotate-secret'], async ({ identity, params }) => {
+      const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
+      return { status: 200, body: withSecret(endpoint, secret) };
+    }),
   };
 }
 

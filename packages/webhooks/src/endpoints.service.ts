@@ -73,7 +73,12 @@ export function endpointsService(options: EndpointsOptions) {
     async create(workspaceId: WorkspaceId, input: { url: string; events: string[]; enabled?: boolean }): Promise<{ endpoint: EndpointRow; secret: string }> {
       await checkUrl(input.url);
       const secret = generateWebhookSecret();
-      const endpoint = await store.insertEndpoint(workspaceId, { url: input.url, events: normalizeEvents(input.events), enabled: input.enabled ?? true, secret });
+      const endpoint = await store.insertEndpoint(workspaceId, {
+        url: input.url,
+        events: normalizeEvents(input.events),
+        enabled: input.enabled ?? true,
+        secret,
+      });
       return { endpoint, secret };
     },
 

@@ -26,8 +26,25 @@ function prismaColumns(text: string): Column[] {
       const field = /^\s+(\w+)\s+(String|Int|Boolean|DateTime)(\[\]|\?)?(.*)$/.exec(line);
       if (!field) continue;
       const [, name, scalar, modifier, attributes] = field as unknown as [string, string, string, string | undefined, string];
-      const type = modifier === '[]' ? 'ARRAY' : scalar === 'String' ? (attributes.includes('@db.Uuid') ? 'uuid' : 'text') : scalar === 'Int' ? 'integer' : scalar === 'Boolean' ? 'boolean' : 'timestamp with time zone';
-      columns.push({ table, column: /@map\("(\w+)"\)/.exec(attributes)?.[1] ?? name, type, nullable: modifier === '?', hasDefault: attributes.includes('@default(') });
+      const type =
+        modifier === '[]'
+          ? 'ARRAY'
+          : scalar === 'String'
+            ? attributes.includes('@db.Uuid')
+              ? 'uuid'
+              : 'text'
+            : scalar === 'Int'
+              ? 'integer'
+              : scalar === 'Boolean'
+                ? 'boolean'
+                : 'timestamp with time zone';
+      columns.push({
+        table,
+        column: /@map\("(\w+)"\)/.exec(attributes)?.[1] ?? name,
+        type,
+        nullable: modifier === '?',
+        hasDefault: attributes.includes('@default('),
+      });
     }
   }
   return columns.sort((a, b) => `${a.table}.${a.column}`.localeCompare(`${b.table}.${b.column}`));
@@ -56,7 +73,13 @@ describe('schema files', () => {
           WHERE table_schema = 'public' AND table_name IN ('webhook_endpoints', 'webhook_deliveries')`,
       );
       const actual = rows
-        .map((r) => ({ table: r.table_name, column: r.column_name, type: r.data_type, nullable: r.is_nullable === 'YES', hasDefault: r.column_default !== null }))
+        .map((r) => ({
+          table: r.table_name,
+          column: r.column_name,
+          type: r.data_type,
+          nullable: r.is_nullable === 'YES',
+          hasDefault: r.column_default !== null,
+        }))
         .sort((a, b) => `${a.table}.${a.column}`.localeCompare(`${b.table}.${b.column}`));
       expect(prismaColumns(read('prisma/webhooks.prisma.txt'))).toEqual(actual);
       expect(actual).toHaveLength(22);

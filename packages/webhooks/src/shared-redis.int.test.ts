@@ -2,7 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type pg from 'pg';
 import { createLogger, createMetricsRegistry, type Registry } from '@platform/core';
-import { deleteRedisKeys, redisKeys, serviceClient, sleep, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import {
+  deleteRedisKeys,
+  redisKeys,
+  serviceClient,
+  sleep,
+  startReceiver,
+  testIdentity,
+  testRedisUrl,
+  uniqueName,
+  waitFor,
+  type Receiver,
+} from '@platform/testing';
 import { recordOutboxEvents } from './outbox';
 import { TEST_WEBHOOKS_CONFIG } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
@@ -85,7 +96,13 @@ test('two platforms on one Redis with different QUEUE_PREFIX: every event of eac
 
   await waitFor('every event of both platforms', () => sides.every((side) => receiver.at(side.path).length >= EVENTS_PER_PLATFORM), 15_000);
   await sleep(200);
-  for (const side of sides) expect(receiver.at(side.path).map((r) => r.headers['webhook-id']).sort()).toEqual([...side.eventIds].sort());
+  for (const side of sides)
+    expect(
+      receiver
+        .at(side.path)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual([...side.eventIds].sort());
   for (const platform of platforms) expect(await unknownEndpointCount(platform)).toBe(0);
 
   // Each platform's keys live under its own prefix only.

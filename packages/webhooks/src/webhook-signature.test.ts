@@ -62,8 +62,12 @@ describe('verifyWebhook', () => {
 
   test('rejects another secret, another id and another timestamp', () => {
     expect(() => verifyWebhook(generateWebhookSecret(), headersFor(VECTOR.signature), VECTOR.body, AT_VECTOR_TIME)).toThrow(WebhookVerificationError);
-    expect(() => verifyWebhook(VECTOR.secret, headersFor(VECTOR.signature, VECTOR.timestamp, 'msg_other'), VECTOR.body, AT_VECTOR_TIME)).toThrow(WebhookVerificationError);
-    expect(() => verifyWebhook(VECTOR.secret, headersFor(VECTOR.signature, VECTOR.timestamp + 1), VECTOR.body, AT_VECTOR_TIME)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(VECTOR.secret, headersFor(VECTOR.signature, VECTOR.timestamp, 'msg_other'), VECTOR.body, AT_VECTOR_TIME)).toThrow(
+      WebhookVerificationError,
+    );
+    expect(() => verifyWebhook(VECTOR.secret, headersFor(VECTOR.signature, VECTOR.timestamp + 1), VECTOR.body, AT_VECTOR_TIME)).toThrow(
+      WebhookVerificationError,
+    );
   });
 
   test('rejects a timestamp more than 300 s old or ahead, accepts one at the edge', () => {
@@ -90,6 +94,8 @@ describe('verifyWebhook', () => {
 
   test('a valid signature over a body that is not JSON is still refused, clearly', () => {
     const ts = Math.floor(Date.now() / 1000);
-    expect(() => verifyWebhook(VECTOR.secret, headersFor(signWebhook(VECTOR.secret, VECTOR.id, ts, 'nope'), ts), 'nope')).toThrow('The webhook body is not JSON.');
+    expect(() => verifyWebhook(VECTOR.secret, headersFor(signWebhook(VECTOR.secret, VECTOR.id, ts, 'nope'), ts), 'nope')).toThrow(
+      'The webhook body is not JSON.',
+    );
   });
 });

@@ -97,11 +97,7 @@ export function webhooksStore(sql: SqlClient) {
      * Changes the given fields in one statement. Enabling clears an automatic disable (410 Gone);
      * disabling records when.
      */
-    async updateEndpoint(
-      workspaceId: WorkspaceId,
-      id: string,
-      data: { url?: string; events?: string[]; enabled?: boolean },
-    ): Promise<EndpointRow | null> {
+    async updateEndpoint(workspaceId: WorkspaceId, id: string, data: { url?: string; events?: string[]; enabled?: boolean }): Promise<EndpointRow | null> {
       const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
         `UPDATE "webhook_endpoints"
             SET "url" = COALESCE($3::text, "url"),
@@ -171,10 +167,7 @@ export function webhooksStore(sql: SqlClient) {
       );
     },
 
-    async insertDelivery(
-      workspaceId: WorkspaceId,
-      data: Omit<DeliveryRow, 'id' | 'workspaceId' | 'createdAt'>,
-    ): Promise<DeliveryRow> {
+    async insertDelivery(workspaceId: WorkspaceId, data: Omit<DeliveryRow, 'id' | 'workspaceId' | 'createdAt'>): Promise<DeliveryRow> {
       const rows = await sql.$queryRawUnsafe<DeliveryRow[]>(
         `INSERT INTO "webhook_deliveries" ("workspace_id", "endpoint_id", "event_id", "event_type", "attempt", "status", "response_status", "error")
          VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::int, $6::text, $7::int, $8::text)

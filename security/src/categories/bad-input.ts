@@ -48,7 +48,8 @@ interface Attack {
 
 /** The shared generator's verdict, plus the battery's own: an answer came at all. */
 function sharedJudge(request: BadInputRequest): Judge {
-  return (answer) => (answer.status === 0 ? [`no answer (${answer.error})`] : judgeBadInputAnswer(request, { status: answer.status, body: answer.json ?? answer.text }));
+  return (answer) =>
+    answer.status === 0 ? [`no answer (${answer.error})`] : judgeBadInputAnswer(request, { status: answer.status, body: answer.json ?? answer.text });
 }
 
 /** A request refused at `refuse` (400 naming it), judged like the shared generator's. */
@@ -126,11 +127,16 @@ function encodingAttacks(route: Route, field: Battlefield, fixtures: Fixtures, p
   const attacks: Omit<Attack, 'admin'>[] = [];
   const fresh = () => templateBody(fixtures, route, field.documents) ?? {};
   const leaves = leavesOf(route, field, fresh());
-  const add = (input: string, body: unknown, judge: Judge) => attacks.push({ input: `${route.method} ${path} body ${input}`, request: { method: route.method, path, body }, judge });
+  const add = (input: string, body: unknown, judge: Judge) =>
+    attacks.push({ input: `${route.method} ${path} body ${input}`, request: { method: route.method, path, body }, judge });
 
   const firstString = leaves.find((l) => l.kind === 'string' && l.path.length > 0);
   for (const bad of BAD_BYTES) {
-    add(`${firstString ? firstString.path.join('.') : 'a key'} = raw ${bad.name}`, withRawBytes(fresh(), firstString, bad.bytes), firstString ? atEntry(route, firstString.path, refused) : refused);
+    add(
+      `${firstString ? firstString.path.join('.') : 'a key'} = raw ${bad.name}`,
+      withRawBytes(fresh(), firstString, bad.bytes),
+      firstString ? atEntry(route, firstString.path, refused) : refused,
+    );
   }
   for (const leaf of leaves.filter((l) => l.kind === 'map')) {
     for (const key of ['__proto__', 'constructor']) {
@@ -154,36 +160,46 @@ function adminAttacks(route: Route, field: Battlefield, fixtures: Fixtures): Att
   const ids = idsFor(fixtures, route);
   const base = fillPath(route, ids);
   const template = templateBody(fixtures, route, field.documents);
-  const add = (input: string, path: string, body: unknown, judge: Judge) => attacks.push({ input: `${route.method} ${input}`, admin: true, request: { method: route.method, path, body }, judge });
+  const add = (input: string, path: string, body: unknown, judge: Judge) =>
+    attacks.push({ input: `${route.method} ${input}`, admin: true, request: { method: route.method, path, body }, judge });
 
   route.params.forEach((param, i) => {
     for (const escape of BAD_ESCAPES.filter((e) => e !== '%')) {
-      const path = fillPath(route, ids.map((id, j) => (j === i ? escape : id)));
+      const path = fillPath(
+        route,
+        ids.map((id, j) => (j === i ? escape : id)),
+      );
       add(path, path, template, refusedAt(route, `path ${param}=${escape}`, path, { in: 'path', field: param }));
     }
   });
 
   if (route.method === 'GET') {
     for (const name of ADMIN_LIST_QUERY[route.path] ?? []) {
-      for (const escape of BAD_ESCAPES) add(`${base}?${name}=${escape}`, `${base}?${name}=${escape}`, undefined, refusedAt(route, `query ${name}`, base, { in: 'query', field: name }));
+      for (const escape of BAD_ESCAPES)
+        add(`${base}?${name}=${escape}`, `${base}?${name}=${escape}`, undefined, refusedAt(route, `query ${name}`, base, { in: 'query', field: name }));
     }
     if (ADMIN_LIST_QUERY[route.path]) {
-      for (const [what, cursor] of Object.entries(FORGED_CURSORS)) add(`${base}?cursor=<${what}>`, `${base}?cursor=${cursor}`, undefined, refusedAt(route, 'cursor', base, { in: 'query', field: 'cursor' }));
+      for (const [what, cursor] of Object.entries(FORGED_CURSORS))
+        add(`${base}?cursor=<${what}>`, `${base}?cursor=${cursor}`, undefined, refusedAt(route, 'cursor', base, { in: 'query', field: 'cursor' }));
     }
-    for (const key of ['%00', '%ED%A0%80', '%FF', '%C0']) add(`${base}?${key}=1`, `${base}?${key}=1`, undefined, refusedAt(route, 'query name', base, { in: 'query' }));
+    for (const key of ['%00', '%ED%A0%80', '%FF', '%C0'])
+      add(`${base}?${key}=1`, `${base}?${key}=1`, undefined, refusedAt(route, 'query name', base, { in: 'query' }));
   }
 
   if (template !== undefined) {
     for (const leaf of leavesOf(route, field, template)) {
       const name = leaf.path.join('.');
       if (leaf.kind === 'string') {
-        for (const [what, bad] of Object.entries(BAD_STRINGS)) add(`${base} body ${name} = ${what}`, base, withValue(template, leaf.path, bad), refusedAt(route, name, base, { in: 'body', field: name }));
+        for (const [what, bad] of Object.entries(BAD_STRINGS))
+          add(`${base} body ${name} = ${what}`, base, withValue(template, leaf.path, bad), refusedAt(route, name, base, { in: 'body', field: name }));
       }
       if (leaf.kind === 'date') {
-        for (const at of BAD_TIMESTAMPS) add(`${base} body ${name} = ${at}`, base, withValue(template, leaf.path, at), refusedAt(route, name, base, { in: 'body', field: name }));
+        for (const at of BAD_TIMESTAMPS)
+          add(`${base} body ${name} = ${at}`, base, withValue(template, leaf.path, at), refusedAt(route, name, base, { in: 'body', field: name }));
       }
     }
-    for (const [what, bad] of Object.entries(BAD_STRINGS)) add(`${base} body key with ${what}`, base, withValue(template, [`u${bad}`], 1), refusedAt(route, 'key', base, { in: 'body' }));
+    for (const [what, bad] of Object.entries(BAD_STRINGS))
+      add(`${base} body key with ${what}`, base, withValue(template, [`u${bad}`], 1), refusedAt(route, 'key', base, { in: 'body' }));
     add(`${base} body key __proto__`, base, withValue(template, ['__proto__'], { polluted: 'yes' }), refused);
     attacks.push(...encodingAttacks(route, field, fixtures, base).map((a) => ({ ...a, admin: true })));
   }

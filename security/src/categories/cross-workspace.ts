@@ -20,13 +20,33 @@ interface Probe {
 }
 
 /** A's call, judged, and checked for B's secrets it did not send. */
-function probeAsA(a: Fixtures, secrets: string[], input: string, method: string, path: string, body: unknown, judge: Judge, headers: Record<string, string> = {}): Probe {
+function probeAsA(
+  a: Fixtures,
+  secrets: string[],
+  input: string,
+  method: string,
+  path: string,
+  body: unknown,
+  judge: Judge,
+  headers: Record<string, string> = {},
+): Probe {
   return { input, run: () => a.tenant.call(method, path, body, headers), judge: leaking(secrets, judge, `${path} ${JSON.stringify(body) ?? ''}`) };
 }
 
 /** Every id of B and every name B gave its resources: none may appear in an answer to A. */
 function secretsOf(b: Fixtures): string[] {
-  return [...Object.entries(b.ids).filter(([source]) => source !== 'admin:workspaces').flatMap(([, ids]) => ids), b.tenant.workspaceId, 'b-SKU-', 'b event', 'b item', 'b location', 'b pipeline', 'b holder'];
+  return [
+    ...Object.entries(b.ids)
+      .filter(([source]) => source !== 'admin:workspaces')
+      .flatMap(([, ids]) => ids),
+    b.tenant.workspaceId,
+    'b-SKU-',
+    'b event',
+    'b item',
+    'b location',
+    'b pipeline',
+    'b holder',
+  ];
 }
 
 /** The judge, plus: the answer holds none of B's secrets that the request did not itself send. */
@@ -109,17 +129,31 @@ export async function attackAcrossWorkspaces(field: Battlefield, a: Fixtures, b:
       const source = BODY_ID_FIELDS[name];
       if (!source) continue;
       const judge = route.path.endsWith('/bulk') && typeof at[1] === 'number' ? perBulkEntry(at[1], refusedWith(404), 404) : refused;
-      probes.push(probeAsA(a, secrets, `${routeName(route)} body ${at.join('.')} = B's`, route.method, fillPath(route, idsFor(a, route)), withValue(body, at, b.ids[source]![0]), judge));
+      probes.push(
+        probeAsA(
+          a,
+          secrets,
+          `${routeName(route)} body ${at.join('.')} = B's`,
+          route.method,
+          fillPath(route, idsFor(a, route)),
+          withValue(body, at, b.ids[source]![0]),
+          judge,
+        ),
+      );
     }
   }
 
   // List filters naming B's values, and cursors of B's lists on A's lists.
-  const fallbackCursor = await cursorOfB(b, routes.find((r) => r.method === 'GET' && r.path === '/locations')!);
+  const fallbackCursor = await cursorOfB(
+    b,
+    routes.find((r) => r.method === 'GET' && r.path === '/locations')!,
+  );
   for (const route of routes.filter((r) => r.method === 'GET' && r.service !== 'admin')) {
     const query = operationOf(field.documents, route)?.queryParams.map((q) => q.name) ?? [];
     const path = fillPath(route, idsFor(a, route));
     if (query.includes('sku')) probes.push(probeAsA(a, secrets, `${routeName(route)}?sku=<B's sku>`, 'GET', `${path}?sku=b-SKU-0`, undefined, ownPage));
-    if (query.includes('category')) probes.push(probeAsA(a, secrets, `${routeName(route)}?category=<B's category>`, 'GET', `${path}?category=security`, undefined, ownPage));
+    if (query.includes('category'))
+      probes.push(probeAsA(a, secrets, `${routeName(route)}?category=<B's category>`, 'GET', `${path}?category=security`, undefined, ownPage));
     if (query.includes('cursor')) {
       const cursor = (await cursorOfB(b, route)) ?? fallbackCursor;
       if (!cursor) throw new Error('B has no list with a second page: the fixtures must create two of each');
@@ -128,9 +162,19 @@ export async function attackAcrossWorkspaces(field: Battlefield, a: Fixtures, b:
   }
 
   probes.push(
-    probeAsA(a, secrets, "POST /warehouse/v1/locations with B's Idempotency-Key and body", 'POST', '/warehouse/v1/locations', location, (answer) =>
-      answer.status === 201 && answer.json?.id !== bLocation.json?.id && answer.headers['idempotent-replayed'] === undefined ? [] : [`${describe(answer)}: not A's own new location`],
-    { 'idempotency-key': sharedKey }),
+    probeAsA(
+      a,
+      secrets,
+      "POST /warehouse/v1/locations with B's Idempotency-Key and body",
+      'POST',
+      '/warehouse/v1/locations',
+      location,
+      (answer) =>
+        answer.status === 201 && answer.json?.id !== bLocation.json?.id && answer.headers['idempotent-replayed'] === undefined
+          ? []
+          : [`${describe(answer)}: not A's own new location`],
+      { 'idempotency-key': sharedKey },
+    ),
   );
 
   // Deletions last, so one that wrongly succeeds cannot hide the others.
@@ -145,7 +189,10 @@ export async function attackAcrossWorkspaces(field: Battlefield, a: Fixtures, b:
   }
   const keys = await field.admin('GET', `/admin/v1/workspaces/${b.tenant.workspaceId}/api-keys?limit=100`);
   const victim = (keys.json?.data as { id: string; revoked_at: string | null }[] | undefined)?.find((k) => k.id === b.ids['admin:api-keys']![0]);
-  category.check("B's key, named under A's workspace, is not revoked", victim && victim.revoked_at === null ? [] : [`B's key: ${JSON.stringify(victim) ?? describe(keys)}`]);
+  category.check(
+    "B's key, named under A's workspace, is not revoked",
+    victim && victim.revoked_at === null ? [] : [`B's key: ${JSON.stringify(victim) ?? describe(keys)}`],
+  );
   const works = await send(field.platform.gatewayUrl, { path: '/warehouse/v1/locations?limit=1', headers: { authorization: `Bearer ${b.victimToken}` } });
   category.check("B's key still authenticates", works.status === 200 ? [] : [`B's key: ${describe(works)}`]);
 }

@@ -35,7 +35,12 @@ export async function attackHeaders(field: Battlefield, fixtures: Fixtures, cate
   // Large JSON answers: the OpenAPI documents (over 100 KiB) and the gateway's view of a service's list.
   for (const path of ['/docs/warehouse.json', '/docs/events.json']) {
     const answer = await fixtures.tenant.call('GET', path, undefined, { 'accept-encoding': 'gzip' });
-    const problems = answer.status !== 200 ? [`GET ${describe(answer)}`] : answer.headers['content-encoding'] !== 'gzip' ? [`${answer.raw.length} bytes of JSON sent uncompressed to a client that accepts gzip`] : [];
+    const problems =
+      answer.status !== 200
+        ? [`GET ${describe(answer)}`]
+        : answer.headers['content-encoding'] !== 'gzip'
+          ? [`${answer.raw.length} bytes of JSON sent uncompressed to a client that accepts gzip`]
+          : [];
     category.check(`GET ${path} with accept-encoding: gzip`, problems);
   }
 }

@@ -51,7 +51,8 @@ function smallTooManyErrors(atLeast: number): Judge {
     if (answer.status !== 400) return problems;
     const error = answer.json?.error;
     if (!Array.isArray(error?.errors) || error.errors.length > 100) problems.push(`errors[] has ${error?.errors?.length} elements (at most 100)`);
-    if (typeof error?.errors_total !== 'number' || error.errors_total < atLeast) problems.push(`errors_total is ${error?.errors_total} (expected at least ${atLeast})`);
+    if (typeof error?.errors_total !== 'number' || error.errors_total < atLeast)
+      problems.push(`errors_total is ${error?.errors_total} (expected at least ${atLeast})`);
     if (answer.raw.length > SMALL_ERROR_BYTES) problems.push(`a ${answer.raw.length}-byte answer to a ${Math.round(atLeast / 1000)}k-field body`);
     return problems;
   };
@@ -59,7 +60,8 @@ function smallTooManyErrors(atLeast: number): Judge {
 
 /** The final answer of a raw exchange as a contract error: status, code, JSON body and the usual headers. */
 function rawErrorProblems(answer: RawAnswer, status: number, code: string): string[] {
-  if (answer.status !== status) return [`${answer.status || 'no answer'}${answer.statusLines.length > 1 ? ` after ${answer.statusLines[0]}` : ''}, expected ${status} ${code}`];
+  if (answer.status !== status)
+    return [`${answer.status || 'no answer'}${answer.statusLines.length > 1 ? ` after ${answer.statusLines[0]}` : ''}, expected ${status} ${code}`];
   const problems: string[] = [];
   if (answer.json?.error?.code !== code) problems.push(`body ${answer.body.slice(0, 120) || '(empty)'}, expected the error body with code ${code}`);
   if (!/^application\/json/.test(answer.headers['content-type'] ?? '')) problems.push(`content-type ${answer.headers['content-type'] ?? '(none)'}`);
@@ -86,7 +88,8 @@ async function oversizedRecords(redis: Redis): Promise<string[]> {
 }
 
 export async function attackWithBodies(field: Battlefield, a: Fixtures, category: Category): Promise<void> {
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => a.tenant.call(method, path, body, headers, { timeoutMs: 15_000 });
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    a.tenant.call(method, path, body, headers, { timeoutMs: 15_000 });
   const check = (input: string, answer: Answer, judge: Judge) => category.check(input, judge(answer));
   const gatewayPort = Number(new URL(field.platform.gatewayUrl).port);
   const item = `/warehouse/v1/items/${a.ids['warehouse:items']![0]}`;
@@ -99,11 +102,21 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
   // Size: over 1 MiB (declared or chunked) is 413; exactly 1 MiB is not.
   for (const target of targets) {
     check(`POST ${target.path} 1 MiB + 1 byte`, await call('POST', target.path, paddedBody(target.field, MIB + 1)), refusedWith(413, 'payload_too_large'));
-    check(`POST ${target.path} 2 MiB chunked`, await call('POST', target.path, paddedBody(target.field, 2 * MIB), { 'transfer-encoding': 'chunked' }), refusedWith(413, 'payload_too_large'));
-    check(`POST ${target.path} exactly 1 MiB`, await call('POST', target.path, paddedBody(target.field, MIB)), (answer) => (answer.status === 413 ? ['413 for a body of exactly 1 MiB'] : answered(answer)));
+    check(
+      `POST ${target.path} 2 MiB chunked`,
+      await call('POST', target.path, paddedBody(target.field, 2 * MIB), { 'transfer-encoding': 'chunked' }),
+      refusedWith(413, 'payload_too_large'),
+    );
+    check(`POST ${target.path} exactly 1 MiB`, await call('POST', target.path, paddedBody(target.field, MIB)), (answer) =>
+      answer.status === 413 ? ['413 for a body of exactly 1 MiB'] : answered(answer),
+    );
   }
   check('PATCH item 1 MiB + 1 byte', await call('PATCH', item, paddedBody('name', MIB + 1)), refusedWith(413, 'payload_too_large'));
-  check('POST /admin/v1/workspaces 1 MiB + 1 byte', await field.admin('POST', '/admin/v1/workspaces', paddedBody('name', MIB + 1)), refusedWith(413, 'payload_too_large'));
+  check(
+    'POST /admin/v1/workspaces 1 MiB + 1 byte',
+    await field.admin('POST', '/admin/v1/workspaces', paddedBody('name', MIB + 1)),
+    refusedWith(413, 'payload_too_large'),
+  );
 
   // Amplification: 45,000 unknown fields are one small 400, stored or not.
   const redis = new Redis(field.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -114,9 +127,17 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
       const method = 'method' in target ? target.method : 'POST';
       check(`${method} ${target.path} ${many} unknown fields`, await call(method, target.path, unknownFields(many)), smallTooManyErrors(many));
       const key = `amplify-${randomUUID()}`;
-      check(`${method} ${target.path} ${many} unknown fields with an Idempotency-Key`, await call(method, target.path, unknownFields(many), { 'idempotency-key': key }), smallTooManyErrors(many));
+      check(
+        `${method} ${target.path} ${many} unknown fields with an Idempotency-Key`,
+        await call(method, target.path, unknownFields(many), { 'idempotency-key': key }),
+        smallTooManyErrors(many),
+      );
     }
-    check(`POST /admin/v1/workspaces ${many} unknown fields`, await field.admin('POST', '/admin/v1/workspaces', unknownFields(many, { name: 'x' })), smallTooManyErrors(many));
+    check(
+      `POST /admin/v1/workspaces ${many} unknown fields`,
+      await field.admin('POST', '/admin/v1/workspaces', unknownFields(many, { name: 'x' })),
+      smallTooManyErrors(many),
+    );
 
     // A small bulk request whose answer is about 2 MiB: 100 entries on one item holding 20 metadata keys of 500 characters.
     const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${String(i).padStart(2, '0')}${'k'.repeat(497)}`, 'v'.repeat(500)]));
@@ -147,7 +168,9 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
   for (const spelling of [item.toUpperCase().replace('/WAREHOUSE/V1/ITEMS/', '/warehouse/v1/items/'), `${item}/`]) {
     const replay = await call('PATCH', spelling, patch, { 'idempotency-key': idemKey });
     check(`PATCH ${spelling === `${item}/` ? 'item/ (trailing slash)' : 'ITEM-ID (upper case)'} with the key of an earlier PATCH`, replay, (answer) =>
-      original.status === 200 && answer.status === 200 && answer.headers['idempotent-replayed'] === 'true' ? [] : [`${describe(answer)}, replayed: ${String(answer.headers['idempotent-replayed'] ?? 'no')} (first: ${describe(original)})`],
+      original.status === 200 && answer.status === 200 && answer.headers['idempotent-replayed'] === 'true'
+        ? []
+        : [`${describe(answer)}, replayed: ${String(answer.headers['idempotent-replayed'] ?? 'no')} (first: ${describe(original)})`],
     );
   }
 
@@ -160,7 +183,11 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
   ] as const) {
     check(`POST /warehouse/v1/items ${name}`, await call('POST', '/warehouse/v1/items', Buffer.from(text)), refused);
   }
-  check('POST /admin/v1/workspaces array 100,000 deep', await field.admin('POST', '/admin/v1/workspaces', Buffer.from(`{"name":${deepArray(100_000)}}`)), refused);
+  check(
+    'POST /admin/v1/workspaces array 100,000 deep',
+    await field.admin('POST', '/admin/v1/workspaces', Buffer.from(`{"name":${deepArray(100_000)}}`)),
+    refused,
+  );
 
   // A request body with a content-encoding: 415, never inflated.
   const json = Buffer.from(JSON.stringify({ name: 'encoded', code: `ENC-${randomUUID().slice(0, 6)}` }));
@@ -171,10 +198,16 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
     ['gzip (8 MiB of zeros in 8 KiB)', gzipSync(Buffer.alloc(8 * MIB))],
   ] as const) {
     const header = encoding.split(' ')[0]!;
-    check(`POST /warehouse/v1/locations content-encoding: ${encoding}`, await call('POST', '/warehouse/v1/locations', bytes, { 'content-encoding': header }), refusedWith(415, 'unsupported_media_type'));
+    check(
+      `POST /warehouse/v1/locations content-encoding: ${encoding}`,
+      await call('POST', '/warehouse/v1/locations', bytes, { 'content-encoding': header }),
+      refusedWith(415, 'unsupported_media_type'),
+    );
   }
-  check('POST /warehouse/v1/locations content-encoding: identity', await call('POST', '/warehouse/v1/locations', json, { 'content-encoding': 'identity' }), (answer) =>
-    answer.status === 201 ? [] : [`${describe(answer)}, expected 201`],
+  check(
+    'POST /warehouse/v1/locations content-encoding: identity',
+    await call('POST', '/warehouse/v1/locations', json, { 'content-encoding': 'identity' }),
+    (answer) => (answer.status === 201 ? [] : [`${describe(answer)}, expected 201`]),
   );
 
   // Expect: 100-continue is answered with the final status when the token or the declared size already decide it.
@@ -187,14 +220,31 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
       maxMs: 3_000,
     });
   const tooLarge = await expectContinue(`Bearer ${token}`, 2 * MIB);
-  category.check('Expect: 100-continue with Content-Length 2 MiB', tooLarge.statusLines[0]?.includes(' 413') ? [] : [`first answer ${tooLarge.statusLines[0] ?? 'none'}, expected 413 before any 100 Continue`]);
+  category.check(
+    'Expect: 100-continue with Content-Length 2 MiB',
+    tooLarge.statusLines[0]?.includes(' 413') ? [] : [`first answer ${tooLarge.statusLines[0] ?? 'none'}, expected 413 before any 100 Continue`],
+  );
   const badToken = await expectContinue('Bearer plk_not_a_real_token_000000000000000000', 100);
-  category.check('Expect: 100-continue with an invalid token', badToken.statusLines[0]?.includes(' 401') ? [] : [`first answer ${badToken.statusLines[0] ?? 'none'}, expected 401 before any 100 Continue`]);
+  category.check(
+    'Expect: 100-continue with an invalid token',
+    badToken.statusLines[0]?.includes(' 401') ? [] : [`first answer ${badToken.statusLines[0] ?? 'none'}, expected 401 before any 100 Continue`],
+  );
 
   // Slow clients: headers trickled past the headers timeout, a body trickled past the request timeout.
-  const events = `/events/v0/events/${idsFor(a, contractRoutes().find((r) => r.path === '/events/:id')!)[0]}`;
+  const events = `/events/v0/events/${
+    idsFor(
+      a,
+      contractRoutes().find((r) => r.path === '/events/:id')!,
+    )[0]
+  }`;
   const [slowHeaders, slowBody] = await Promise.all([
-    rawExchange({ port: gatewayPort, head: `GET ${events} HTTP/1.1\r\nHost: 127.0.0.1\r\n`, drip: `Authorization: Bearer ${token}\r\nX-Drip: ${'a'.repeat(200)}`, everyMs: 100, maxMs: GATEWAY_HEADERS_TIMEOUT_MS + TIMEOUT_SLACK_MS + 2_000 }),
+    rawExchange({
+      port: gatewayPort,
+      head: `GET ${events} HTTP/1.1\r\nHost: 127.0.0.1\r\n`,
+      drip: `Authorization: Bearer ${token}\r\nX-Drip: ${'a'.repeat(200)}`,
+      everyMs: 100,
+      maxMs: GATEWAY_HEADERS_TIMEOUT_MS + TIMEOUT_SLACK_MS + 2_000,
+    }),
     rawExchange({
       port: gatewayPort,
       head: `POST /warehouse/v1/locations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n`,

@@ -84,7 +84,11 @@ export async function attackSignatures(field: Battlefield, a: Fixtures, b: Fixtu
 
     const tampered: Tampered[] = [
       { name: 'scopes changed to *', signed: read, sent: { headers: set('x-platform-scopes', '*') } },
-      { name: 'scopes widened to write', signed: { ...write, scopes: 'webhooks:read' }, sent: { headers: set('x-platform-scopes', 'webhooks:read webhooks:write') } },
+      {
+        name: 'scopes widened to write',
+        signed: { ...write, scopes: 'webhooks:read' },
+        sent: { headers: set('x-platform-scopes', 'webhooks:read webhooks:write') },
+      },
       { name: 'another body', signed: write, sent: { body: { ...endpointBody, url: `${PUBLIC_WEBHOOK_URL}/other` } } },
       { name: 'a body where none was signed', signed: { ...write, body: undefined }, sent: { body: endpointBody } },
       ...other.map((o) => ({ name: `signed for ${o}, sent to ${service}`, signed: { ...read, service: o } })),
@@ -115,11 +119,23 @@ export async function attackSignatures(field: Battlefield, a: Fixtures, b: Fixtu
         sent: {
           headers: (h) => ({
             ...h,
-            'x-platform-signature': preContractSignature(secret, { timestamp: h['x-platform-timestamp']!, method: 'GET', pathAndQuery: '/webhook-endpoints', workspaceId, keyId }),
+            'x-platform-signature': preContractSignature(secret, {
+              timestamp: h['x-platform-timestamp']!,
+              method: 'GET',
+              pathAndQuery: '/webhook-endpoints',
+              workspaceId,
+              keyId,
+            }),
           }),
         },
       },
-      { name: 'signed with another secret', signed: read, sent: { headers: (h) => ({ ...h, 'x-platform-signature': contractSignature(`${secret}x`, requestFromHeaders(service, h, 'GET', '/webhook-endpoints')) }) } },
+      {
+        name: 'signed with another secret',
+        signed: read,
+        sent: {
+          headers: (h) => ({ ...h, 'x-platform-signature': contractSignature(`${secret}x`, requestFromHeaders(service, h, 'GET', '/webhook-endpoints')) }),
+        },
+      },
     ];
 
     for (const t of tampered) {
@@ -131,7 +147,13 @@ export async function attackSignatures(field: Battlefield, a: Fixtures, b: Fixtu
       const requestId = randomUUID();
       let headers = contractHeaders(secret, request(signedSpec, requestId));
       if (t.sent?.headers) headers = t.sent.headers(headers);
-      const answer = await deliver(service, t.sent?.method ?? signedSpec.method, t.sent?.path ?? signedSpec.path, headers, t.sent && 'body' in t.sent ? t.sent.body : signedSpec.body);
+      const answer = await deliver(
+        service,
+        t.sent?.method ?? signedSpec.method,
+        t.sent?.path ?? signedSpec.path,
+        headers,
+        t.sent && 'body' in t.sent ? t.sent.body : signedSpec.body,
+      );
       category.check(`${service}: ${t.name}`, refusedWith(401, 'unauthorized')(answer));
     }
   }
@@ -153,6 +175,15 @@ function requestFromHeaders(service: string, h: Record<string, string>, method: 
 
 /** The contract's message, but the HMAC keyed with the shared secret instead of the derived key. */
 function rawSecretMac(secret: string, h: Record<string, string>, body: string): string {
-  const text = [h['x-platform-timestamp'], 'GET', '/webhook-endpoints', h['x-platform-workspace-id'], h['x-platform-key-id'], h['x-platform-scopes'], h['x-request-id'], createHash('sha256').update(body).digest('hex')].join('\n');
+  const text = [
+    h['x-platform-timestamp'],
+    'GET',
+    '/webhook-endpoints',
+    h['x-platform-workspace-id'],
+    h['x-platform-key-id'],
+    h['x-platform-scopes'],
+    h['x-request-id'],
+    createHash('sha256').update(body).digest('hex'),
+  ].join('\n');
   return createHmac('sha256', secret).update(text).digest('hex');
 }

@@ -93,7 +93,10 @@ function refusedOn(fieldName: string, host: string, sent: string): Judge {
   };
 }
 
-const accepted = (status: number): Judge => (answer) => (answer.status === status ? [] : [`${describe(answer)}: a public address refused`]);
+const accepted =
+  (status: number): Judge =>
+  (answer) =>
+    answer.status === status ? [] : [`${describe(answer)}: a public address refused`];
 
 interface Probe {
   input: string;
@@ -113,13 +116,37 @@ function probesFor(host: string, endpoints: Record<string, string>): Probe[] {
   const probes: Probe[] = [];
   const url = `http://${host}/hook`;
   for (const [prefix, endpointId] of Object.entries(endpoints)) {
-    probes.push({ input: `POST ${prefix}/webhook-endpoints url ${url}`, method: 'POST', path: `${prefix}/webhook-endpoints`, body: { url, events: ['*'], enabled: false }, judge: refusedOn('url', host, url) });
-    probes.push({ input: `PATCH ${prefix}/webhook-endpoints/:id url ${url}`, method: 'PATCH', path: `${prefix}/webhook-endpoints/${endpointId}`, body: { url }, judge: refusedOn('url', host, url) });
+    probes.push({
+      input: `POST ${prefix}/webhook-endpoints url ${url}`,
+      method: 'POST',
+      path: `${prefix}/webhook-endpoints`,
+      body: { url, events: ['*'], enabled: false },
+      judge: refusedOn('url', host, url),
+    });
+    probes.push({
+      input: `PATCH ${prefix}/webhook-endpoints/:id url ${url}`,
+      method: 'PATCH',
+      path: `${prefix}/webhook-endpoints/${endpointId}`,
+      body: { url },
+      judge: refusedOn('url', host, url),
+    });
   }
   const source = `http://${host}/records.json`;
-  probes.push({ input: `POST /pipelines http-json url ${source}`, method: 'POST', path: '/pipelines/v3/pipelines', body: httpJson(source), judge: refusedOn('source.config.url', host, source) });
+  probes.push({
+    input: `POST /pipelines http-json url ${source}`,
+    method: 'POST',
+    path: '/pipelines/v3/pipelines',
+    body: httpJson(source),
+    judge: refusedOn('source.config.url', host, source),
+  });
   const connection = `postgresql://postgres@${host}:5432/postgres`;
-  probes.push({ input: `POST /pipelines postgres connection_url ${connection}`, method: 'POST', path: '/pipelines/v3/pipelines', body: postgres(connection), judge: refusedOn('destination.config.connection_url', host, connection) });
+  probes.push({
+    input: `POST /pipelines postgres connection_url ${connection}`,
+    method: 'POST',
+    path: '/pipelines/v3/pipelines',
+    body: postgres(connection),
+    judge: refusedOn('destination.config.connection_url', host, connection),
+  });
   return probes;
 }
 
@@ -154,9 +181,27 @@ function connectionUrlProbes(field: Battlefield): Probe[] {
 function controls(endpoints: Record<string, string>): Probe[] {
   const url = `https://${PUBLIC_HOST}/hook`;
   return [
-    ...Object.keys(endpoints).map((prefix) => ({ input: `control: POST ${prefix}/webhook-endpoints url ${url}`, method: 'POST', path: `${prefix}/webhook-endpoints`, body: { url, events: ['*'], enabled: false }, judge: accepted(201) })),
-    { input: `control: http-json url https://${PUBLIC_HOST}/records.json`, method: 'POST', path: '/pipelines/v3/pipelines', body: httpJson(`https://${PUBLIC_HOST}/records.json`), judge: accepted(201) },
-    { input: 'control: postgres connection_url with sslmode only', method: 'POST', path: '/pipelines/v3/pipelines', body: postgres(`postgresql://u@${PUBLIC_HOST}:5432/analytics?sslmode=require`), judge: accepted(201) },
+    ...Object.keys(endpoints).map((prefix) => ({
+      input: `control: POST ${prefix}/webhook-endpoints url ${url}`,
+      method: 'POST',
+      path: `${prefix}/webhook-endpoints`,
+      body: { url, events: ['*'], enabled: false },
+      judge: accepted(201),
+    })),
+    {
+      input: `control: http-json url https://${PUBLIC_HOST}/records.json`,
+      method: 'POST',
+      path: '/pipelines/v3/pipelines',
+      body: httpJson(`https://${PUBLIC_HOST}/records.json`),
+      judge: accepted(201),
+    },
+    {
+      input: 'control: postgres connection_url with sslmode only',
+      method: 'POST',
+      path: '/pipelines/v3/pipelines',
+      body: postgres(`postgresql://u@${PUBLIC_HOST}:5432/analytics?sslmode=require`),
+      judge: accepted(201),
+    },
   ];
 }
 

@@ -44,14 +44,24 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
     add('events:events', created(await post('/events/v0/events', { name: `${t} event ${i}`, starts_at: '2030-06-01T20:00:00.000Z' }), 'event'));
   }
   for (let i = 0; i < 2; i++) {
-    add('events:tickets', created(await post(`/events/v0/events/${ids['events:events']![0]}/tickets`, { holder_name: `${t} holder ${i}`, metadata: { seat: `A-${i}` } }), 'ticket'));
+    add(
+      'events:tickets',
+      created(await post(`/events/v0/events/${ids['events:events']![0]}/tickets`, { holder_name: `${t} holder ${i}`, metadata: { seat: `A-${i}` } }), 'ticket'),
+    );
   }
 
   for (let i = 0; i < 2; i++) {
     add('warehouse:locations', created(await post('/warehouse/v1/locations', { name: `${t} location ${i}`, code: `${t.toUpperCase()}-L${i}` }), 'location'));
   }
   for (let i = 0; i < 2; i++) {
-    const body = { sku: `${t}-SKU-${i}`, name: `${t} item ${i}`, category: 'security', min_stock: 1, location_id: ids['warehouse:locations']![0], metadata: { owner: t } };
+    const body = {
+      sku: `${t}-SKU-${i}`,
+      name: `${t} item ${i}`,
+      category: 'security',
+      min_stock: 1,
+      location_id: ids['warehouse:locations']![0],
+      metadata: { owner: t },
+    };
     add('warehouse:items', created(await post('/warehouse/v1/items', body), 'item'));
   }
   const item = `/warehouse/v1/items/${ids['warehouse:items']![0]}`;
@@ -61,7 +71,11 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
   expectStatus(await tenant.call('PATCH', item, { location_id: ids['warehouse:locations']![0] }), 200, 'move item back');
 
   for (let i = 0; i < 2; i++) {
-    const body = { name: `${t} pipeline ${i}`, source: { connector: 'sample', config: { records: 5, seed: i } }, destination: { connector: 'postgres', config: { table: `security_${t}` } } };
+    const body = {
+      name: `${t} pipeline ${i}`,
+      source: { connector: 'sample', config: { records: 5, seed: i } },
+      destination: { connector: 'postgres', config: { table: `security_${t}` } },
+    };
     add('pipelines:pipelines', created(await post('/pipelines/v3/pipelines', body), 'pipeline'));
   }
   const pipeline = ids['pipelines:pipelines']![0]!;
@@ -71,9 +85,16 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
     await finishedRun(tenant, pipeline, run.json.id);
   }
 
-  for (const [service, prefix] of [['events', '/events/v0'], ['warehouse', '/warehouse/v1'], ['pipelines', '/pipelines/v3']] as const) {
+  for (const [service, prefix] of [
+    ['events', '/events/v0'],
+    ['warehouse', '/warehouse/v1'],
+    ['pipelines', '/pipelines/v3'],
+  ] as const) {
     for (let i = 0; i < 2; i++) {
-      add(`${service}:webhook-endpoints`, created(await post(`${prefix}/webhook-endpoints`, { url: PUBLIC_WEBHOOK_URL, events: ['*'], enabled: false }), `${service} webhook endpoint`));
+      add(
+        `${service}:webhook-endpoints`,
+        created(await post(`${prefix}/webhook-endpoints`, { url: PUBLIC_WEBHOOK_URL, events: ['*'], enabled: false }), `${service} webhook endpoint`),
+      );
     }
   }
 
@@ -130,7 +151,8 @@ export function templateBody(fixtures: Fixtures, route: Route, documents: Record
   const n = ++counter;
   for (const field of UNIQUE_FIELDS) if (typeof body[field] === 'string') body[field] = `${body[field]}-${fixtures.tenant.name}-${n}`;
   for (const { path, field } of uuidFields(body)) {
-    if (!(field in BODY_ID_FIELDS)) throw new Error(`${routeName(route)}: the example's UUID field "${field}" has no source in BODY_ID_FIELDS (security/src/support/fixtures.ts)`);
+    if (!(field in BODY_ID_FIELDS))
+      throw new Error(`${routeName(route)}: the example's UUID field "${field}" has no source in BODY_ID_FIELDS (security/src/support/fixtures.ts)`);
     const source = BODY_ID_FIELDS[field];
     setAt(body, path, source === null || source === undefined ? randomUUID() : fixtures.ids[source]![0]!);
   }

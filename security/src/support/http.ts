@@ -113,7 +113,13 @@ export function errorBodyProblems(answer: Answer): string[] {
     else {
       if (error.errors.length > 100) problems.push(`error.errors has ${error.errors.length} elements (at most 100)`);
       for (const e of error.errors.slice(0, 100)) {
-        if (!e || !['body', 'path', 'query', 'header'].includes(e.in) || typeof e.field !== 'string' || typeof e.code !== 'string' || typeof e.message !== 'string') {
+        if (
+          !e ||
+          !['body', 'path', 'query', 'header'].includes(e.in) ||
+          typeof e.field !== 'string' ||
+          typeof e.code !== 'string' ||
+          typeof e.message !== 'string'
+        ) {
           problems.push(`malformed errors[] element ${JSON.stringify(e).slice(0, 120)}`);
           break;
         }

@@ -61,7 +61,8 @@ export function perBulkEntry(index: number, judge: Judge, entryStatus?: number):
     if (!entry) return judge(answer);
     if (entry.status >= 500) return [`entry ${index}: ${entry.status}, a 5xx for client input`];
     if (entry.status >= 400) {
-      const problems = typeof entry.error?.code === 'string' && typeof entry.error?.message === 'string' ? [] : [`entry ${index}: ${entry.status} without an error object`];
+      const problems =
+        typeof entry.error?.code === 'string' && typeof entry.error?.message === 'string' ? [] : [`entry ${index}: ${entry.status} without an error object`];
       return entryStatus !== undefined && entry.status !== entryStatus ? [...problems, `entry ${index}: ${entry.status}, expected ${entryStatus}`] : problems;
     }
     return judge({ ...answer, status: entry.status, text: JSON.stringify(entry.item ?? null), json: entry.item }).map((p) => `entry ${index}: ${p}`);

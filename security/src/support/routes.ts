@@ -156,7 +156,8 @@ export function bodyLeaves(document: Json, schema: Json | undefined, path: (stri
 export function withValue(body: unknown, path: readonly (string | number)[], value: unknown): unknown {
   if (path.length === 0) return value;
   const [head, ...rest] = path;
-  const container: any = typeof head === 'number' ? (Array.isArray(body) ? [...body] : []) : body && typeof body === 'object' && !Array.isArray(body) ? { ...body } : {};
+  const container: any =
+    typeof head === 'number' ? (Array.isArray(body) ? [...body] : []) : body && typeof body === 'object' && !Array.isArray(body) ? { ...body } : {};
   Object.defineProperty(container, head!, { value: withValue(container[head!], rest, value), enumerable: true, writable: true, configurable: true });
   return container;
 }

@@ -26,7 +26,16 @@ export function serviceKey(secret: string, service: string): Buffer {
 
 export function contractSignature(secret: string, request: SignedRequest): string {
   const bodyHash = createHash('sha256').update(request.body).digest('hex');
-  const text = [request.timestamp, request.method.toUpperCase(), request.pathAndQuery, request.workspaceId, request.keyId, request.scopes, request.requestId, bodyHash].join('\n');
+  const text = [
+    request.timestamp,
+    request.method.toUpperCase(),
+    request.pathAndQuery,
+    request.workspaceId,
+    request.keyId,
+    request.scopes,
+    request.requestId,
+    bodyHash,
+  ].join('\n');
   return createHmac('sha256', serviceKey(secret, request.service)).update(text).digest('hex');
 }
 

@@ -42,7 +42,12 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   const GATE_BODY = JSON.stringify({ gate: 'north-gate' });
   // 40 validations at once, each ticket twice (one 200, one 409), all with half a body sent.
   const inFlight = [...tickets, ...tickets].map((id) =>
-    halfSentPost(`${base}/tickets/${id}/validate`, gatewayHeaders('events', identity, 'POST', `/tickets/${id}/validate`, { body: GATE_BODY }), GATE_BODY, keepAlive),
+    halfSentPost(
+      `${base}/tickets/${id}/validate`,
+      gatewayHeaders('events', identity, 'POST', `/tickets/${id}/validate`, { body: GATE_BODY }),
+      GATE_BODY,
+      keepAlive,
+    ),
   );
   // The service has read their headers and waits for the bodies.
   await new Promise((resolve) => setTimeout(resolve, 400));
@@ -60,7 +65,11 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
   expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
 
   expect(await exitReport(proc)).toEqual({ code: 0, signal: null, output: '' });
-  const lines = proc.output().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; ok?: boolean });
+  const lines = proc
+    .output()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { msg: string; ok?: boolean });
   expect(lines.filter((l) => l.msg === 'request' && (l as { route?: string }).route === '/tickets/:id/validate')).toHaveLength(40);
   expect(lines.find((l) => l.msg === 'shutdown complete')).toMatchObject({ ok: true });
 }, 60_000);

@@ -56,7 +56,13 @@ describe('events and tickets', () => {
     const c = client();
     const created = await c.post('/events', { name: 'Gala', starts_at: '2025-06-01T20:00:00+02:00' }).expect(201);
     expect(created.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Gala', starts_at: '2025-06-01T18:00:00.000Z', ends_at: null, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Gala',
+      starts_at: '2025-06-01T18:00:00.000Z',
+      ends_at: null,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
     const read = await c.get(`/events/${created.body.id}`).expect(200);
     expect(read.body).toEqual(created.body);
   });
@@ -139,9 +145,7 @@ describe('POST /tickets/{id}/validate', () => {
   test('50 concurrent scans of one ticket give exactly one 200', async () => {
     const c = client();
     const { ticketId } = await eventWithTicket(c);
-    const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => c.post(`/tickets/${ticketId}/validate`, { gate: `gate-${i}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => c.post(`/tickets/${ticketId}/validate`, { gate: `gate-${i}` })));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(49);
@@ -159,9 +163,7 @@ describe('POST /tickets/{id}/validate', () => {
     const { ticketId, eventId } = await eventWithTicket(c);
     const other = await c.post('/events', { name: 'Other', starts_at: '2025-06-02T18:00:00Z' }).expect(201);
     const res = await c.post(`/tickets/${ticketId}/validate`, { event_id: other.body.id }).expect(400);
-    expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([
-      { in: 'body', field: 'event_id', code: 'wrong_event', message: expect.any(String) },
-    ]);
+    expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([{ in: 'body', field: 'event_id', code: 'wrong_event', message: expect.any(String) }]);
     await c.post(`/tickets/${ticketId}/validate`, { event_id: randomUUID() }).expect(400);
     await c.post(`/tickets/${ticketId}/validate`, { event_id: eventId }).expect(200);
   });
@@ -183,7 +185,16 @@ describe('POST /tickets/{id}/validate', () => {
     ['a gate over 64 characters', null, { gate: 'a'.repeat(65) }, [['body', 'gate', 'too_long']]],
     ['a validator_id that is not a UUID', null, { validator_id: 42 }, [['body', 'validator_id', 'invalid_type']]],
     ['an unknown field', null, { gates: 'x' }, [['body', 'gates', 'unknown_field']]],
-    ['every problem at once', null, { gate: 'A B', validator_id: 'x', extra: 1 }, [['body', 'extra', 'unknown_field'], ['body', 'gate', 'invalid_format'], ['body', 'validator_id', 'invalid_format']]],
+    [
+      'every problem at once',
+      null,
+      { gate: 'A B', validator_id: 'x', extra: 1 },
+      [
+        ['body', 'extra', 'unknown_field'],
+        ['body', 'gate', 'invalid_format'],
+        ['body', 'validator_id', 'invalid_format'],
+      ],
+    ],
   ])('%s gives 400 listing each problem', async (_name, pathId, body, expected) => {
     const c = client();
     const { ticketId } = await eventWithTicket(c);

@@ -21,7 +21,15 @@ export const Event = z
   .meta({
     id: 'Event',
     description: 'An event that tickets are issued for.',
-    examples: [{ id: EXAMPLE_EVENT_ID, name: 'Open Air 2025', starts_at: '2025-06-01T18:00:00.000Z', ends_at: '2025-06-01T23:00:00.000Z', created_at: '2024-12-01T09:30:00.000Z' }],
+    examples: [
+      {
+        id: EXAMPLE_EVENT_ID,
+        name: 'Open Air 2025',
+        starts_at: '2025-06-01T18:00:00.000Z',
+        ends_at: '2025-06-01T23:00:00.000Z',
+        created_at: '2024-12-01T09:30:00.000Z',
+      },
+    ],
   });
 export type Event = z.infer<typeof Event>;
 

@@ -18,16 +18,7 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { ALREADY_VALIDATED_EXAMPLE, Event, EXAMPLE_IDS, Ticket, TicketList, TicketStatus, Validation } from './events.resources';
 import type { EventsStore } from './events.store';
-import {
-  createEvent,
-  getEvent,
-  getTicket,
-  issueTicket,
-  renderEvent,
-  renderTicket,
-  renderValidation,
-  validateTicket,
-} from './events.service';
+import { createEvent, getEvent, getTicket, issueTicket, renderEvent, renderTicket, renderValidation, validateTicket } from './events.service';
 
 const IdParams = z.object({ id: Uuid });
 
@@ -52,7 +43,7 @@ export const ListTicketsQuery = ListQuery.extend({ status: TicketStatus.optional
 export const ValidateTicketBody = z.strictObject({
   gate: Slug.pipe(codePointString(1, 64)).nullable().optional().meta({ description: 'The entrance, a slug such as `north-1`.' }),
   validator_id: Uuid.nullable().optional().meta({ description: 'Who or what scanned the ticket.' }),
-  event_id: Uuid.nullable().optional().meta({ description: "The event whose entrance scans; a ticket of another event is refused with 400 `wrong_event`." }),
+  event_id: Uuid.nullable().optional().meta({ description: 'The event whose entrance scans; a ticket of another event is refused with 400 `wrong_event`.' }),
 });
 
 const event = resource({ name: 'event', params: IdParams, schema: Event });
@@ -117,61 +108,43 @@ export const eventsRouteDeclarations = {
 export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'events'>, RouteDefinition> {
   return {
     ...webhooks,
-    'POST /events': route(
-      eventsRouteDeclarations['POST /events'],
-      async ({ identity, body }) => {
-        const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
-        return { status: 201, body: renderEvent(event) };
-      },
-    ),
+    'POST /events': route(eventsRouteDeclarations['POST /events'], async ({ identity, body }) => {
+      const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
+      return { status: 201, body: renderEvent(event) };
+    }),
 
-    'GET /events/:id': route(
-      eventsRouteDeclarations['GET /events/:id'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderEvent(await getEvent(store, identity.workspaceId, params.id)),
-      }),
-    ),
+    'GET /events/:id': route(eventsRouteDeclarations['GET /events/:id'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderEvent(await getEvent(store, identity.workspaceId, params.id)),
+    })),
 
-    'POST /events/:id/tickets': route(
-      eventsRouteDeclarations['POST /events/:id/tickets'],
-      async ({ identity, params, body }) => {
-        const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
-        return { status: 201, body: renderTicket(ticket) };
-      },
-    ),
+    'POST /events/:id/tickets': route(eventsRouteDeclarations['POST /events/:id/tickets'], async ({ identity, params, body }) => {
+      const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
+      return { status: 201, body: renderTicket(ticket) };
+    }),
 
-    'GET /events/:id/tickets': route(
-      eventsRouteDeclarations['GET /events/:id/tickets'],
-      async ({ identity, params, query }) => {
-        await getEvent(store, identity.workspaceId, params.id);
-        const rows = await store.listTickets(identity.workspaceId, params.id, {
-          status: query.status,
-          after: decodeCursor(query.cursor),
-          take: query.limit + 1,
-        });
-        return { status: 200, body: listPage(rows, query.limit, renderTicket) };
-      },
-    ),
+    'GET /events/:id/tickets': route(eventsRouteDeclarations['GET /events/:id/tickets'], async ({ identity, params, query }) => {
+      await getEvent(store, identity.workspaceId, params.id);
+      const rows = await store.listTickets(identity.workspaceId, params.id, {
+        status: query.status,
+        after: decodeCursor(query.cursor),
+        take: query.limit + 1,
+      });
+      return { status: 200, body: listPage(rows, query.limit, renderTicket) };
+    }),
 
-    'GET /tickets/:id': route(
-      eventsRouteDeclarations['GET /tickets/:id'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderTicket(await getTicket(store, identity.workspaceId, params.id)),
-      }),
-    ),
+    'GET /tickets/:id': route(eventsRouteDeclarations['GET /tickets/:id'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderTicket(await getTicket(store, identity.workspaceId, params.id)),
+    })),
 
-    'POST /tickets/:id/validate': route(
-      eventsRouteDeclarations['POST /tickets/:id/validate'],
-      async ({ identity, params, body }) => {
-        const ticket = await validateTicket(store, identity.workspaceId, params.id, {
-          eventId: body.event_id ?? null,
-          gate: body.gate ?? null,
-          validatorId: body.validator_id ?? null,
-        });
-        return { status: 200, body: renderValidation(ticket) };
-      },
-    ),
+    'POST /tickets/:id/validate': route(eventsRouteDeclarations['POST /tickets/:id/validate'], async ({ identity, params, body }) => {
+      const ticket = await validateTicket(store, identity.workspaceId, params.id, {
+        eventId: body.event_id ?? null,
+        gate: body.gate ?? null,
+        validatorId: body.validator_id ?? null,
+      });
+      return { status: 200, body: renderValidation(ticket) };
+    }),
   };
 }

@@ -3,7 +3,11 @@ import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './even
 
 export { renderEvent, renderTicket, renderValidation } from './events.render';
 
-export async function createEvent(store: EventsStore, workspaceId: WorkspaceId, input: { name: string; startsAt: Date; endsAt: Date | null }): Promise<EventRow> {
+export async function createEvent(
+  store: EventsStore,
+  workspaceId: WorkspaceId,
+  input: { name: string; startsAt: Date; endsAt: Date | null },
+): Promise<EventRow> {
   if (input.endsAt && input.endsAt < input.startsAt) {
     throw invalidRequest([{ in: 'body', field: 'ends_at', code: 'invalid_range', message: 'must not be before starts_at' }]);
   }

@@ -7,4 +7,12 @@ import { eventsServiceStores } from './events.store';
 
 const config = loadConfig(EventsConfig);
 const database = createDatabase(config.EVENTS_DATABASE_URL, config);
-runService({ service: 'events', config, port: config.EVENTS_PORT, database, createStores: eventsServiceStores, startWebhooks: startServiceWebhooks, createApp });
+runService({
+  service: 'events',
+  config,
+  port: config.EVENTS_PORT,
+  database,
+  createStores: eventsServiceStores,
+  startWebhooks: startServiceWebhooks,
+  createApp,
+});

@@ -22,11 +22,20 @@ describe('ticket metadata is stored as sent or refused, never changed', () => {
     const eventId = await newEvent(c);
     const issued = await c.post(`/events/${eventId}/tickets`, '{"metadata":{"__proto__":"x","constructor":"y"}}').expect(201);
     expect(JSON.stringify(issued.body.metadata)).toBe('{"__proto__":"x","constructor":"y"}');
-    expect(entries((await c.get(`/tickets/${issued.body.id}`).expect(200)).body.metadata)).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
-    expect(entries((await c.get(`/events/${eventId}/tickets`).expect(200)).body.data[0].metadata)).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
+    expect(entries((await c.get(`/tickets/${issued.body.id}`).expect(200)).body.metadata)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+    expect(entries((await c.get(`/events/${eventId}/tickets`).expect(200)).body.data[0].metadata)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
     await c.post(`/tickets/${issued.body.id}/validate`, {}).expect(200);
     const [event] = await app.db.outboxEvent.findMany({ where: { workspaceId: c.identity.workspaceId } });
-    expect(entries((event!.data as { metadata: object }).metadata)).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
+    expect(entries((event!.data as { metadata: object }).metadata)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
   });
 
   test.each([

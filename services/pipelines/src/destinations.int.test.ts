@@ -26,7 +26,10 @@ const admin = new pg.Pool({ connectionString: localUrl('postgres'), max: 2 });
 const stacks: { app: TestApp; worker: WorkerProcess }[] = [];
 
 /** An API and a real worker on a queue of their own; `apiOptions.connectors` replaces the API's policy (private allowed). */
-async function stack(workerEnv: Record<string, string> = {}, apiOptions: Parameters<typeof startTestApp>[0] = {}): Promise<{ app: TestApp; worker: WorkerProcess }> {
+async function stack(
+  workerEnv: Record<string, string> = {},
+  apiOptions: Parameters<typeof startTestApp>[0] = {},
+): Promise<{ app: TestApp; worker: WorkerProcess }> {
   const queue = testQueue('destinations');
   const worker = spawnWorker(queue, workerEnv);
   const app = await startTestApp({ ...apiOptions, queue });
@@ -87,7 +90,7 @@ async function tableExists(database: string, qualified: string): Promise<boolean
   }
 }
 
-test('two workspaces that name the same table never see each other\'s rows', async () => {
+test("two workspaces that name the same table never see each other's rows", async () => {
   const a = client();
   const table = `shared_orders_${process.pid}`;
   const b = client();
@@ -101,14 +104,20 @@ test('two workspaces that name the same table never see each other\'s rows', asy
   expect(await tableExists(decodeURIComponent(TEST_DATABASE.pathname.slice(1)), `public.${table}`)).toBe(false);
 });
 
-test('the attack from the issue: options=-c search_path=ws_<other> in a connection_url is 400 and the other workspace\'s rows stay as they were', async () => {
+test("the attack from the issue: options=-c search_path=ws_<other> in a connection_url is 400 and the other workspace's rows stay as they were", async () => {
   const victim = client();
   const attacker = client();
   const own = await createPipeline(victim, sampleInto('orders', 3, 2));
   expect(await runToEnd(victim, own.id)).toMatchObject({ status: 'succeeded' });
   const schema = `ws_${victim.identity.workspaceId.replace(/-/g, '')}`;
   for (const database of [decodeURIComponent(TEST_DATABASE.pathname.slice(1)), SCRATCH_DATABASE]) {
-    for (const query of [`?options=-c%20search_path%3D${schema}`, `?options=-csearch_path=${schema}`, `?sslmode=disable&options=-c%20search_path%3D${schema}`, '?dbname=platform_gateway', '?host=127.0.0.1']) {
+    for (const query of [
+      `?options=-c%20search_path%3D${schema}`,
+      `?options=-csearch_path=${schema}`,
+      `?sslmode=disable&options=-c%20search_path%3D${schema}`,
+      '?dbname=platform_gateway',
+      '?host=127.0.0.1',
+    ]) {
       const res = await attacker.post('/pipelines', { name: 'intruder', ...sampleInto('orders', 9, 50, localUrl(database, query)) }).expect(400);
       expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([
         { in: 'body', field: 'destination.config.connection_url', code: 'invalid_format', message: 'may carry no parameter but sslmode' },
@@ -137,7 +146,7 @@ test('a connection_url naming a database of the platform is 400, even with priva
   }
 });
 
-test('the run checks again: a stored connection_url to the platform\'s database fails the run, which creates nothing', async () => {
+test("the run checks again: a stored connection_url to the platform's database fails the run, which creates nothing", async () => {
   // An API whose list of platform databases is empty (as before this rule) stores the pipeline;
   // the worker, with the default list plus its own database, refuses it when the run connects.
   const lax = await stack({}, { connectors: { ...testConnectorPolicy({ allowPrivate: true }), platformDatabases: new Set() } });
@@ -146,11 +155,15 @@ test('the run checks again: a stored connection_url to the platform\'s database 
   const testDatabase = decodeURIComponent(TEST_DATABASE.pathname.slice(1));
   const pipeline = await createPipeline(c, sampleInto(table, 1, 3, localUrl(testDatabase)));
   const run = await runToEnd(c, pipeline.id);
-  expect(run).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'destination_error', message: 'connection_url must not name a database of the platform' } });
+  expect(run).toMatchObject({
+    status: 'failed',
+    attempts: 1,
+    error: { code: 'destination_error', message: 'connection_url must not name a database of the platform' },
+  });
   expect(await tableExists(testDatabase, `public.${table}`)).toBe(false);
 });
 
-describe('a destination that cannot be reached: the run error is the platform\'s words, the driver\'s are only logged', () => {
+describe("a destination that cannot be reached: the run error is the platform's words, the driver's are only logged", () => {
   test.each([
     ['a closed port', async () => localUrl(SCRATCH_DATABASE, '', { port: await closedPort() }), 'ECONNREFUSED'],
     ['a database that does not exist', async () => localUrl('no_such_database_x7'), 'database \\"no_such_database_x7\\" does not exist'],
@@ -182,7 +195,7 @@ test('a connection_url that passes every rule is written to, through the address
 });
 
 describe('a worker that does not allow private addresses', () => {
-  test('refuses a private destination and a private source when the run connects, with the platform\'s words', async () => {
+  test("refuses a private destination and a private source when the run connects, with the platform's words", async () => {
     // The API allows them (it stores the pipeline); the worker is where the rule must hold again.
     const strict = await stack({ CONNECTORS_ALLOW_PRIVATE: 'false' });
     const c = client(strict.app);

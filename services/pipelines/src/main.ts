@@ -31,7 +31,13 @@ runService({
       logger: deps.logger,
     });
     return {
-      app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH, connectors: connectorPolicy(config) }),
+      app: createApp({
+        ...deps,
+        producer,
+        redisReady: () => producer.ping(),
+        publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
+        connectors: connectorPolicy(config),
+      }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
       disconnect: [{ name: 'redis', run: () => redis.quit() }],
     };

@@ -77,7 +77,9 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
   const source = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[{"name":"no id"}]'));
   await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
   try {
-    const broken = await createPipeline(c, { source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as AddressInfo).port}/` } } });
+    const broken = await createPipeline(c, {
+      source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as AddressInfo).port}/` } },
+    });
     const third = await c.post(`/pipelines/${broken.id}/runs`, { trigger: 'manual' }).expect(202);
     expect((await waitForRun(c, broken.id, third.body.id, ended, 'the run to fail')).status).toBe('failed');
     await waitFor('the failed count', async () => metricSample(await scrape(), 'pipeline_runs_total{outcome="failed"}') === 1);

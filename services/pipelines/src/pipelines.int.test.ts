@@ -20,7 +20,7 @@ function client(scopes: readonly string[] | null = null): ServiceClient {
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('pipelines', () => {
-  test('a pipeline is created (201) with the connectors\' defaults and read back', async () => {
+  test("a pipeline is created (201) with the connectors' defaults and read back", async () => {
     const c = client();
     const res = await c
       .post('/pipelines', {
@@ -56,7 +56,7 @@ describe('pipelines', () => {
     expect(JSON.stringify((await c.get(`/pipelines/${res.body.id}`).expect(200)).body)).not.toContain('s3cret');
   });
 
-  test('another workspace\'s pipeline is 404', async () => {
+  test("another workspace's pipeline is 404", async () => {
     const pipeline = await createPipeline(client());
     const stranger = client();
     expectErrorBody((await stranger.get(`/pipelines/${pipeline.id}`).expect(404)).body, 'not_found');
@@ -78,7 +78,9 @@ describe('pipelines', () => {
 
   test('scopes: pipelines:read cannot create; runs:write is needed to trigger', async () => {
     const reader = client(['pipelines:read', 'runs:read']);
-    const res = await reader.post('/pipelines', { name: 'x', source: { connector: 'sample' }, destination: { connector: 'postgres', config: { table: 't' } } }).expect(403);
+    const res = await reader
+      .post('/pipelines', { name: 'x', source: { connector: 'sample' }, destination: { connector: 'postgres', config: { table: 't' } } })
+      .expect(403);
     expect(expectErrorBody(res.body, 'forbidden_scope').required_scope).toBe('pipelines:write');
     const pipeline = await createPipeline(serviceClient('pipelines', app.server, { ...reader.identity, scopes: null }));
     const denied = await reader.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(403);
@@ -133,7 +135,9 @@ describe('malformed input is 400 with the contract error body', () => {
     expect(await problems(c, { ...valid, source: { connector: 'sample', config: { records: 100_001 } } })).toEqual([
       ['body', 'source.config.records', 'too_large'],
     ]);
-    expect(await problems(c, { ...valid, source: { connector: 'http-json', config: { url: 'ftp://files.example.com/x.json', records_path: 'a..b' } } })).toEqual([
+    expect(
+      await problems(c, { ...valid, source: { connector: 'http-json', config: { url: 'ftp://files.example.com/x.json', records_path: 'a..b' } } }),
+    ).toEqual([
       ['body', 'source.config.url', 'invalid_format'],
       ['body', 'source.config.records_path', 'invalid_format'],
     ]);

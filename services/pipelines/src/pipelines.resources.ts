@@ -52,7 +52,9 @@ export const Run = z
     stats: z.object({ records_read: z.int().min(0), records_written: z.int().min(0) }),
     error: z
       .object({
-        code: z.string().meta({ description: '`source_error`, `destination_error`, `invalid_record`, `worker_lost`, `attempts_exhausted` or `internal_error`.' }),
+        code: z
+          .string()
+          .meta({ description: '`source_error`, `destination_error`, `invalid_record`, `worker_lost`, `attempts_exhausted` or `internal_error`.' }),
         message: z.string(),
       })
       .nullable()

@@ -117,7 +117,12 @@ export const pipelinesRouteDeclarations = {
         202: {
           description: 'The run, `queued`.',
           schema: Run,
-          headers: { Location: { description: 'The run\'s URL path.', schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }) } },
+          headers: {
+            Location: {
+              description: "The run's URL path.",
+              schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }),
+            },
+          },
         },
       },
       errors: {
@@ -158,91 +163,73 @@ export const pipelinesRouteDeclarations = {
 } satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
 
 /** The pipelines service's route declarations wired to handlers with the stores and queue; handlers call the services. */
-export function pipelinesRouteDefinitions({ pipelines, runs, publicBasePath, webhooks, connectors }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
+export function pipelinesRouteDefinitions({
+  pipelines,
+  runs,
+  publicBasePath,
+  webhooks,
+  connectors,
+}: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,
-    'POST /pipelines': route(
-      pipelinesRouteDeclarations['POST /pipelines'],
-      async ({ identity, body }) => {
-        const refused = await verifyConnectors(body, connectors);
-        if (refused.length > 0) throw invalidRequest(refused);
-        const pipeline = await createPipeline(pipelines, identity.workspaceId, {
-          name: body.name,
-          sourceConnector: body.source.connector,
-          sourceConfig: body.source.config,
-          destinationConnector: body.destination.connector,
-          destinationConfig: body.destination.config,
-        });
-        return { status: 201, body: renderPipeline(pipeline) };
-      },
-    ),
+    'POST /pipelines': route(pipelinesRouteDeclarations['POST /pipelines'], async ({ identity, body }) => {
+      const refused = await verifyConnectors(body, connectors);
+      if (refused.length > 0) throw invalidRequest(refused);
+      const pipeline = await createPipeline(pipelines, identity.workspaceId, {
+        name: body.name,
+        sourceConnector: body.source.connector,
+        sourceConfig: body.source.config,
+        destinationConnector: body.destination.connector,
+        destinationConfig: body.destination.config,
+      });
+      return { status: 201, body: renderPipeline(pipeline) };
+    }),
 
-    'GET /pipelines/:id': route(
-      pipelinesRouteDeclarations['GET /pipelines/:id'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderPipeline(await getPipeline(pipelines, identity.workspaceId, params.id)),
-      }),
-    ),
+    'GET /pipelines/:id': route(pipelinesRouteDeclarations['GET /pipelines/:id'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderPipeline(await getPipeline(pipelines, identity.workspaceId, params.id)),
+    })),
 
-    'POST /pipelines/:id/pause': route(
-      pipelinesRouteDeclarations['POST /pipelines/:id/pause'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
-      }),
-    ),
+    'POST /pipelines/:id/pause': route(pipelinesRouteDeclarations['POST /pipelines/:id/pause'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
+    })),
 
-    'POST /pipelines/:id/resume': route(
-      pipelinesRouteDeclarations['POST /pipelines/:id/resume'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
-      }),
-    ),
+    'POST /pipelines/:id/resume': route(pipelinesRouteDeclarations['POST /pipelines/:id/resume'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
+    })),
 
-    'POST /pipelines/:id/runs': route(
-      pipelinesRouteDeclarations['POST /pipelines/:id/runs'],
-      async ({ identity, params, body }) => {
-        const run = await triggerRun(runs, identity.workspaceId, params.id, {
-          trigger: body.trigger,
-          since: body.since,
-          dryRun: body.dry_run ?? false,
-        });
-        return {
-          status: 202,
-          body: renderRun(run),
-          headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
-        };
-      },
-    ),
+    'POST /pipelines/:id/runs': route(pipelinesRouteDeclarations['POST /pipelines/:id/runs'], async ({ identity, params, body }) => {
+      const run = await triggerRun(runs, identity.workspaceId, params.id, {
+        trigger: body.trigger,
+        since: body.since,
+        dryRun: body.dry_run ?? false,
+      });
+      return {
+        status: 202,
+        body: renderRun(run),
+        headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
+      };
+    }),
 
-    'GET /pipelines/:id/runs': route(
-      pipelinesRouteDeclarations['GET /pipelines/:id/runs'],
-      async ({ identity, params, query }) => {
-        const rows = await listRuns(runs, identity.workspaceId, params.id, {
-          status: query.status,
-          after: decodeCursor(query.cursor),
-          take: query.limit + 1,
-        });
-        return { status: 200, body: listPage(rows, query.limit, renderRun) };
-      },
-    ),
+    'GET /pipelines/:id/runs': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs'], async ({ identity, params, query }) => {
+      const rows = await listRuns(runs, identity.workspaceId, params.id, {
+        status: query.status,
+        after: decodeCursor(query.cursor),
+        take: query.limit + 1,
+      });
+      return { status: 200, body: listPage(rows, query.limit, renderRun) };
+    }),
 
-    'GET /pipelines/:id/runs/:run_id': route(
-      pipelinesRouteDeclarations['GET /pipelines/:id/runs/:run_id'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderRun(await getRun(runs, identity.workspaceId, params.id, params.run_id)),
-      }),
-    ),
+    'GET /pipelines/:id/runs/:run_id': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs/:run_id'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderRun(await getRun(runs, identity.workspaceId, params.id, params.run_id)),
+    })),
 
-    'POST /pipelines/:id/runs/:run_id/cancel': route(
-      pipelinesRouteDeclarations['POST /pipelines/:id/runs/:run_id/cancel'],
-      async ({ identity, params }) => ({
-        status: 200,
-        body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),
-      }),
-    ),
+    'POST /pipelines/:id/runs/:run_id/cancel': route(pipelinesRouteDeclarations['POST /pipelines/:id/runs/:run_id/cancel'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),
+    })),
   };
 }

@@ -28,7 +28,11 @@ export async function requeueLostRuns(options: RunRequeueOptions): Promise<numbe
   let requeued = 0;
   for (const run of stale) {
     if (await options.queue.getJob(run.id)) continue;
-    await options.queue.add(RUN_JOB_NAME, { run_id: run.id, workspace_id: run.workspaceId, pipeline_id: run.pipelineId }, runJobOptions(run.id, options.backoffMs));
+    await options.queue.add(
+      RUN_JOB_NAME,
+      { run_id: run.id, workspace_id: run.workspaceId, pipeline_id: run.pipelineId },
+      runJobOptions(run.id, options.backoffMs),
+    );
     requeued++;
     options.logger.warn({ run_id: run.id, pipeline_id: run.pipelineId }, 'run was queued without a job (Redis lost it): job added again');
   }

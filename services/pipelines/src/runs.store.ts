@@ -37,10 +37,15 @@ const ONE_ACTIVE_RUN_INDEX = 'runs_one_active_per_pipeline';
  * constraint: { index } }`; another unique violation (an id collision) is not this conflict.
  */
 function isActiveRunConflict(err: unknown): boolean {
-  const cause = (err as { meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; constraint?: { index?: unknown }; originalMessage?: unknown } } } })
-    ?.meta?.driverAdapterError?.cause;
+  const cause = (
+    err as {
+      meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; constraint?: { index?: unknown }; originalMessage?: unknown } } };
+    }
+  )?.meta?.driverAdapterError?.cause;
   if (!cause || (cause.kind !== 'UniqueConstraintViolation' && cause.originalCode !== '23505')) return false;
-  return cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX));
+  return (
+    cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX))
+  );
 }
 
 /** The run's `run.*` outbox event, written in the transaction `tx` that changed the run. */
@@ -156,9 +161,7 @@ export function runsStore(db: Database) {
           data: { ...reset, status: 'running', startedAt: now },
         });
         const again =
-          first.count === 1
-            ? first
-            : await tx.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: { lt: maxAttempts } }, data: reset });
+          first.count === 1 ? first : await tx.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: { lt: maxAttempts } }, data: reset });
         const run = await tx.run.findFirst({ where: { id, workspaceId }, include: { pipeline: true } });
         if (!run) return { kind: 'inactive', status: null };
         const { pipeline, ...row } = run;

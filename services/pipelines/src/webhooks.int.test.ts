@@ -22,7 +22,9 @@ afterAll(async () => {
 
 test('a run sends run.queued, run.started and run.succeeded; a cancelled run sends run.cancelled', async () => {
   const c = serviceClient('pipelines', app.server, testIdentity());
-  const endpoint = await c.post('/webhook-endpoints', { url: app.receiver.url('/runs-hook'), events: ['run.queued', 'run.started', 'run.succeeded', 'run.cancelled', 'run.failed'] }).expect(201);
+  const endpoint = await c
+    .post('/webhook-endpoints', { url: app.receiver.url('/runs-hook'), events: ['run.queued', 'run.started', 'run.succeeded', 'run.cancelled', 'run.failed'] })
+    .expect(201);
   const pipeline = await createPipeline(c, {}, 20);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   const finished = await waitForRun(c, pipeline.id, trigger.body.id, ended, 'the run to end');
@@ -35,7 +37,10 @@ test('a run sends run.queued, run.started and run.succeeded; a cancelled run sen
   expect(cancelled.status).toBe('cancelled');
 
   const verified = () => app.receiver.at('/runs-hook').map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
-  const typesOf = (id: string) => verified().filter((e) => (e.data as { id: string }).id === id).map((e) => e.type);
+  const typesOf = (id: string) =>
+    verified()
+      .filter((e) => (e.data as { id: string }).id === id)
+      .map((e) => e.type);
   await waitFor('the run events', () => typesOf(trigger.body.id).length >= 3 && typesOf(longRun.body.id).includes('run.cancelled'));
   const events = verified();
   const ofRun = (id: string) => events.filter((e) => (e.data as { id: string }).id === id).map((e) => e.type);

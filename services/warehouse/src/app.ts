@@ -10,7 +10,11 @@ export type WarehouseDeps = ServiceAppDeps<WarehouseServiceStores>;
 
 export function createApp(deps: WarehouseDeps): Express {
   const { stores } = deps;
-  const definitions = warehouseRouteDefinitions(stores.warehouse, webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }), deps.logger);
+  const definitions = warehouseRouteDefinitions(
+    stores.warehouse,
+    webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
+    deps.logger,
+  );
   return createServiceApp({
     service: 'warehouse',
     logger: deps.logger,

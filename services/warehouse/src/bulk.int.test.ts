@@ -33,7 +33,11 @@ describe('POST /items/bulk', () => {
     const results = res.body.results;
     expect(results).toHaveLength(8);
 
-    expect(results[0]).toEqual({ id: good.id, status: 200, item: expect.objectContaining({ name: 'Bulk renamed', location_id: b.id, metadata: { src: 'bulk' }, version: 2 }) });
+    expect(results[0]).toEqual({
+      id: good.id,
+      status: 200,
+      item: expect.objectContaining({ name: 'Bulk renamed', location_id: b.id, metadata: { src: 'bulk' }, version: 2 }),
+    });
     expect(results[1]).toEqual({
       id: invalid.id,
       status: 400,
@@ -64,9 +68,12 @@ describe('POST /items/bulk', () => {
 
     // item.updated for each updated entry; the moved one also has its movement and event.
     const events = await outbox(app.db, c);
-    expect(events.filter((e) => e.type === 'item.updated').map((e) => e.data).sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(
-      [results[0].item, results[7].item].sort((x, y) => (x.id < y.id ? -1 : 1)),
-    );
+    expect(
+      events
+        .filter((e) => e.type === 'item.updated')
+        .map((e) => e.data)
+        .sort((x, y) => (x.id < y.id ? -1 : 1)),
+    ).toEqual([results[0].item, results[7].item].sort((x, y) => (x.id < y.id ? -1 : 1)));
     const moves = (await c.get(`/items/${good.id}/movements`)).body.data;
     expect(moves).toEqual([expect.objectContaining({ from_location_id: a.id, to_location_id: b.id })]);
     expect(events.filter((e) => e.type === 'item.location_changed').map((e) => e.data)).toEqual(moves);
@@ -81,7 +88,11 @@ describe('POST /items/bulk', () => {
     expect(res.body.results[1]).toEqual({
       id: bad.id,
       status: 400,
-      error: { code: 'invalid_request', message: expect.any(String), errors: [{ in: 'body', field: 'name', code: 'invalid_format', message: expect.any(String) }] },
+      error: {
+        code: 'invalid_request',
+        message: expect.any(String),
+        errors: [{ in: 'body', field: 'name', code: 'invalid_format', message: expect.any(String) }],
+      },
     });
     expect((await c.get(`/items/${first.id}`)).body).toMatchObject({ name: 'First', version: 2 });
     expect((await c.get(`/items/${bad.id}`)).body).toEqual(bad);
@@ -112,7 +123,14 @@ describe('POST /items/bulk', () => {
   test('entries are applied in order: the later of two entries taking one sku gets 409', async () => {
     const c = client();
     const [x, y] = [await createItem(c), await createItem(c)];
-    const res = await c.post('/items/bulk', { items: [{ id: x.id, sku: 'SHARED' }, { id: y.id, sku: 'SHARED' }] }).expect(200);
+    const res = await c
+      .post('/items/bulk', {
+        items: [
+          { id: x.id, sku: 'SHARED' },
+          { id: y.id, sku: 'SHARED' },
+        ],
+      })
+      .expect(200);
     expect(res.body.results.map((r: { status: number }) => r.status)).toEqual([200, 409]);
   });
 
@@ -141,7 +159,9 @@ describe('POST /items/bulk', () => {
   });
 
   test('a body that is a JSON array is a 400', async () => {
-    const res = await client().post('/items/bulk', JSON.stringify([{ id: randomUUID() }])).expect(400);
+    const res = await client()
+      .post('/items/bulk', JSON.stringify([{ id: randomUUID() }]))
+      .expect(400);
     expectErrorBody(res.body, 'invalid_request');
   });
 });

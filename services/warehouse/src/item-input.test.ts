@@ -1,4 +1,14 @@
-import { crossesBelowMinStock, ifMatchAccepts, ItemPatch, itemChanges, mergeMetadata, metadataErrors, parseFields, parseIfMatch, type ItemFields } from './item-input';
+import {
+  crossesBelowMinStock,
+  ifMatchAccepts,
+  ItemPatch,
+  itemChanges,
+  mergeMetadata,
+  metadataErrors,
+  parseFields,
+  parseIfMatch,
+  type ItemFields,
+} from './item-input';
 
 const stored: ItemFields = { sku: 'A', name: 'Anvil', category: 'tools', minStock: 2, locationId: null, metadata: { colour: 'black', size: 'L' } };
 
@@ -28,7 +38,10 @@ describe('metadataErrors', () => {
 
 describe('itemChanges', () => {
   test('keeps only fields whose value differs', () => {
-    expect(itemChanges(stored, { sku: 'A', name: 'Hammer', category: 'tools', min_stock: null, metadata: { colour: 'black' } })).toEqual({ name: 'Hammer', minStock: null });
+    expect(itemChanges(stored, { sku: 'A', name: 'Hammer', category: 'tools', min_stock: null, metadata: { colour: 'black' } })).toEqual({
+      name: 'Hammer',
+      minStock: null,
+    });
   });
   test('a merge that changes the metadata yields the merged object', () => {
     expect(itemChanges(stored, { metadata: { size: null } })).toEqual({ metadata: { colour: 'black' } });

@@ -55,7 +55,16 @@ describe('PATCH /items/{id}: fields', () => {
     const c = client();
     const item = await createItem(c, { metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])) });
     const res = await c
-      .patch(`/items/${item.id}`, { sku: 'x'.repeat(65), name: '', category: 'Not_A_Slug', min_stock: -1, location_id: randomUUID(), metadata: { extra: 'v' }, quantity: 1, colour: 'red' })
+      .patch(`/items/${item.id}`, {
+        sku: 'x'.repeat(65),
+        name: '',
+        category: 'Not_A_Slug',
+        min_stock: -1,
+        location_id: randomUUID(),
+        metadata: { extra: 'v' },
+        quantity: 1,
+        colour: 'red',
+      })
       .expect(400);
     const errors = expectErrorBody(res.body, 'invalid_request').errors!;
     expect(errors.map((e) => [e.in, e.field, e.code]).sort()).toEqual(
@@ -260,7 +269,9 @@ describe('PATCH /items/{id}: ETag and If-Match', () => {
     const c = client();
     const item = await createItem(c);
     const res = await c.patch(`/items/${item.id}`, { name: 'x' }, { 'if-match': '1' }).expect(400);
-    expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([{ in: 'header', field: 'if-match', code: 'invalid_format', message: expect.any(String) }]);
+    expect(expectErrorBody(res.body, 'invalid_request').errors).toEqual([
+      { in: 'header', field: 'if-match', code: 'invalid_format', message: expect.any(String) },
+    ]);
   });
 
   test('of concurrent PATCHes with the same If-Match exactly one wins', async () => {

@@ -11,7 +11,14 @@ describe('POST /items', () => {
     const c = client();
     const location = await createLocation(c);
     const res = await c
-      .post('/items', { sku: 'BOLT-M8', name: 'Bolt M8', category: 'fasteners', min_stock: 5, location_id: location.id, metadata: { colour: 'zinc', drop: null } })
+      .post('/items', {
+        sku: 'BOLT-M8',
+        name: 'Bolt M8',
+        category: 'fasteners',
+        min_stock: 5,
+        location_id: location.id,
+        metadata: { colour: 'zinc', drop: null },
+      })
       .expect(201);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
@@ -162,7 +169,9 @@ describe('gateway identity', () => {
     const res = await noStock.post(`/items/${item.id}/stock-adjustments`, { delta: 1, reason: 'receipt' }).expect(403);
     expect(res.body.error.required_scope).toBe('stock:write');
     await noStock.post('/items/bulk', { items: [{ id: item.id, name: 'x' }] }).expect(200);
-    await client(['items:read']).post('/items/bulk', { items: [{ id: item.id }] }).expect(403);
+    await client(['items:read'])
+      .post('/items/bulk', { items: [{ id: item.id }] })
+      .expect(403);
     await client(['stock:write']).post('/items', { sku: uniqueSku(), name: 'x' }).expect(403);
   });
 });

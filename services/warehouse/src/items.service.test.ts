@@ -5,7 +5,20 @@ import type { Item, WarehouseStore } from './warehouse.store';
 
 function itemRow(id: string): Item {
   const now = new Date('2024-12-01T09:30:00.000Z');
-  return { id, workspaceId: 'w', sku: `SKU-${id}`, name: 'Widget', category: null, minStock: null, locationId: null, metadata: {}, quantity: 0, version: 1, createdAt: now, updatedAt: now };
+  return {
+    id,
+    workspaceId: 'w',
+    sku: `SKU-${id}`,
+    name: 'Widget',
+    category: null,
+    minStock: null,
+    locationId: null,
+    metadata: {},
+    quantity: 0,
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /** A store whose database fails for one item: a broken row, a lost connection. */
@@ -22,8 +35,8 @@ function storeFailingFor(failing: Map<string, Error>, applied: string[]): Wareho
   } as unknown as WarehouseStore;
 }
 
-describe('bulk: a database error is the entry\'s result, never a 500 after others were applied', () => {
-  test('an unexpected error is that entry\'s 500, an outage its 503; the other entries are applied', async () => {
+describe("bulk: a database error is the entry's result, never a 500 after others were applied", () => {
+  test("an unexpected error is that entry's 500, an outage its 503; the other entries are applied", async () => {
     const [a, broken, down, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const applied: string[] = [];
     const failing = new Map([
@@ -32,7 +45,12 @@ describe('bulk: a database error is the entry\'s result, never a 500 after other
     ]);
     const logged: unknown[] = [];
     const logger = { child: () => ({ error: (...args: unknown[]) => logged.push(args) }) } as never;
-    const results = await updateItems(storeFailingFor(failing, applied), 'w' as WorkspaceId, [a, broken, down, d].map((id) => ({ id, name: 'Renamed' })), logger);
+    const results = await updateItems(
+      storeFailingFor(failing, applied),
+      'w' as WorkspaceId,
+      [a, broken, down, d].map((id) => ({ id, name: 'Renamed' })),
+      logger,
+    );
     expect(results.map((r) => [r.id, r.status])).toEqual([
       [a, 200],
       [broken, 500],

@@ -17,17 +17,7 @@ import {
   type Logger,
   type WorkspaceId,
 } from '@platform/core';
-import {
-  ifMatchAccepts,
-  ItemPatch,
-  itemChanges,
-  mergeMetadata,
-  metadataErrors,
-  NewItem,
-  parseFields,
-  type IfMatch,
-  type ItemFields,
-} from './item-input';
+import { ifMatchAccepts, ItemPatch, itemChanges, mergeMetadata, metadataErrors, NewItem, parseFields, type IfMatch, type ItemFields } from './item-input';
 import { renderItem } from './warehouse.render';
 import type { BulkResult } from './warehouse.resources';
 import { metadataOf, takenField, type Item as ItemRow, type Movement as MovementRow, type WarehouseStore } from './warehouse.store';
@@ -117,7 +107,13 @@ export async function updateItem(
   }
 }
 
-async function writeChanges(store: WarehouseStore, workspaceId: WorkspaceId, current: ItemRow, changes: Partial<ItemFields>, now = new Date()): Promise<ItemRow | null> {
+async function writeChanges(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  current: ItemRow,
+  changes: Partial<ItemFields>,
+  now = new Date(),
+): Promise<ItemRow | null> {
   try {
     return await store.updateItemAtVersion(workspaceId, current, changes, now);
   } catch (err) {

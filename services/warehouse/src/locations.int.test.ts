@@ -35,7 +35,14 @@ describe('locations', () => {
   });
 
   test.each([
-    ['no body fields', {}, [['name', 'required'], ['code', 'required']]],
+    [
+      'no body fields',
+      {},
+      [
+        ['name', 'required'],
+        ['code', 'required'],
+      ],
+    ],
     ['a code with spaces', { name: 'x', code: 'A 1' }, [['code', 'invalid_format']]],
     ['a code over 64 characters', { name: 'x', code: 'A'.repeat(65) }, [['code', 'too_long']]],
     ['an empty name', { name: '', code: 'A1' }, [['name', 'too_short']]],

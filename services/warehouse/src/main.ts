@@ -7,4 +7,12 @@ import { warehouseServiceStores } from './warehouse.store';
 
 const config = loadConfig(WarehouseConfig);
 const database = createDatabase(config.WAREHOUSE_DATABASE_URL, config);
-runService({ service: 'warehouse', config, port: config.WAREHOUSE_PORT, database, createStores: warehouseServiceStores, startWebhooks: startServiceWebhooks, createApp });
+runService({
+  service: 'warehouse',
+  config,
+  port: config.WAREHOUSE_PORT,
+  database,
+  createStores: warehouseServiceStores,
+  startWebhooks: startServiceWebhooks,
+  createApp,
+});

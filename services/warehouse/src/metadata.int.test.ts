@@ -16,12 +16,24 @@ describe('metadata is stored as sent or refused, never changed', () => {
     expect((await c.get('/items').expect(200)).text).toContain('"metadata":{"__proto__":"x","constructor":"y"}');
 
     const patched = await c.patch(`/items/${created.body.id}`, '{"metadata":{"__proto__":null,"toString":"z"}}').expect(200);
-    expect(entries(patched.body.metadata)).toEqual([['constructor', 'y'], ['toString', 'z']]);
-    expect(entries((await c.get(`/items/${created.body.id}`)).body.metadata)).toEqual([['constructor', 'y'], ['toString', 'z']]);
+    expect(entries(patched.body.metadata)).toEqual([
+      ['constructor', 'y'],
+      ['toString', 'z'],
+    ]);
+    expect(entries((await c.get(`/items/${created.body.id}`)).body.metadata)).toEqual([
+      ['constructor', 'y'],
+      ['toString', 'z'],
+    ]);
     const events = await outbox(app.db, c);
     expect(events.map((e) => entries(e.data.metadata))).toEqual([
-      [['__proto__', 'x'], ['constructor', 'y']],
-      [['constructor', 'y'], ['toString', 'z']],
+      [
+        ['__proto__', 'x'],
+        ['constructor', 'y'],
+      ],
+      [
+        ['constructor', 'y'],
+        ['toString', 'z'],
+      ],
     ]);
   });
 

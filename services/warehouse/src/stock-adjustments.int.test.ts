@@ -10,7 +10,15 @@ describe('POST /items/{id}/stock-adjustments', () => {
     const item = await createItem(c);
     const res = await c.post(`/items/${item.id}/stock-adjustments`, { delta: 12, reason: 'receipt', note: 'PO-77' }).expect(201);
     expect(res.body).toEqual({
-      adjustment: { id: expect.any(String), item_id: item.id, delta: 12, reason: 'receipt', note: 'PO-77', quantity_after: 12, created_at: expect.stringMatching(RFC3339_MS) },
+      adjustment: {
+        id: expect.any(String),
+        item_id: item.id,
+        delta: 12,
+        reason: 'receipt',
+        note: 'PO-77',
+        quantity_after: 12,
+        created_at: expect.stringMatching(RFC3339_MS),
+      },
       item: { ...item, quantity: 12, version: 2, updated_at: expect.stringMatching(RFC3339_MS) },
     });
     const sale = await c.post(`/items/${item.id}/stock-adjustments`, { delta: -5, reason: 'sale' }).expect(201);
@@ -93,7 +101,14 @@ describe('POST /items/{id}/stock-adjustments', () => {
     ['a fractional delta', { delta: 1.5, reason: 'sale' }, [['delta', 'invalid_type']]],
     ['a delta as a string', { delta: '5', reason: 'sale' }, [['delta', 'invalid_type']]],
     ['a delta beyond a 32-bit integer', { delta: 2 ** 31, reason: 'receipt' }, [['delta', 'too_large']]],
-    ['no delta and no reason', {}, [['delta', 'required'], ['reason', 'required']]],
+    [
+      'no delta and no reason',
+      {},
+      [
+        ['delta', 'required'],
+        ['reason', 'required'],
+      ],
+    ],
     ['an unknown reason', { delta: 1, reason: 'theft' }, [['reason', 'invalid_enum']]],
     ['a null reason', { delta: 1, reason: null }, [['reason', 'invalid_enum']]],
     ['a note over 500 characters', { delta: 1, reason: 'receipt', note: 'n'.repeat(501) }, [['note', 'too_long']]],

@@ -36,11 +36,24 @@ const BAD_FIELDS: [string, Record<string, unknown>, [string, string][]][] = [
   ['a nested metadata value', { metadata: { dims: { w: '1' } } }, [['metadata.dims', 'invalid_type']]],
   ['quantity', { quantity: 5 }, [['quantity', 'unknown_field']]],
   ['an unknown field', { colour: 'red' }, [['colour', 'unknown_field']]],
-  ['read-only fields', { id: 'x', version: 3 }, [['id', 'unknown_field'], ['version', 'unknown_field']]],
+  [
+    'read-only fields',
+    { id: 'x', version: 3 },
+    [
+      ['id', 'unknown_field'],
+      ['version', 'unknown_field'],
+    ],
+  ],
   [
     'several problems at once',
     { sku: '', min_stock: -2, metadata: { a: 1, b: 'x'.repeat(501) }, extra: true },
-    [['sku', 'too_short'], ['min_stock', 'too_small'], ['metadata.a', 'invalid_type'], ['metadata.b', 'too_long'], ['extra', 'unknown_field']],
+    [
+      ['sku', 'too_short'],
+      ['min_stock', 'too_small'],
+      ['metadata.a', 'invalid_type'],
+      ['metadata.b', 'too_long'],
+      ['extra', 'unknown_field'],
+    ],
   ],
 ];
 

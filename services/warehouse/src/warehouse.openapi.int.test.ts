@@ -31,11 +31,26 @@ describe('real answers match the documented schemas', () => {
     await receive(c, created.body.id, 5);
     expectDocumented('PATCH', '/items/{id}', await c.patch(`/items/${created.body.id}`, { location_id: second.id, min_stock: 2 }).expect(200));
     expectDocumented('GET', '/items/{id}/movements', await c.get(`/items/${created.body.id}/movements`).expect(200));
-    expectDocumented('POST', '/items/{id}/stock-adjustments', await c.post(`/items/${created.body.id}/stock-adjustments`, { delta: -1, reason: 'sale' }).expect(201));
-    expectDocumented('POST', '/items/{id}/stock-adjustments', await c.post(`/items/${created.body.id}/stock-adjustments`, { delta: -100, reason: 'sale' }).expect(409));
+    expectDocumented(
+      'POST',
+      '/items/{id}/stock-adjustments',
+      await c.post(`/items/${created.body.id}/stock-adjustments`, { delta: -1, reason: 'sale' }).expect(201),
+    );
+    expectDocumented(
+      'POST',
+      '/items/{id}/stock-adjustments',
+      await c.post(`/items/${created.body.id}/stock-adjustments`, { delta: -100, reason: 'sale' }).expect(409),
+    );
 
     const other = await createItem(c);
-    const bulk = await c.post('/items/bulk', { items: [{ id: other.id, name: 'Renamed' }, { id: created.body.id, quantity: 3 }] }).expect(200);
+    const bulk = await c
+      .post('/items/bulk', {
+        items: [
+          { id: other.id, name: 'Renamed' },
+          { id: created.body.id, quantity: 3 },
+        ],
+      })
+      .expect(200);
     expect(bulk.body.results.map((result: { status: number }) => result.status)).toEqual([200, 400]);
     expectDocumented('POST', '/items/bulk', bulk);
   });
@@ -48,7 +63,9 @@ describe('real answers match the documented schemas', () => {
     await c.patch(`/items/${item.id}`, { location_id: second.id }).expect(200);
     await c.post(`/items/${item.id}/stock-adjustments`, { delta: -2, reason: 'sale' }).expect(201);
     const rows = await app.db.outboxEvent.findMany({ where: { workspaceId: c.identity.workspaceId } });
-    expect(new Set(rows.map((row) => row.type))).toEqual(new Set(['item.created', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed']));
+    expect(new Set(rows.map((row) => row.type))).toEqual(
+      new Set(['item.created', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed']),
+    );
     for (const row of rows) {
       const body = { id: row.id, type: row.type, created_at: row.createdAt.toISOString(), workspace_id: row.workspaceId, data: row.data };
       expect(validator.webhookProblems(row.type, body)).toEqual([]);

@@ -23,6 +23,12 @@ describe('the warehouse API document', () => {
     expect(patch.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: false }));
     expect(patch.responses!['200']!.headers!.ETag).toBeDefined();
     expect(document.paths['/items/bulk']!.post!['x-rate-limit-bucket']).toBe('warehouse-bulk');
-    expect(Object.keys(document.webhooks ?? {})).toEqual(['item.created', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed']);
+    expect(Object.keys(document.webhooks ?? {})).toEqual([
+      'item.created',
+      'item.updated',
+      'item.location_changed',
+      'item.stock_adjusted',
+      'item.reorder_needed',
+    ]);
   });
 });

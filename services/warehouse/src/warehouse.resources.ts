@@ -14,13 +14,11 @@ const EXAMPLE_ITEM_ID = '4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d';
 const EXAMPLE_LOCATION_ID = '1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e';
 const EXAMPLE_OTHER_LOCATION_ID = '8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7';
 
-export const Location = z
-  .object({ id: Uuid, name: z.string(), code: z.string(), created_at: UtcTimestamp })
-  .meta({
-    id: 'Location',
-    description: 'A storage location; its code is unique in the workspace.',
-    examples: [{ id: EXAMPLE_LOCATION_ID, name: 'Main warehouse, aisle 3', code: 'MAIN-A3', created_at: '2024-12-01T09:30:00.000Z' }],
-  });
+export const Location = z.object({ id: Uuid, name: z.string(), code: z.string(), created_at: UtcTimestamp }).meta({
+  id: 'Location',
+  description: 'A storage location; its code is unique in the workspace.',
+  examples: [{ id: EXAMPLE_LOCATION_ID, name: 'Main warehouse, aisle 3', code: 'MAIN-A3', created_at: '2024-12-01T09:30:00.000Z' }],
+});
 export type Location = z.infer<typeof Location>;
 
 export const Item = z
@@ -65,7 +63,7 @@ export const Movement = z
     from_location_id: Uuid.nullable(),
     to_location_id: Uuid.nullable(),
     quantity: z.int().meta({ description: 'The on-hand quantity that moved with the item.' }),
-    reason: z.string().meta({ description: '`default_location_changed`: the item\'s `location_id` changed.' }),
+    reason: z.string().meta({ description: "`default_location_changed`: the item's `location_id` changed." }),
     created_at: UtcTimestamp,
   })
   .meta({
@@ -97,7 +95,7 @@ export const Adjustment = z
   })
   .meta({
     id: 'StockAdjustment',
-    description: 'A change of an item\'s on-hand quantity.',
+    description: "A change of an item's on-hand quantity.",
     examples: [
       {
         id: '6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4',
@@ -115,13 +113,11 @@ export type Adjustment = z.infer<typeof Adjustment>;
 const itemExample = exampleOf(Item) as Item;
 const adjustmentExample = exampleOf(Adjustment) as Adjustment;
 
-export const AdjustmentResult = z
-  .object({ adjustment: Adjustment, item: Item })
-  .meta({
-    id: 'StockAdjustmentResult',
-    description: 'The adjustment and the item after it.',
-    examples: [{ adjustment: adjustmentExample, item: { ...itemExample, quantity: 40, version: 4, updated_at: '2024-12-03T10:15:00.000Z' } }],
-  });
+export const AdjustmentResult = z.object({ adjustment: Adjustment, item: Item }).meta({
+  id: 'StockAdjustmentResult',
+  description: 'The adjustment and the item after it.',
+  examples: [{ adjustment: adjustmentExample, item: { ...itemExample, quantity: 40, version: 4, updated_at: '2024-12-03T10:15:00.000Z' } }],
+});
 export type AdjustmentResult = z.infer<typeof AdjustmentResult>;
 
 /** An error as a bulk entry reports it: the contract's `error` without `request_id`. */

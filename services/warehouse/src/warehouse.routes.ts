@@ -27,7 +27,10 @@ const IdParams = z.object({ id: Uuid });
 
 export const CreateLocationBody = z.strictObject({
   name: codePointString(1, 200),
-  code: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"').pipe(codePointString(1, 64)),
+  code: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"')
+    .pipe(codePointString(1, 64)),
 });
 
 /**
@@ -81,7 +84,12 @@ function itemReply(status: number, item: ItemRow) {
   return { status, body: renderItem(item), headers: { etag: itemEtag(item.version) } };
 }
 
-const ETAG = { ETag: { description: 'The item\'s version, quoted (`"3"`): send it as `If-Match` to update only that version.', schema: z.string().meta({ examples: ['"3"'] }) } };
+const ETAG = {
+  ETag: {
+    description: 'The item\'s version, quoted (`"3"`): send it as `If-Match` to update only that version.',
+    schema: z.string().meta({ examples: ['"3"'] }),
+  },
+};
 const SKU_TAKEN = {
   description: 'The `sku` is already used by another item of the workspace (`errors[0] = { field: "sku", code: "taken" }`), also under concurrent writes.',
   example: {
@@ -139,7 +147,14 @@ export const warehouseRouteDeclarations = {
       body: NewItem,
       responses: { 201: { description: 'The item.', schema: Item, headers: ETAG } },
       errors: { 400: ITEM_FIELD_RULES, 409: SKU_TAKEN },
-      requestExample: { sku: 'TSHIRT-BLUE-M', name: 'T-shirt, blue, M', category: 'apparel', min_stock: 10, location_id: EXAMPLE_IDS.location, metadata: { colour: 'blue' } },
+      requestExample: {
+        sku: 'TSHIRT-BLUE-M',
+        name: 'T-shirt, blue, M',
+        category: 'apparel',
+        min_stock: 10,
+        location_id: EXAMPLE_IDS.location,
+        metadata: { colour: 'blue' },
+      },
     },
   },
   'GET /items': {
@@ -162,7 +177,12 @@ export const warehouseRouteDeclarations = {
         'Counts in its own rate-limit bucket.',
       body: DocumentedBulkBody,
       responses: { 200: { description: 'One result per entry.', schema: BulkAnswer } },
-      requestExample: { items: [{ id: EXAMPLE_IDS.item, min_stock: 5 }, { id: EXAMPLE_IDS.item, metadata: { colour: null } }] },
+      requestExample: {
+        items: [
+          { id: EXAMPLE_IDS.item, min_stock: 5 },
+          { id: EXAMPLE_IDS.item, metadata: { colour: null } },
+        ],
+      },
     },
   },
   'GET /items/:id': item.retrieve(ETAG),
@@ -228,72 +248,55 @@ export function warehouseRouteDefinitions(
 ): Record<RoutesOf<'warehouse'>, RouteDefinition> {
   return {
     ...webhooks,
-    'POST /locations': route(
-      warehouseRouteDeclarations['POST /locations'],
-      async ({ identity, body }) => ({
-        status: 201,
-        body: renderLocation(await createLocation(store, identity.workspaceId, body)),
-      }),
+    'POST /locations': route(warehouseRouteDeclarations['POST /locations'], async ({ identity, body }) => ({
+      status: 201,
+      body: renderLocation(await createLocation(store, identity.workspaceId, body)),
+    })),
+
+    'GET /locations': route(warehouseRouteDeclarations['GET /locations'], async ({ identity, query }) => {
+      const rows = await store.listLocations(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+      return { status: 200, body: listPage(rows, query.limit, renderLocation) };
+    }),
+
+    'POST /items': route(warehouseRouteDeclarations['POST /items'], async ({ identity, body }) =>
+      itemReply(201, await createItem(store, identity.workspaceId, body)),
     ),
 
-    'GET /locations': route(
-      warehouseRouteDeclarations['GET /locations'],
-      async ({ identity, query }) => {
-        const rows = await store.listLocations(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-        return { status: 200, body: listPage(rows, query.limit, renderLocation) };
-      },
+    'GET /items': route(warehouseRouteDeclarations['GET /items'], async ({ identity, query }) => {
+      const rows = await store.listItems(identity.workspaceId, {
+        sku: query.sku,
+        category: query.category,
+        after: decodeCursor(query.cursor),
+        take: query.limit + 1,
+      });
+      return { status: 200, body: listPage(rows, query.limit, renderItem) };
+    }),
+
+    'POST /items/bulk': route(warehouseRouteDeclarations['POST /items/bulk'], async ({ identity, body }) => ({
+      status: 200,
+      body: { results: await updateItems(store, identity.workspaceId, body.items, logger) } satisfies BulkAnswer,
+    })),
+
+    'GET /items/:id': route(warehouseRouteDeclarations['GET /items/:id'], async ({ identity, params }) =>
+      itemReply(200, await getItem(store, identity.workspaceId, params.id)),
     ),
 
-    'POST /items': route(
-      warehouseRouteDeclarations['POST /items'],
-      async ({ identity, body }) => itemReply(201, await createItem(store, identity.workspaceId, body)),
+    'PATCH /items/:id': route(warehouseRouteDeclarations['PATCH /items/:id'], async ({ identity, params, body, headers }) =>
+      itemReply(200, await updateItem(store, identity.workspaceId, params.id, body, headers['if-match'])),
     ),
 
-    'GET /items': route(
-      warehouseRouteDeclarations['GET /items'],
-      async ({ identity, query }) => {
-        const rows = await store.listItems(identity.workspaceId, {
-          sku: query.sku,
-          category: query.category,
-          after: decodeCursor(query.cursor),
-          take: query.limit + 1,
-        });
-        return { status: 200, body: listPage(rows, query.limit, renderItem) };
-      },
-    ),
+    'GET /items/:id/movements': route(warehouseRouteDeclarations['GET /items/:id/movements'], async ({ identity, params, query }) => {
+      const rows = await listMovements(store, identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
+      return { status: 200, body: listPage(rows, query.limit, renderMovement) };
+    }),
 
-    'POST /items/bulk': route(
-      warehouseRouteDeclarations['POST /items/bulk'],
-      async ({ identity, body }) => ({
-        status: 200,
-        body: { results: await updateItems(store, identity.workspaceId, body.items, logger) } satisfies BulkAnswer,
-      }),
-    ),
-
-    'GET /items/:id': route(
-      warehouseRouteDeclarations['GET /items/:id'],
-      async ({ identity, params }) => itemReply(200, await getItem(store, identity.workspaceId, params.id)),
-    ),
-
-    'PATCH /items/:id': route(
-      warehouseRouteDeclarations['PATCH /items/:id'],
-      async ({ identity, params, body, headers }) => itemReply(200, await updateItem(store, identity.workspaceId, params.id, body, headers['if-match'])),
-    ),
-
-    'GET /items/:id/movements': route(
-      warehouseRouteDeclarations['GET /items/:id/movements'],
-      async ({ identity, params, query }) => {
-        const rows = await listMovements(store, identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-        return { status: 200, body: listPage(rows, query.limit, renderMovement) };
-      },
-    ),
-
-    'POST /items/:id/stock-adjustments': route(
-      warehouseRouteDeclarations['POST /items/:id/stock-adjustments'],
-      async ({ identity, params, body }) => {
-        const { adjustment, item } = await adjustStock(store, identity.workspaceId, params.id, { delta: body.delta, reason: body.reason, note: body.note ?? null });
-        return { status: 201, body: { adjustment: renderAdjustment(adjustment), item: renderItem(item) } satisfies AdjustmentResult };
-      },
-    ),
+    'POST /items/:id/stock-adjustments': route(warehouseRouteDeclarations['POST /items/:id/stock-adjustments'], async ({ identity, params, body }) => {
+      const { adjustment, item } = await adjustStock(store, identity.workspaceId, params.id, {
+        delta: body.delta,
+        reason: body.reason,
+        note: body.note ?? null,
+      });
+      return { status: 201, body: { adjustment: renderAdjustment(adjustment), item: renderItem(item) } satisfies AdjustmentResult };
+    }),
   };
 }

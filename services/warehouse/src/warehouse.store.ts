@@ -1,14 +1,7 @@
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents, webhooksStore, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
-import {
-  AdjustmentReason,
-  Prisma,
-  type Item,
-  type Location,
-  type Movement,
-  type StockAdjustment,
-} from './generated/prisma/client';
+import { AdjustmentReason, Prisma, type Item, type Location, type Movement, type StockAdjustment } from './generated/prisma/client';
 import { crossesBelowMinStock, INT4_MAX, type ItemFields, type Metadata } from './item-input';
 import { renderAdjustment, renderItem, renderMovement } from './warehouse.render';
 
@@ -106,7 +99,14 @@ async function insertItem(tx: Prisma.TransactionClient, workspaceId: WorkspaceId
  * Writes the changes only if the item is still at `version` (one conditional UPDATE), and
  * increments the version. Returns the updated item, or null when the item has moved on.
  */
-async function updateAtVersion(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, id: string, version: number, changes: Partial<ItemFields>, now: Date): Promise<Item | null> {
+async function updateAtVersion(
+  tx: Prisma.TransactionClient,
+  workspaceId: WorkspaceId,
+  id: string,
+  version: number,
+  changes: Partial<ItemFields>,
+  now: Date,
+): Promise<Item | null> {
   const rows = await tx.item.updateManyAndReturn({
     where: { id, workspaceId, version },
     data: { ...itemData(changes), version: { increment: 1 }, updatedAt: now },

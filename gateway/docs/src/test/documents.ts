@@ -47,7 +47,9 @@ export function ticketsDocument(): OpenApiDocument {
             { $ref: '#/components/parameters/EventId' },
             { name: 'limit', in: 'query', description: 'Page size.', schema: { default: 20, type: 'integer', minimum: 1, maximum: 100 } },
           ],
-          responses: { '200': { description: 'One page of tickets.', content: { 'application/json': { schema: { $ref: '#/components/schemas/TicketList' } } } } },
+          responses: {
+            '200': { description: 'One page of tickets.', content: { 'application/json': { schema: { $ref: '#/components/schemas/TicketList' } } } },
+          },
         },
       },
       '/events': {
@@ -70,7 +72,12 @@ export function ticketsDocument(): OpenApiDocument {
       securitySchemes: { bearer: { description: 'An API key: `Authorization: Bearer plk_…`.' } },
       parameters: { EventId: { name: 'id', in: 'path', required: true, schema: uuid } },
       headers: { 'x-request-id': { description: 'The request id.', schema: { type: 'string' } } },
-      responses: { NotFound: { description: 'No such event.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: { error: { code: 'not_found' } } } } } },
+      responses: {
+        NotFound: {
+          description: 'No such event.',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: { error: { code: 'not_found' } } } },
+        },
+      },
       schemas: {
         Ticket: {
           type: 'object',
@@ -120,7 +127,14 @@ export function hostileDocument(): OpenApiDocument {
           description: attack('operation description'),
           tags: [attack('tag')],
           'x-required-scope': attack('scope'),
-          parameters: [{ name: attack('parameter'), in: attack('in'), description: attack('parameter description'), schema: { type: 'string', pattern: attack('pattern'), default: attack('default') } }],
+          parameters: [
+            {
+              name: attack('parameter'),
+              in: attack('in'),
+              description: attack('parameter description'),
+              schema: { type: 'string', pattern: attack('pattern'), default: attack('default') },
+            },
+          ],
           responses: {
             [attack('status')]: {
               description: attack('response'),
@@ -140,7 +154,12 @@ export function hostileDocument(): OpenApiDocument {
           description: attack('schema description'),
           properties: {
             [attack('property')]: { type: 'string', description: attack('property description'), enum: [attack('enum')] },
-            kind: { oneOf: [{ type: 'object', properties: { k: { const: attack('const') } } }, { type: 'object', properties: { k: { const: 'b' } } }] },
+            kind: {
+              oneOf: [
+                { type: 'object', properties: { k: { const: attack('const') } } },
+                { type: 'object', properties: { k: { const: 'b' } } },
+              ],
+            },
             children: { type: 'array', items: { $ref: '#/components/schemas/Thing' } },
           },
           required: [attack('property')],

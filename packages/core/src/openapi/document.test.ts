@@ -64,7 +64,12 @@ describe('openApiDocument', () => {
     expect(operation.parameters).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }),
-        expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: expect.objectContaining({ type: 'integer', minimum: 1, maximum: 100, default: 20 }) }),
+        expect.objectContaining({
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining({ type: 'integer', minimum: 1, maximum: 100, default: 20 }),
+        }),
         { $ref: '#/components/parameters/PlatformVersion' },
       ]),
     );
@@ -77,7 +82,9 @@ describe('openApiDocument', () => {
     const read = document().paths['/events/{id}/tickets']!.get!.responses!;
     expect(Object.keys(read)).toEqual(['200', '400', '401', '403', '404', '408', '429', '500', '503']);
     expect(read['404']!.description).toContain('No such event.');
-    expect(read['403']!.content!['application/json']!.example).toEqual({ error: expect.objectContaining({ code: 'forbidden_scope', required_scope: 'events:read' }) });
+    expect(read['403']!.content!['application/json']!.example).toEqual({
+      error: expect.objectContaining({ code: 'forbidden_scope', required_scope: 'events:read' }),
+    });
     expect(read['429']!.headers!['Retry-After']).toEqual({ $ref: '#/components/headers/Retry-After' });
     const write = document().paths['/events']!.post!;
     expect(Object.keys(write.responses!)).toEqual(['201', '400', '401', '403', '408', '409', '413', '415', '429', '500', '503']);

@@ -85,7 +85,8 @@ function titleOf(segment: string): string {
 
 function platformDescription(service: ServiceName, serviceDescription: string | undefined): string {
   const buckets = (Object.keys(BUCKET_LIMITS) as BucketName[]).filter(
-    (bucket) => bucket === SERVICES[service].bucket || Object.values<{ scope: string; bucket?: string }>(ROUTES[service]).some((spec) => spec.bucket === bucket),
+    (bucket) =>
+      bucket === SERVICES[service].bucket || Object.values<{ scope: string; bucket?: string }>(ROUTES[service]).some((spec) => spec.bucket === bucket),
   );
   return [
     ...(serviceDescription ? [serviceDescription, ''] : []),
@@ -123,7 +124,7 @@ function platformDescription(service: ServiceName, serviceDescription: string | 
     '## Conventions',
     'JSON only (`application/json; charset=utf-8`). Timestamps are RFC 3339 in UTC with milliseconds. Ids are UUIDs. ' +
       'Lists take `?limit=` (1-100, default 20) and `?cursor=` and answer `{ "data": [...], "next_cursor" }`. ' +
-      'Another workspace\'s resource is reported as 404.',
+      "Another workspace's resource is reported as 404.",
   ].join('\n');
 }
 
@@ -158,7 +159,12 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: { title: options.title, version: options.version, description: platformDescription(service, options.description) },
-    servers: [{ url: SERVICES[service].prefix, description: `The platform gateway, \`{gateway}${SERVICES[service].prefix}\` (relative to the gateway that serves this document at /docs).` }],
+    servers: [
+      {
+        url: SERVICES[service].prefix,
+        description: `The platform gateway, \`{gateway}${SERVICES[service].prefix}\` (relative to the gateway that serves this document at /docs).`,
+      },
+    ],
     security: [{ bearer: [] }],
     tags: [...tags].map(([name, description]) => (description ? { name, description } : { name })),
     paths,
@@ -244,7 +250,11 @@ function operationFor(
   for (const [status, response] of Object.entries(docs?.responses ?? {})) {
     const headers = { ...commonResponseHeaders(Number(status), method) };
     for (const [name, header] of Object.entries(response.headers ?? {})) {
-      headers[name] = { description: header.description, required: true, schema: header.schema ? converter.convert(header.schema, 'output') : { type: 'string' } };
+      headers[name] = {
+        description: header.description,
+        required: true,
+        schema: header.schema ? converter.convert(header.schema, 'output') : { type: 'string' },
+      };
     }
     const example = response.example ?? (response.schema ? exampleOf(response.schema) : undefined);
     responses[status] = {
@@ -257,7 +267,10 @@ function operationFor(
   }
   if (docs) {
     const reasons = platformErrorReasons(facts);
-    const statuses = new Set<ErrorStatus>([...(Object.keys(reasons).map(Number) as ErrorStatus[]), ...(Object.keys(docs.errors ?? {}).map(Number) as ErrorStatus[])]);
+    const statuses = new Set<ErrorStatus>([
+      ...(Object.keys(reasons).map(Number) as ErrorStatus[]),
+      ...(Object.keys(docs.errors ?? {}).map(Number) as ErrorStatus[]),
+    ]);
     for (const status of [...statuses].sort((a, b) => a - b)) {
       const own = docs.errors?.[status];
       const ownDoc: ErrorDoc | undefined = typeof own === 'string' ? { description: own } : own;
@@ -282,7 +295,10 @@ function operationFor(
   };
 }
 
-const WebhookEventId = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/).meta({ description: 'The event id; the same on every retry (`webhook-id`).', examples: ['evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W'] });
+const WebhookEventId = z
+  .string()
+  .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/)
+  .meta({ description: 'The event id; the same on every retry (`webhook-id`).', examples: ['evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W'] });
 
 function webhookOperations(converter: SchemaConverter, events: WebhookDocs): Record<string, Record<string, OpenApiOperation>> {
   const out: Record<string, Record<string, OpenApiOperation>> = {};
@@ -315,7 +331,15 @@ function webhookOperations(converter: SchemaConverter, events: WebhookDocs): Rec
               schema: converter.convert(event, 'output'),
               ...(data === undefined
                 ? {}
-                : { example: { id: 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W', type, created_at: '2024-12-01T09:30:00.000Z', workspace_id: '8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d', data } }),
+                : {
+                    example: {
+                      id: 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W',
+                      type,
+                      created_at: '2024-12-01T09:30:00.000Z',
+                      workspace_id: '8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d',
+                      data,
+                    },
+                  }),
             },
           },
         },

@@ -41,10 +41,18 @@ export function componentHeaders(): Record<string, JsonSchema> {
       required: true,
       schema: { type: 'string', maxLength: 128 },
     },
-    [HEADERS.version]: { description: 'The platform version that served the request.', required: true, schema: { type: 'string', enum: [...SUPPORTED_VERSIONS] } },
+    [HEADERS.version]: {
+      description: 'The platform version that served the request.',
+      required: true,
+      schema: { type: 'string', enum: [...SUPPORTED_VERSIONS] },
+    },
     [HEADERS.limit]: { description: "The limit of the request's rate-limit bucket, per rolling 60 seconds.", required: true, schema: integer },
     [HEADERS.remaining]: { description: 'Requests left in the bucket after this one.', required: true, schema: integer },
-    [HEADERS.reset]: { description: 'Unix epoch seconds at which one more request will be accepted (now while Remaining > 0).', required: true, schema: integer },
+    [HEADERS.reset]: {
+      description: 'Unix epoch seconds at which one more request will be accepted (now while Remaining > 0).',
+      required: true,
+      schema: integer,
+    },
     [HEADERS.retryAfter]: { description: 'Whole seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
     [HEADERS.replayed]: {
       description: 'Present on an answer replayed for a repeated `Idempotency-Key`: the first answer, nothing ran again.',
@@ -76,7 +84,7 @@ export function componentParameters(): Record<string, JsonSchema> {
       required: false,
       description:
         'Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer ' +
-        "(`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); " +
+        '(`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); ' +
         'while the first request still runs, a 409 with `Retry-After`.',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
     },
@@ -170,7 +178,11 @@ export function platformErrorReasons(facts: OperationFacts): Partial<Record<Erro
   const reasons: Partial<Record<ErrorStatus, string[]>> = {
     400: [
       ...(facts.hasInput ? ['The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).'] : []),
-      ...(writes ? ['The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.'] : []),
+      ...(writes
+        ? [
+            'The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.',
+          ]
+        : []),
       'The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).',
     ],
     401: ['The bearer token is missing, malformed, unknown, revoked or expired.'],
@@ -184,7 +196,7 @@ export function platformErrorReasons(facts: OperationFacts): Partial<Record<Erro
     500: ['Something failed on our side; the body never carries details. Quote `request_id` when asking for support.'],
     503: ['The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.'],
   };
-  if (facts.hasPathParams) reasons[404] = ['No such resource in this workspace (another workspace\'s resources are reported the same way).'];
+  if (facts.hasPathParams) reasons[404] = ["No such resource in this workspace (another workspace's resources are reported the same way)."];
   if (writes) {
     reasons[409] = [
       'The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).',
@@ -206,7 +218,10 @@ export function commonResponseHeaders(status: number, method: string): Record<st
   };
   if (status === 429 || status === 503) headers[HEADERS.retryAfter] = ref('headers', HEADERS.retryAfter);
   if (status === 409 && (method === 'POST' || method === 'PATCH')) {
-    headers[HEADERS.retryAfter] = { description: 'Only while the first request with the same `Idempotency-Key` still runs.', schema: { type: 'integer', minimum: 1 } };
+    headers[HEADERS.retryAfter] = {
+      description: 'Only while the first request with the same `Idempotency-Key` still runs.',
+      schema: { type: 'integer', minimum: 1 },
+    };
   }
   // Answers the service gave are kept for the key and replayed; the gateway's own refusals are not.
   const replayable = status < 500 && ![401, 403, 408, 413, 429].includes(status);
@@ -222,4 +237,3 @@ export function errorResponse(status: ErrorStatus, method: string, reasons: stri
     content: { [JSON_MEDIA_TYPE]: { schema: ref('schemas', 'Error'), example: { error: { ...example, request_id: EXAMPLE_REQUEST_ID } } } },
   };
 }
-

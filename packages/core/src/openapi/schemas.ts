@@ -81,4 +81,3 @@ function refsToComponents(value: unknown): unknown {
   }
   return out;
 }
-

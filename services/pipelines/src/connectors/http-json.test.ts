@@ -33,7 +33,13 @@ function runtime(options: { allowPrivate: boolean; resolve?: Resolver }): Connec
 
 async function read(url: string, rt: ConnectorRuntime): Promise<unknown[]> {
   const records: unknown[] = [];
-  for await (const batch of httpJsonSource.read(HttpJsonConfig.parse({ url }), { since: null, batchSize: 10, signal: new AbortController().signal, runtime: rt })) records.push(...batch);
+  for await (const batch of httpJsonSource.read(HttpJsonConfig.parse({ url }), {
+    since: null,
+    batchSize: 10,
+    signal: new AbortController().signal,
+    runtime: rt,
+  }))
+    records.push(...batch);
   return records;
 }
 
@@ -62,19 +68,25 @@ test.each([
   ['an IPv4-mapped loopback', `http://[::ffff:127.0.0.1]:PORT/items`],
   ['a name resolving to a private address', `http://internal.example:PORT/items`],
   ['localhost', `http://localhost:PORT/items`],
-])('%s is refused with the platform\'s words, never the resolved address', async (_what, template) => {
+])("%s is refused with the platform's words, never the resolved address", async (_what, template) => {
   const resolve: Resolver = async () => ['127.0.0.1'];
-  const err = (await read(template.replace('PORT', String(port)), runtime({ allowPrivate: false, resolve })).then(() => undefined, (e: unknown) => e)) as Error;
+  const err = (await read(template.replace('PORT', String(port)), runtime({ allowPrivate: false, resolve })).then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as Error;
   expect(err).toMatchObject({ code: 'source_error', retryable: false, message: 'the source URL must be a public address' });
   expect(hits).toBe(0);
 });
 
-test('a source that cannot be reached fails with the platform\'s words, not the client\'s error', async () => {
+test("a source that cannot be reached fails with the platform's words, not the client's error", async () => {
   const closed = createServer();
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const closedPort = (closed.address() as AddressInfo).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  const err = (await read(`http://127.0.0.1:${closedPort}/`, runtime({ allowPrivate: true })).then(() => undefined, (e: unknown) => e)) as Error;
+  const err = (await read(`http://127.0.0.1:${closedPort}/`, runtime({ allowPrivate: true })).then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as Error;
   expect(err).toMatchObject({ code: 'source_error', retryable: true, message: 'cannot connect to the source' });
   expect(err.cause).toBeDefined(); // the driver's error is kept for the log
 });

@@ -40,16 +40,14 @@ export function destinationConnector(name: string): AnyDestination {
  * The output config carries the connector's defaults.
  */
 function connectorSpec<const N extends string>(names: [N, ...N[]], lookup: (name: N) => AnySource | AnyDestination) {
-  return z
-    .strictObject({ connector: z.enum(names), config: z.unknown().optional() })
-    .transform((spec, ctx) => {
-      const parsed = lookup(spec.connector).config.safeParse(spec.config ?? {});
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: ['config', ...issue.path] });
-        return z.NEVER;
-      }
-      return { connector: spec.connector, config: parsed.data as Record<string, unknown> };
-    });
+  return z.strictObject({ connector: z.enum(names), config: z.unknown().optional() }).transform((spec, ctx) => {
+    const parsed = lookup(spec.connector).config.safeParse(spec.config ?? {});
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: ['config', ...issue.path] });
+      return z.NEVER;
+    }
+    return { connector: spec.connector, config: parsed.data as Record<string, unknown> };
+  });
 }
 
 export const SourceSpec = connectorSpec(SOURCE_NAMES, sourceConnector);

@@ -18,7 +18,12 @@ export const ConnectorsConfig = z.object({
   PIPELINES_PLATFORM_DATABASES: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((name) => name.trim()).filter((name) => name !== '')),
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== ''),
+    ),
 });
 export type ConnectorsConfig = z.output<typeof ConnectorsConfig>;
 

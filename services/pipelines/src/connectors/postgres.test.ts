@@ -40,7 +40,9 @@ describe('connection_url: what the schema refuses (400 invalid_format)', () => {
   ])('%s: %s', (url, message) => {
     const parsed = PostgresConfig.safeParse({ table: 't', connection_url: url });
     expect(parsed.success).toBe(false);
-    expect(parsed.error!.issues).toEqual([expect.objectContaining({ path: ['connection_url'], message: expect.stringContaining(message), params: { code: 'invalid_format' } })]);
+    expect(parsed.error!.issues).toEqual([
+      expect.objectContaining({ path: ['connection_url'], message: expect.stringContaining(message), params: { code: 'invalid_format' } }),
+    ]);
   });
 
   test('the platform reads host, port, user, password, database and sslmode itself', () => {
@@ -55,7 +57,8 @@ describe('connection_url: what the schema refuses (400 invalid_format)', () => {
 });
 
 describe('verify (on create): addresses and the platform databases', () => {
-  const verify = (url: string, allowPrivate = false) => postgresDestination.verify!(PostgresConfig.parse({ table: 't', connection_url: url }), policy(allowPrivate));
+  const verify = (url: string, allowPrivate = false) =>
+    postgresDestination.verify!(PostgresConfig.parse({ table: 't', connection_url: url }), policy(allowPrivate));
 
   test('a public host passes; a name that does not resolve now passes (the run checks again)', async () => {
     await expect(verify('postgresql://u:p@db.example.com:5432/warehouse')).resolves.toEqual([]);
@@ -89,22 +92,21 @@ describe('verify (on create): addresses and the platform databases', () => {
     'postgresql://platform_pipelines@127.0.0.1', // no path: the database is the user's name
   ])('%s names a platform database: refused even with private addresses allowed', async (url) => {
     for (const allowPrivate of [true, false]) {
-      expect(await verify(url, allowPrivate)).toEqual([{ field: 'connection_url', code: 'platform_database', message: 'must not name a database of the platform' }]);
+      expect(await verify(url, allowPrivate)).toEqual([
+        { field: 'connection_url', code: 'platform_database', message: 'must not name a database of the platform' },
+      ]);
     }
   });
 });
 
 describe('settings', () => {
-  test('the four deployables\' default databases and the pipelines database are always refused; PIPELINES_PLATFORM_DATABASES adds the names a deployment uses', () => {
+  test("the four deployables' default databases and the pipelines database are always refused; PIPELINES_PLATFORM_DATABASES adds the names a deployment uses", () => {
     const config = ConnectorsConfig.parse({});
     expect(config).toEqual({ CONNECTORS_ALLOW_PRIVATE: false, PIPELINES_PLATFORM_DATABASES: [] });
     expect([...platformDatabases(config.PIPELINES_PLATFORM_DATABASES, 'postgresql://h/platform_pipelines')]).toEqual([...DEFAULT_PLATFORM_DATABASES]);
-    expect([...platformDatabases(ConnectorsConfig.parse({ PIPELINES_PLATFORM_DATABASES: ' Gw_Db , ,other' }).PIPELINES_PLATFORM_DATABASES, 'postgresql://h/pl%5Fdb')]).toEqual([
-      ...DEFAULT_PLATFORM_DATABASES,
-      'gw_db',
-      'other',
-      'pl_db',
-    ]);
+    expect([
+      ...platformDatabases(ConnectorsConfig.parse({ PIPELINES_PLATFORM_DATABASES: ' Gw_Db , ,other' }).PIPELINES_PLATFORM_DATABASES, 'postgresql://h/pl%5Fdb'),
+    ]).toEqual([...DEFAULT_PLATFORM_DATABASES, 'gw_db', 'other', 'pl_db']);
   });
 
   test('a workspace schema is ws_ + the uuid without dashes; anything but a uuid is refused', () => {

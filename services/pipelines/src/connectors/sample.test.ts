@@ -3,7 +3,8 @@ import type { ConnectorRuntime } from './connector';
 
 async function readAll(config: SampleConfig, since: Date | null, batchSize = 7) {
   const batches = [];
-  for await (const batch of sampleSource.read(config, { since, batchSize, signal: new AbortController().signal, runtime: {} as ConnectorRuntime })) batches.push(batch);
+  for await (const batch of sampleSource.read(config, { since, batchSize, signal: new AbortController().signal, runtime: {} as ConnectorRuntime }))
+    batches.push(batch);
   return batches;
 }
 

@@ -32,7 +32,13 @@ export function queueNamed(name: string): TestQueue {
 }
 
 function bounded(promise: Promise<unknown>, ms = 2_000): Promise<void> {
-  return Promise.race([promise.then(() => undefined, () => undefined), new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+  return Promise.race([
+    promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => setTimeout(resolve, ms).unref()),
+  ]);
 }
 
 /**

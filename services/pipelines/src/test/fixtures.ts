@@ -42,7 +42,14 @@ export async function getRun(c: ServiceClient, pipelineId: string, runId: string
 }
 
 /** Polls the run until `until` holds. */
-export function waitForRun(c: ServiceClient, pipelineId: string, runId: string, until: (run: RunBody) => boolean, what: string, timeoutMs = 20_000): Promise<RunBody> {
+export function waitForRun(
+  c: ServiceClient,
+  pipelineId: string,
+  runId: string,
+  until: (run: RunBody) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<RunBody> {
   return waitFor(
     what,
     async () => {
