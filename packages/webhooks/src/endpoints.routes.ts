@@ -6,13 +6,12 @@ import {
   listPage,
   ListQuery,
   mountRoutes,
+  resource,
   route,
   Uuid,
   WEBHOOK_ENDPOINT_ROUTES,
   type RouteDeclaration,
   type RouteDefinition,
-  type RouteDocs,
-  type RouteSchemas,
   type WebhookRouteKey,
 } from '@platform/core';
 import { DeliveryList, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
@@ -65,7 +64,6 @@ export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 const IdParams = z.object({ id: Uuid });
 const NoBody = z.strictObject({});
 
-const NOT_FOUND = 'No webhook endpoint with this id in the workspace.';
 const TAG = 'Webhook endpoints';
 
 /** The OpenAPI tag of the webhook endpoint routes, as each service's document lists it. */
@@ -78,11 +76,8 @@ const URL_REFUSED =
 
 const ENDPOINT_ANSWER = { 200: { description: 'The endpoint.', schema: Endpoint } };
 
-/** A route on one endpoint (`:id`), in the webhook endpoints' tag: it answers 404 when the workspace has no endpoint with that id. */
-function onOneEndpoint<S extends Omit<RouteSchemas, 'params'>>(declaration: S & { docs: Omit<RouteDocs, 'tag'> }) {
-  const { docs, ...schemas } = declaration;
-  return { params: IdParams, ...schemas, docs: { ...docs, tag: TAG, errors: { ...docs.errors, 404: NOT_FOUND } } };
-}
+/** The routes on one endpoint (`:id`): the webhook endpoints' tag, and 404 when the workspace has no endpoint with that id. */
+const oneEndpoint = resource({ name: 'webhook endpoint', params: IdParams, schema: Endpoint, tag: TAG });
 
 /** What each webhook endpoint route takes and answers (no handlers): the routes below validate it, API documents describe it. */
 export const webhookRouteDeclarations = {
@@ -107,14 +102,14 @@ export const webhookRouteDeclarations = {
       responses: { 200: { description: 'One page of endpoints, oldest first.', schema: EndpointList } },
     },
   },
-  'GET /webhook-endpoints/:id': onOneEndpoint({
+  'GET /webhook-endpoints/:id': oneEndpoint.route({
     docs: {
       operationId: 'getWebhookEndpoint',
       summary: 'Retrieve a webhook endpoint',
       responses: ENDPOINT_ANSWER,
     },
   }),
-  'PATCH /webhook-endpoints/:id': onOneEndpoint({
+  'PATCH /webhook-endpoints/:id': oneEndpoint.route({
     body: UpdateEndpointBody,
     docs: {
       operationId: 'updateWebhookEndpoint',
@@ -125,14 +120,14 @@ export const webhookRouteDeclarations = {
       requestExample: { enabled: false },
     },
   }),
-  'DELETE /webhook-endpoints/:id': onOneEndpoint({
+  'DELETE /webhook-endpoints/:id': oneEndpoint.route({
     docs: {
       operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint',
       responses: { 204: { description: 'Deleted: the endpoint gets no further events.' } },
     },
   }),
-  'GET /webhook-endpoints/:id/deliveries': onOneEndpoint({
+  'GET /webhook-endpoints/:id/deliveries': oneEndpoint.route({
     query: ListQuery,
     docs: {
       operationId: 'listWebhookDeliveries',
@@ -140,7 +135,7 @@ export const webhookRouteDeclarations = {
       responses: { 200: { description: 'One page of delivery attempts, oldest first; one record per attempt.', schema: DeliveryList } },
     },
   }),
-  'POST /webhook-endpoints/:id/rotate-secret': onOneEndpoint({
+  'POST /webhook-endpoints/:id/rotate-secret': oneEndpoint.route({
     body: NoBody,
     docs: {
       operationId: 'rotateWebhookSecret',
