@@ -79,9 +79,9 @@ describe('console assets', () => {
     const page = text('/console/index.html');
     expect(page).toMatch(/^<!doctype html>\n<html lang="en">/);
     expect(page).toContain('<title>Workspace console · Platform</title>');
-    expect(page).toContain('<link rel="stylesheet" href="/console/base.css">\n  <link rel="stylesheet" href="/console/console.css">');
+    expect(page).toMatch(/<link rel="stylesheet" href="\/console\/base.css" \/>\s*<link rel="stylesheet" href="\/console\/console.css" \/>/);
     expect(page).toContain(
-      `<a class="skip-link" href="#main">Skip to content</a>\n${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}</body>`,
+      `<a class="skip-link" href="#main">Skip to content</a>\n    ${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}\n  </body>`,
     );
     expect(text('/console/base.css')).toBe(readFileSync(join(__dirname, '..', 'pages', 'base.css'), 'utf8'));
     expect(text('/console/console.css')).toBe(readFileSync(join(__dirname, '..', 'console', 'static', 'console.css'), 'utf8'));
