@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { expectErrorBody } from '@platform/testing';
+import { expectErrorBody, waitFor } from '@platform/testing';
 import { createTestKey, startEchoGateway, type EchoGateway } from './test/gateway';
 
 let gw: EchoGateway;
@@ -22,14 +22,6 @@ async function socketTo(url: string): Promise<{ socket: Socket; received: () => 
   let text = '';
   socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
   return { socket, received: () => text, closed: once(socket, 'close') };
-}
-
-async function until(check: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('the internal signature (contract section 4)', () => {
@@ -83,7 +75,7 @@ describe('Expect: 100-continue', () => {
   test('an invalid token gets its 401 without a 100 Continue: the body is never asked for', async () => {
     const conn = await socketTo(gw.url);
     conn.socket.write(head('plk_not-a-real-token-000000000000000000', 2));
-    await until(() => conn.received().includes('\r\n\r\n'));
+    await waitFor('the head of an answer', () => conn.received().includes('\r\n\r\n'), 3_000, 10);
     expect(conn.received()).toMatch(/^HTTP\/1\.1 401 /);
     expect(conn.received()).not.toContain('100 Continue');
     conn.socket.destroy();
@@ -92,7 +84,7 @@ describe('Expect: 100-continue', () => {
   test('a declared size over 1 MiB gets its 413 without a 100 Continue', async () => {
     const conn = await socketTo(gw.url);
     conn.socket.write(head(token, 1024 * 1024 + 1));
-    await until(() => conn.received().includes('\r\n\r\n'));
+    await waitFor('the head of an answer', () => conn.received().includes('\r\n\r\n'), 3_000, 10);
     expect(conn.received()).toMatch(/^HTTP\/1\.1 413 /);
     conn.socket.destroy();
   });
@@ -100,10 +92,10 @@ describe('Expect: 100-continue', () => {
   test('a request that passes every check gets 100 Continue, then its answer once the body is sent', async () => {
     const conn = await socketTo(gw.url);
     conn.socket.write(head(token, 2));
-    await until(() => conn.received().includes('\r\n\r\n'));
+    await waitFor('the head of an answer', () => conn.received().includes('\r\n\r\n'), 3_000, 10);
     expect(conn.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
     conn.socket.write('{}');
-    await until(() => /HTTP\/1\.1 200 /.test(conn.received()));
+    await waitFor('the final 200', () => /HTTP\/1\.1 200 /.test(conn.received()), 3_000, 10);
     conn.socket.destroy();
   });
 });
