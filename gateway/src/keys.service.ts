@@ -1,4 +1,4 @@
-import { decodeCursor, invalidRequest, listPage, notFound, timestamp, type Logger } from '@platform/core';
+import { invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
 import type { ApiKey, KeysStore, Workspace } from './keys.store';
 import type { RevocationPublisher } from './revocations';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
@@ -88,13 +88,15 @@ export function createWorkspace(store: KeysStore, name: string): Promise<Workspa
 }
 
 export async function listWorkspaces(store: KeysStore, query: { limit: number; cursor?: string }) {
-  const rows = await store.listWorkspaces({ after: decodeCursor(query.cursor), take: query.limit + 1 });
-  return listPage(rows, query.limit, renderWorkspace);
+  return pageOf(query, (page) => store.listWorkspaces(page), renderWorkspace);
 }
 
 /** Every key of the workspace, revoked ones too; never a token. */
 export async function listApiKeys(store: KeysStore, workspaceId: string, query: { limit: number; cursor?: string }) {
   await getWorkspace(store, workspaceId);
-  const rows = await store.listApiKeys(workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-  return listPage(rows, query.limit, (key) => renderApiKey(key));
+  return pageOf(
+    query,
+    (page) => store.listApiKeys(workspaceId, page),
+    (key) => renderApiKey(key),
+  );
 }

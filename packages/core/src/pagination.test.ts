@@ -1,5 +1,5 @@
 import { ApiError } from './errors';
-import { decodeCursor, encodeCursor, listPage, ListQuery, parseCursor } from './pagination';
+import { decodeCursor, encodeCursor, listPage, ListQuery, pageOf, parseCursor } from './pagination';
 
 describe('lists', () => {
   test('a cursor round-trips and a forged one is a 400 on the query', () => {
@@ -52,5 +52,34 @@ describe('a cursor the platform did not issue is a 400, whatever it holds', () =
     expect(parseCursor(cursor)).toBeUndefined();
     expect(() => decodeCursor(cursor)).toThrow(ApiError);
     expect(ListQuery.safeParse({ cursor }).success).toBe(false);
+  });
+});
+
+describe('pageOf', () => {
+  const row = (n: number) => ({ id: `00000000-0000-4000-8000-00000000000${n}`, createdAt: new Date(Date.UTC(2024, 0, n)) });
+
+  test('asks for one row more than the page after the cursor, and says whether another page follows', async () => {
+    const cursor = encodeCursor(row(1));
+    const asked: unknown[] = [];
+    const page = await pageOf(
+      { limit: 2, cursor },
+      async (p) => (asked.push(p), [row(2), row(3), row(4)]),
+      (r) => r.id,
+    );
+    expect(asked).toEqual([{ after: decodeCursor(cursor), take: 3 }]);
+    expect(page).toEqual({ data: [row(2).id, row(3).id], next_cursor: encodeCursor(row(3)) });
+    expect(
+      await pageOf(
+        { limit: 2 },
+        async () => [row(2)],
+        (r) => r.id,
+      ),
+    ).toEqual({ data: [row(2).id], next_cursor: null });
+  });
+
+  test('a forged cursor is a 400 before anything is read', async () => {
+    const fetch = jest.fn(async () => []);
+    await expect(pageOf({ limit: 2, cursor: 'forged' }, fetch, (r) => r)).rejects.toBeInstanceOf(ApiError);
+    expect(fetch).not.toHaveBeenCalled();
   });
 });

@@ -67,6 +67,19 @@ export function listPage<Row extends { createdAt: Date; id: string }, Out>(
   return { data: page.map(render), next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
+/**
+ * One page of a list: asks `fetch` for one row more than the page after the query's cursor (a bad
+ * cursor is a 400 before anything is read), so `next_cursor` says whether another page follows.
+ */
+export async function pageOf<Row extends { createdAt: Date; id: string }, Out>(
+  query: { limit: number; cursor?: string },
+  fetch: (page: { after: Cursor | undefined; take: number }) => Promise<Row[]>,
+  render: (row: Row) => Out,
+): Promise<{ data: Out[]; next_cursor: string | null }> {
+  const rows = await fetch({ after: decodeCursor(query.cursor), take: query.limit + 1 });
+  return listPage(rows, query.limit, render);
+}
+
 /** Prisma `where` for rows after a cursor, in (createdAt, id) order. */
 export function afterCursor(cursor: Cursor | undefined): object {
   if (!cursor) return {};

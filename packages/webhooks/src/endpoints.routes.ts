@@ -1,17 +1,16 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import {
-  decodeCursor,
   EVENT_TYPES,
-  listPage,
   ListQuery,
   mountRoutes,
+  pageOf,
   resource,
   route,
-  Uuid,
-  WEBHOOK_ENDPOINT_ROUTES,
   type RouteDeclaration,
   type RouteDefinition,
+  Uuid,
+  WEBHOOK_ENDPOINT_ROUTES,
   type WebhookRouteKey,
 } from '@platform/core';
 import { DeliveryList, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
@@ -156,8 +155,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     }),
 
     'GET /webhook-endpoints': route(webhookRouteDeclarations['GET /webhook-endpoints'], async ({ identity, query }) => {
-      const rows = await endpoints.list(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderEndpoint) };
+      return { status: 200, body: await pageOf(query, (page) => endpoints.list(identity.workspaceId, page), renderEndpoint) };
     }),
 
     'GET /webhook-endpoints/:id': route(webhookRouteDeclarations['GET /webhook-endpoints/:id'], async ({ identity, params }) => ({
@@ -176,8 +174,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
     }),
 
     'GET /webhook-endpoints/:id/deliveries': route(webhookRouteDeclarations['GET /webhook-endpoints/:id/deliveries'], async ({ identity, params, query }) => {
-      const rows = await endpoints.deliveries(identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderDelivery) };
+      return { status: 200, body: await pageOf(query, (page) => endpoints.deliveries(identity.workspaceId, params.id, page), renderDelivery) };
     }),
 
     'POST /webhook-endpoints/:id/rotate-secret': route(webhookRouteDeclarations['POST /webhook-endpoints/:id/rotate-secret'], async ({ identity, params }) => {

@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import {
   codePointString,
-  decodeCursor,
-  listPage,
   ListQuery,
+  pageOf,
   resource,
   route,
+  type RouteDeclaration,
+  type RouteDefinition,
+  type RoutesOf,
   Slug,
   stringMap,
   Timestamp,
   Uuid,
-  type RouteDeclaration,
-  type RouteDefinition,
-  type RoutesOf,
   type WebhookRouteKey,
 } from '@platform/core';
 import { webhookRouteDeclarations } from '@platform/webhooks';
@@ -125,12 +124,10 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
 
     'GET /events/:id/tickets': route(eventsRouteDeclarations['GET /events/:id/tickets'], async ({ identity, params, query }) => {
       await getEvent(store, identity.workspaceId, params.id);
-      const rows = await store.listTickets(identity.workspaceId, params.id, {
-        status: query.status,
-        after: decodeCursor(query.cursor),
-        take: query.limit + 1,
-      });
-      return { status: 200, body: listPage(rows, query.limit, renderTicket) };
+      return {
+        status: 200,
+        body: await pageOf(query, (page) => store.listTickets(identity.workspaceId, params.id, { status: query.status, ...page }), renderTicket),
+      };
     }),
 
     'GET /tickets/:id': route(eventsRouteDeclarations['GET /tickets/:id'], async ({ identity, params }) => ({

@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import {
   codePointString,
-  decodeCursor,
   invalidRequest,
-  listPage,
   ListQuery,
+  pageOf,
   resource,
   route,
-  SERVICES,
-  Timestamp,
-  Uuid,
   type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
+  SERVICES,
+  Timestamp,
+  Uuid,
   type WebhookRouteKey,
 } from '@platform/core';
 import { webhookRouteDeclarations } from '@platform/webhooks';
@@ -214,12 +213,10 @@ export function pipelinesRouteDefinitions({
     }),
 
     'GET /pipelines/:id/runs': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs'], async ({ identity, params, query }) => {
-      const rows = await listRuns(runs, identity.workspaceId, params.id, {
-        status: query.status,
-        after: decodeCursor(query.cursor),
-        take: query.limit + 1,
-      });
-      return { status: 200, body: listPage(rows, query.limit, renderRun) };
+      return {
+        status: 200,
+        body: await pageOf(query, (page) => listRuns(runs, identity.workspaceId, params.id, { status: query.status, ...page }), renderRun),
+      };
     }),
 
     'GET /pipelines/:id/runs/:run_id': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs/:run_id'], async ({ identity, params }) => ({

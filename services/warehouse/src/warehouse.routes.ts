@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import {
   codePointString,
-  decodeCursor,
-  listPage,
   ListQuery,
+  type Logger,
+  pageOf,
   resource,
   route,
-  Slug,
-  stringMap,
-  Uuid,
-  type Logger,
   type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
+  Slug,
+  stringMap,
+  Uuid,
   type WebhookRouteKey,
 } from '@platform/core';
 import { webhookRouteDeclarations } from '@platform/webhooks';
@@ -254,8 +253,7 @@ export function warehouseRouteDefinitions(
     })),
 
     'GET /locations': route(warehouseRouteDeclarations['GET /locations'], async ({ identity, query }) => {
-      const rows = await store.listLocations(identity.workspaceId, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderLocation) };
+      return { status: 200, body: await pageOf(query, (page) => store.listLocations(identity.workspaceId, page), renderLocation) };
     }),
 
     'POST /items': route(warehouseRouteDeclarations['POST /items'], async ({ identity, body }) =>
@@ -263,13 +261,10 @@ export function warehouseRouteDefinitions(
     ),
 
     'GET /items': route(warehouseRouteDeclarations['GET /items'], async ({ identity, query }) => {
-      const rows = await store.listItems(identity.workspaceId, {
-        sku: query.sku,
-        category: query.category,
-        after: decodeCursor(query.cursor),
-        take: query.limit + 1,
-      });
-      return { status: 200, body: listPage(rows, query.limit, renderItem) };
+      return {
+        status: 200,
+        body: await pageOf(query, (page) => store.listItems(identity.workspaceId, { sku: query.sku, category: query.category, ...page }), renderItem),
+      };
     }),
 
     'POST /items/bulk': route(warehouseRouteDeclarations['POST /items/bulk'], async ({ identity, body }) => ({
@@ -286,8 +281,7 @@ export function warehouseRouteDefinitions(
     ),
 
     'GET /items/:id/movements': route(warehouseRouteDeclarations['GET /items/:id/movements'], async ({ identity, params, query }) => {
-      const rows = await listMovements(store, identity.workspaceId, params.id, { after: decodeCursor(query.cursor), take: query.limit + 1 });
-      return { status: 200, body: listPage(rows, query.limit, renderMovement) };
+      return { status: 200, body: await pageOf(query, (page) => listMovements(store, identity.workspaceId, params.id, page), renderMovement) };
     }),
 
     'POST /items/:id/stock-adjustments': route(warehouseRouteDeclarations['POST /items/:id/stock-adjustments'], async ({ identity, params, body }) => {
