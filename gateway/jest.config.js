@@ -1,5 +1,5 @@
 module.exports = require('../jest.preset.js')(__dirname, {
   globalSetup: '<rootDir>/jest.global-setup.js',
-  // The API reference page's views (browser code, no DOM in them) are tested beside their source.
-  unitTestMatch: ['<rootDir>/docs/src/**/*.test.ts'],
+  // The API reference page's views and the console's formatting (browser code, no DOM in them) are tested beside their source.
+  unitTestMatch: ['<rootDir>/docs/src/**/*.test.ts', '<rootDir>/console/src/**/*.test.ts'],
 });

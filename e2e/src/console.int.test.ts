@@ -15,7 +15,7 @@ let page: Page;
 
 const workspaceName = `e2e ${randomUUID().slice(0, 8)}`;
 let workspaceId: string;
-let openedPipelineId: string;
+let listedPipelineId: string;
 
 interface Reply {
   status: number;
@@ -144,14 +144,14 @@ describe('workspace console in Chromium', () => {
 
     // The token works on the public API with exactly the chosen scopes.
     const created = await api(token, 'POST', '/pipelines/v3/pipelines', {
-      name: 'e2e opened by id',
+      name: 'e2e listed',
       source: { connector: 'sample', config: { records: 5 } },
       destination: { connector: 'postgres', config: { table: 'e2e_opened_records' } },
     });
     expect(created.status).toBe(201);
-    openedPipelineId = created.body.id;
-    expect((await api(token, 'GET', `/pipelines/v3/pipelines/${openedPipelineId}`)).status).toBe(200);
-    const forbidden = await api(token, 'GET', `/pipelines/v3/pipelines/${openedPipelineId}/runs`);
+    listedPipelineId = created.body.id;
+    expect((await api(token, 'GET', `/pipelines/v3/pipelines/${listedPipelineId}`)).status).toBe(200);
+    const forbidden = await api(token, 'GET', `/pipelines/v3/pipelines/${listedPipelineId}/runs`);
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.error.required_scope).toBe('runs:read');
 
@@ -167,14 +167,16 @@ describe('workspace console in Chromium', () => {
     expect(await row.getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
 
     // Contract section 3: a revoked key gets 401 within a second.
-    await eventually(async () => expect((await api(token, 'GET', `/pipelines/v3/pipelines/${openedPipelineId}`)).status).toBe(401), 1_000);
+    await eventually(async () => expect((await api(token, 'GET', `/pipelines/v3/pipelines/${listedPipelineId}`)).status).toBe(401), 1_000);
   });
 
-  test('opens a pipeline by id, creates a sample pipeline, pauses and resumes it, and watches a run reach succeeded', async () => {
+  test("lists the workspace's pipelines, creates a sample pipeline, pauses and resumes it, watches a run reach succeeded and reads its log", async () => {
     await page.getByRole('tab', { name: 'Pipelines' }).click();
-    await page.getByLabel('Pipeline id').fill(openedPipelineId);
-    await page.getByRole('button', { name: 'Open pipeline' }).click();
-    await page.getByRole('article', { name: 'e2e opened by id' }).waitFor();
+    // Created through the API with another key: listed (GET /pipelines), not opened by hand.
+    const listed = page.getByRole('article', { name: 'e2e listed' });
+    await listed.waitFor();
+    expect(await listed.locator('dd[data-fact="Id"]').textContent()).toBe(listedPipelineId);
+    expect(await listed.locator('dd[data-fact="Schedule"]').textContent()).toBe('none (runs only when triggered)');
 
     await page.getByLabel('Pipeline name').fill('e2e sample');
     await page.getByLabel('Source connector').selectOption('sample');
@@ -206,8 +208,25 @@ describe('workspace console in Chromium', () => {
     expect(cells.filter((c) => c === '250')).toHaveLength(2); // records read and written
     await eventually(async () => expect(await statusText()).toMatch(/succeeded \(250 read, 250 written\)/));
     // The pipeline's last successful run is filled in once the run ends.
-    await eventually(async () => expect(await card.locator('dd').nth(3).textContent()).not.toBe('none yet'));
+    await eventually(async () => expect(await card.locator('dd[data-fact="Last successful run"]').textContent()).not.toBe('none yet'));
+
+    // The run's log, oldest first: queued with its trigger, the attempt's steps, the end with the stats.
+    await succeeded
+      .first()
+      .getByRole('button', { name: /^Show the log of run/ })
+      .click();
+    const log = card.getByRole('region', { name: /^Log of run/ });
+    await log.getByRole('row').filter({ hasText: 'status: succeeded' }).waitFor();
+    const lines = await log.locator('tbody tr').allTextContents();
+    expect(lines[0]).toContain('trigger: manual');
+    expect(lines.at(-1)).toContain('records_read: 250, records_written: 250');
+    expect(lines.some((line) => line.includes('attempt 1'))).toBe(true);
     await screenshot(page, 'console-run.png');
+    await succeeded
+      .first()
+      .getByRole('button', { name: /^Hide the log of run/ })
+      .click();
+    expect(await log.count()).toBe(0);
 
     // Phones: nothing wider than the screen; runs and keys stay readable (rows become cards).
     await page.setViewportSize({ width: 390, height: 844 });
@@ -254,8 +273,9 @@ describe('workspace console in Chromium', () => {
 
       await page.getByRole('tab', { name: 'Pipelines' }).click();
       const card = page.getByRole('article', { name: 'e2e sample' });
+      const before = await card.locator('tbody tr[data-status="succeeded"]').count();
       await card.getByRole('button', { name: 'Trigger run' }).click();
-      await eventually(async () => expect(await card.locator('tbody tr[data-status="succeeded"]').count()).toBe(2), RUN_WAIT_MS);
+      await eventually(async () => expect(await card.locator('tbody tr[data-status="succeeded"]').count()).toBe(before + 1), RUN_WAIT_MS);
 
       await page.getByRole('tab', { name: 'Webhooks' }).click();
       await endpoint.getByRole('button', { name: 'Show deliveries' }).click();
@@ -267,6 +287,28 @@ describe('workspace console in Chromium', () => {
       receiver.closeAllConnections();
       await new Promise((resolve) => receiver.close(resolve));
     }
+  });
+
+  test('an interval schedule set in the page: the next run shows, ticks add runs with trigger schedule; removing it stops them', async () => {
+    await page.getByRole('tab', { name: 'Pipelines' }).click();
+    const card = page.getByRole('article', { name: 'e2e sample' });
+    await card.getByText('Edit schedule').click();
+    await card.getByLabel('Schedule', { exact: true }).selectOption('interval');
+    await card.getByLabel('Interval (seconds)').fill('2');
+    await card.getByRole('button', { name: 'Save schedule' }).click();
+    await eventually(async () => expect(await card.locator('dd[data-fact="Schedule"]').textContent()).toBe('every 2 seconds'));
+    expect(await card.locator('dd[data-fact="Next run"] time').count()).toBe(1);
+
+    // Nobody triggers it: the page polls the pipeline once its next run is due and shows the tick's run.
+    const ticked = card.locator('tbody tr[data-status="succeeded"]').filter({ hasText: 'schedule' });
+    await ticked.first().waitFor({ timeout: RUN_WAIT_MS });
+    expect(await ticked.first().locator('td[data-label="Scheduled for"] time').count()).toBe(1);
+    await screenshot(page, 'console-schedule.png');
+
+    await card.getByLabel('Schedule', { exact: true }).selectOption('none');
+    await card.getByRole('button', { name: 'Save schedule' }).click();
+    await eventually(async () => expect(await card.locator('dd[data-fact="Schedule"]').textContent()).toBe('none (runs only when triggered)'));
+    expect(await card.locator('dd[data-fact="Next run"]').textContent()).toBe('—');
   });
 
   test('every control has an accessible name and a visible keyboard focus', async () => {

@@ -58,6 +58,8 @@ export async function startE2ePlatform(): Promise<Platform> {
         WEBHOOKS_RELAY_POLL_MS: '100',
         WEBHOOKS_RETRY_SCHEDULE_MS: '500,1000',
         WEBHOOKS_TIMEOUT_MS: '5000',
+        // The console test sets a schedule of a few seconds.
+        PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1',
       },
       onOutput: (name, line) => log(name).write(`${line}\n`),
     });

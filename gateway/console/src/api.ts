@@ -61,17 +61,23 @@ export interface ApiKey {
   last_used_at: string | null;
 }
 
-export interface Connector {
+export interface ConnectorSpec {
   connector: string;
   config: Record<string, unknown>;
 }
+
+/** A pipeline's schedule (contract section 13). */
+export type Schedule = { type: 'cron'; cron: string; timezone: string } | { type: 'interval'; every_seconds: number };
 
 export interface Pipeline {
   id: string;
   name: string;
   status: 'active' | 'paused';
-  source: Connector;
-  destination: Connector;
+  source: ConnectorSpec;
+  destination: ConnectorSpec;
+  schedule: Schedule | null;
+  /** Null without a schedule or while paused. */
+  next_run_at: string | null;
   last_successful_run_at: string | null;
   created_at: string;
 }
@@ -87,10 +93,23 @@ export interface Run {
   dry_run: boolean;
   attempts: number;
   stats: { records_read: number; records_written: number };
-  error: string | null;
+  error: { code: string; message: string } | null;
+  /** The tick that created the run; null for every other run. */
+  scheduled_for: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+}
+
+/** One line of a run's log (contract section 14). */
+export interface RunLogLine {
+  id: string;
+  run_id: string;
+  attempt: number;
+  at: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  data: Record<string, unknown> | null;
 }
 
 export interface WebhookEndpoint {

@@ -4,7 +4,7 @@ import { admin, ApiCallError, loadMeta, type Page, type Workspace } from './api.
 import { busy, byId, clear, h, time } from './dom.js';
 import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
-import { initPipelinesView, resetPipelinesView } from './pipelines.view.js';
+import { initPipelinesView, resetPipelinesView, showPipelines } from './pipelines.view.js';
 import { closeWorkspace, currentWorkspace, openWorkspace, requireAdminToken, revokeOnPageHide, setMeta, signIn, signOut } from './session.js';
 import { initWebhooksView, resetWebhooksView, showWebhooks } from './webhooks.view.js';
 
@@ -152,6 +152,7 @@ function selectTab(tabId: string, focus = true): void {
     byId(tab.getAttribute('aria-controls')!).hidden = !selected;
     if (selected && focus) tab.focus();
   }
+  if (tabId === 'tab-pipelines') void showPipelines();
   if (tabId === 'tab-webhooks') void showWebhooks();
 }
 

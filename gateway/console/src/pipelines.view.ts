@@ -1,13 +1,21 @@
-// Pipelines: create, open by id, pause and resume, trigger a run and watch it live (polling).
-// The pipelines API has no list endpoint, so the console shows the pipelines this tab knows:
-// created here or opened by id, kept in memory for the chosen workspace.
-import { allPages, ApiCallError, withCursor, type Page, type Pipeline, type Run } from './api.js';
+// Pipelines: the workspace's list (GET /pipelines), create, pause and resume, the schedule (see
+// and edit it, the next run), trigger a run and watch it live (polling), and read a run's log.
+import { allPages, ApiCallError, withCursor, type Page, type Pipeline, type Run, type RunLogLine } from './api.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
+import {
+  describeAttempt,
+  describeConnector,
+  describeLogData,
+  describeSchedule,
+  fieldsOf,
+  scheduleFromFields,
+  type ScheduleFields,
+} from './pipelines.format.js';
 import { gateway, getMeta } from './session.js';
 
-/** How often a queued or running run is read again. */
+/** How often queued or running runs, open logs and due schedules are read again. */
 const POLL_MS = 1000;
 const RUNS_SHOWN = 10;
 const ACTIVE = new Set(['queued', 'running']);
@@ -25,31 +33,57 @@ interface Entry {
   dryRun: HTMLInputElement;
   runsBody: HTMLTableSectionElement;
   runsNote: HTMLElement;
+  schedule: ScheduleEditor;
+  /** The run whose log is open below the runs table, if any. */
+  log?: OpenLog;
+}
+
+interface ScheduleEditor {
+  form: HTMLFormElement;
+  type: HTMLSelectElement;
+  everySeconds: HTMLInputElement;
+  cron: HTMLInputElement;
+  timezone: HTMLInputElement;
+  intervalFields: HTMLElement;
+  cronFields: HTMLElement;
+}
+
+interface OpenLog {
+  runId: string;
+  region: HTMLElement;
+  body: HTMLTableSectionElement;
+  note: HTMLElement;
+  /** Lines already shown, so a poll only adds the new ones. */
+  shown: number;
 }
 
 const entries = new Map<string, Entry>();
 let pollTimer: number | undefined;
+let loaded = false;
+let nextPageCursor: string | null = null;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
 const base = (): string => getMeta().services.find((s) => s.name === 'pipelines')?.prefix ?? '/pipelines/v3';
 const pipelinePath = (id: string, rest = ''): string => `${base()}/pipelines/${encodeURIComponent(id)}${rest}`;
+const runPath = (entry: Entry, runId: string, rest = ''): string => pipelinePath(entry.pipeline.id, `/runs/${encodeURIComponent(runId)}${rest}`);
 
-function describeConnector(connector: { connector: string; config: Record<string, unknown> }): string {
-  const config = Object.entries(connector.config)
-    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
-    .join(', ');
-  return config ? `${connector.connector} (${config})` : connector.connector;
+function nextRun(pipeline: Pipeline): Node | string {
+  if (pipeline.schedule === null) return '—';
+  if (pipeline.status === 'paused') return 'none while paused';
+  return time(pipeline.next_run_at);
 }
 
 function renderPipeline(entry: Entry): void {
   const { pipeline } = entry;
   entry.status.replaceChildren(badge(pipeline.status));
-  const fact = (term: string, ...value: (Node | string)[]) => [h('dt', {}, term), h('dd', {}, ...value)];
+  const fact = (term: string, ...value: (Node | string)[]) => [h('dt', {}, term), h('dd', { 'data-fact': term }, ...value)];
   entry.facts.replaceChildren(
     ...fact('Id', h('code', {}, pipeline.id)),
     ...fact('Source', describeConnector(pipeline.source)),
     ...fact('Destination', describeConnector(pipeline.destination)),
+    ...fact('Schedule', describeSchedule(pipeline.schedule)),
+    ...fact('Next run', nextRun(pipeline)),
     ...fact('Last successful run', time(pipeline.last_successful_run_at, 'none yet')),
     ...fact('Created', time(pipeline.created_at)),
   );
@@ -70,20 +104,33 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
         'Cancel',
       )
     : null;
+  const logOpen = entry.log?.runId === run.id;
+  const log = h(
+    'button',
+    {
+      type: 'button',
+      class: 'link',
+      'aria-label': `${logOpen ? 'Hide' : 'Show'} the log of run ${shortId(run.id)}`,
+      'aria-expanded': String(logOpen),
+      onclick: () => void toggleLog(entry, run.id),
+    },
+    logOpen ? 'Hide log' : 'Log',
+  );
   return h(
     'tr',
     { 'data-run-id': run.id, 'data-status': run.status },
     cell('Run', h('code', { class: 'nowrap', title: run.id }, shortId(run.id)), run.dry_run ? ' (dry run)' : ''),
     cell('Status', badge(run.status)),
     cell('Trigger', run.trigger),
+    cell('Scheduled for', time(run.scheduled_for)),
     cell('Records read', String(run.stats.records_read)),
     cell('Records written', String(run.stats.records_written)),
     cell('Attempts', String(run.attempts)),
     cell('Created', time(run.created_at)),
     cell('Started', time(run.started_at)),
     cell('Finished', time(run.finished_at)),
-    run.error ? h('td', { 'data-label': 'Error', class: 'error-cell' }, h('span', {}, run.error)) : cell('Error', '—'),
-    cell('', cancel),
+    run.error ? h('td', { 'data-label': 'Error', class: 'error-cell' }, h('span', {}, run.error.message)) : cell('Error', '—'),
+    cell('', log, cancel),
   );
 }
 
@@ -97,6 +144,50 @@ function renderRuns(entry: Entry): void {
         : 'Newest first.';
 }
 
+/** The schedule editor of one card: type, then the interval or the cron and its time zone. */
+function scheduleEditor(pipeline: Pipeline): ScheduleEditor {
+  const id = (name: string) => `pipeline-${pipeline.id}-${name}`;
+  const type = h(
+    'select',
+    { id: id('schedule-type') },
+    h('option', { value: 'none' }, 'No schedule'),
+    h('option', { value: 'interval' }, 'Every n seconds'),
+    h('option', { value: 'cron' }, 'Cron'),
+  );
+  const everySeconds = h('input', { id: id('every-seconds'), type: 'number', min: 1, step: 1, inputmode: 'numeric' });
+  const cron = h('input', { id: id('cron'), type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: '0 6 * * MON-FRI' });
+  const timezone = h('input', { id: id('timezone'), type: 'text', autocomplete: 'off', spellcheck: 'false', list: 'timezones' });
+  const field = (input: HTMLElement, label: string) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input);
+  const intervalFields = h('div', { class: 'field-row' }, field(everySeconds, 'Interval (seconds)'));
+  const cronFields = h('div', { class: 'field-row' }, field(cron, 'Cron (minute hour day month weekday)'), field(timezone, 'Time zone (IANA)'));
+  const form = h(
+    'form',
+    { class: 'schedule-form stack', 'aria-label': `Schedule of ${pipeline.name}` },
+    field(type, 'Schedule'),
+    intervalFields,
+    cronFields,
+    h('button', { type: 'submit' }, 'Save schedule'),
+  );
+  return { form, type, everySeconds, cron, timezone, intervalFields, cronFields };
+}
+
+function showScheduleFields(editor: ScheduleEditor, fields: ScheduleFields): void {
+  editor.type.value = fields.type;
+  editor.everySeconds.value = fields.everySeconds;
+  editor.cron.value = fields.cron;
+  editor.timezone.value = fields.timezone;
+  syncScheduleType(editor);
+}
+
+function syncScheduleType(editor: ScheduleEditor): void {
+  editor.intervalFields.hidden = editor.type.value !== 'interval';
+  editor.cronFields.hidden = editor.type.value !== 'cron';
+}
+
+function readScheduleFields(editor: ScheduleEditor): ScheduleFields {
+  return { type: editor.type.value, everySeconds: editor.everySeconds.value, cron: editor.cron.value, timezone: editor.timezone.value };
+}
+
 function createCard(pipeline: Pipeline): Entry {
   const titleId = `pipeline-${pipeline.id}-title`;
   const runsId = `pipeline-${pipeline.id}-runs`;
@@ -108,14 +199,16 @@ function createCard(pipeline: Pipeline): Entry {
   const runsBody = h('tbody');
   const runsNote = h('p', { class: 'hint' });
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
-  const forget = h('button', { type: 'button', class: 'link' }, 'Remove from this list');
   const trigger = h('button', { type: 'button' }, 'Trigger run');
+  const schedule = scheduleEditor(pipeline);
+  const scheduleDetails = h('details', { class: 'schedule' }, h('summary', {}, 'Edit schedule'), schedule.form);
   const card = h(
     'article',
     { class: 'card pipeline', 'aria-labelledby': titleId, 'data-pipeline-id': pipeline.id },
     h('header', {}, h('h3', { id: titleId, tabindex: -1 }, pipeline.name), status),
     facts,
-    h('div', { class: 'actions' }, toggle, refresh, forget),
+    h('div', { class: 'actions' }, toggle, refresh),
+    scheduleDetails,
     h('div', { class: 'trigger-row' }, h('label', { class: 'choice', for: dryRunId }, dryRun, 'Dry run (read and validate, write nothing)'), trigger),
     h(
       'div',
@@ -130,8 +223,8 @@ function createCard(pipeline: Pipeline): Entry {
           h(
             'tr',
             {},
-            ...['Run', 'Status', 'Trigger', 'Records read', 'Records written', 'Attempts', 'Created', 'Started', 'Finished', 'Error'].map((name) =>
-              h('th', { scope: 'col' }, name),
+            ...['Run', 'Status', 'Trigger', 'Scheduled for', 'Records read', 'Records written', 'Attempts', 'Created', 'Started', 'Finished', 'Error'].map(
+              (name) => h('th', { scope: 'col' }, name),
             ),
             h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
           ),
@@ -141,37 +234,63 @@ function createCard(pipeline: Pipeline): Entry {
     ),
     runsNote,
   );
-  const entry: Entry = { pipeline, runs: [], truncated: false, card, status, facts, toggle, dryRun, runsBody, runsNote };
+  const entry: Entry = { pipeline, runs: [], truncated: false, card, status, facts, toggle, dryRun, runsBody, runsNote, schedule };
   toggle.addEventListener('click', () => void togglePause(entry));
   refresh.addEventListener('click', () => void refreshPipeline(entry, true));
   trigger.addEventListener('click', () => void triggerRun(entry, trigger));
-  forget.addEventListener('click', () => {
-    entries.delete(pipeline.id);
-    card.remove();
-    syncEmpty();
-    announce(`“${pipeline.name}” removed from this list (the pipeline itself is unchanged).`);
-    byId('pipeline-name').focus();
-  });
+  schedule.type.addEventListener('change', () => syncScheduleType(schedule));
+  schedule.form.addEventListener('submit', (e) => void saveSchedule(entry, e));
+  // Opening the editor shows the stored schedule, not what was typed and left unsaved.
+  scheduleDetails.addEventListener('toggle', () => scheduleDetails.open && showScheduleFields(schedule, fieldsOf(entry.pipeline.schedule)));
   return entry;
 }
 
 function syncEmpty(): void {
   byId('pipelines-empty').hidden = entries.size > 0;
+  byId('pipelines-more').hidden = nextPageCursor === null;
 }
 
-/** Shows a pipeline (new or updated) and reads its runs. */
-async function showPipeline(pipeline: Pipeline): Promise<Entry> {
+/** Shows a pipeline (new or updated) and reads its runs; new pipelines go first or, when listed, last. */
+async function showPipeline(pipeline: Pipeline, placement: 'first' | 'last' = 'first'): Promise<Entry> {
   let entry = entries.get(pipeline.id);
   if (entry) entry.pipeline = pipeline;
   else {
     entry = createCard(pipeline);
     entries.set(pipeline.id, entry);
-    byId('pipeline-list').prepend(entry.card);
+    if (placement === 'first') byId('pipeline-list').prepend(entry.card);
+    else byId('pipeline-list').append(entry.card);
   }
   renderPipeline(entry);
   syncEmpty();
   await loadRuns(entry);
   return entry;
+}
+
+function statusFilter(): string {
+  return byId<HTMLSelectElement>('pipelines-status').value;
+}
+
+/** One page (100) of the workspace's pipelines, oldest first, each shown with its runs. */
+async function loadPipelinesPage(cursor: string | null): Promise<void> {
+  const at = generation;
+  const filter = statusFilter();
+  const page = await gateway<Page<Pipeline>>('GET', withCursor(`${base()}/pipelines${filter ? `?status=${filter}` : ''}`, cursor));
+  if (at !== generation) return;
+  nextPageCursor = page.next_cursor;
+  await Promise.all(page.data.map((pipeline) => showPipeline(pipeline, 'last')));
+  syncEmpty();
+}
+
+/** Reads the list again from its first page (after a filter change or on Refresh). */
+async function reloadPipelines(): Promise<void> {
+  clearError();
+  resetList();
+  try {
+    await loadPipelinesPage(null);
+    announce(`${entries.size} pipeline${entries.size === 1 ? '' : 's'} shown${nextPageCursor ? '; more can be loaded' : ''}.`);
+  } catch (err) {
+    showError(err, 'Could not list the pipelines');
+  }
 }
 
 async function loadRuns(entry: Entry): Promise<void> {
@@ -191,6 +310,7 @@ async function refreshPipeline(entry: Entry, announceIt = false): Promise<void> 
     entry.pipeline = pipeline;
     renderPipeline(entry);
     await loadRuns(entry);
+    if (entry.log) await loadLog(entry, entry.log);
     if (announceIt) announce(`“${pipeline.name}” refreshed: ${pipeline.status}.`);
   } catch (err) {
     showError(err, 'Could not refresh the pipeline');
@@ -205,8 +325,27 @@ async function togglePause(entry: Entry): Promise<void> {
     entry.pipeline = pipeline;
     renderPipeline(entry);
     announce(`“${pipeline.name}” is ${pipeline.status}.`);
+    schedulePoll();
   } catch (err) {
     showError(err, `Could not ${action} the pipeline`);
+  }
+}
+
+async function saveSchedule(entry: Entry, event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  clearError();
+  const fields = scheduleFromFields(readScheduleFields(entry.schedule));
+  if ('problem' in fields) return showError(new Error(fields.problem));
+  try {
+    const submit = entry.schedule.form.querySelector<HTMLButtonElement>('button[type="submit"]');
+    const pipeline = await busy([submit], () => gateway<Pipeline>('PATCH', pipelinePath(entry.pipeline.id), { body: { schedule: fields.schedule } }));
+    entry.pipeline = pipeline;
+    renderPipeline(entry);
+    const next = pipeline.next_run_at ? `; next run ${new Date(pipeline.next_run_at).toLocaleString()}` : '';
+    announce(`Schedule of “${pipeline.name}”: ${describeSchedule(pipeline.schedule)}${next}.`);
+    schedulePoll();
+  } catch (err) {
+    showError(err, 'Could not save the schedule');
   }
 }
 
@@ -241,7 +380,7 @@ async function cancelRun(entry: Entry, run: Run, button: HTMLButtonElement): Pro
   if (!confirmed) return;
   clearError();
   try {
-    const cancelled = await busy([button], () => gateway<Run>('POST', pipelinePath(entry.pipeline.id, `/runs/${encodeURIComponent(run.id)}/cancel`)));
+    const cancelled = await busy([button], () => gateway<Run>('POST', runPath(entry, run.id, '/cancel')));
     replaceRun(entry, cancelled);
     announce(`Run ${shortId(run.id)} cancelled.`);
   } catch (err) {
@@ -254,15 +393,81 @@ function replaceRun(entry: Entry, run: Run): void {
   entry.runs = entry.runs.map((r) => (r.id === run.id ? run : r));
   const old = [...entry.runsBody.rows].find((row) => row.dataset.runId === run.id);
   if (!old) return renderRuns(entry);
-  const hadFocus = old.contains(document.activeElement);
+  const focused = document.activeElement instanceof HTMLButtonElement && old.contains(document.activeElement) ? document.activeElement.textContent : null;
   const row = runRow(entry, run);
   old.replaceWith(row);
-  if (hadFocus) (row.querySelector('button') ?? entry.card.querySelector<HTMLElement>('h3'))?.focus();
+  if (focused !== null) {
+    const same = [...row.querySelectorAll('button')].find((button) => button.textContent === focused);
+    (same ?? row.querySelector('button') ?? entry.card.querySelector<HTMLElement>('h3'))?.focus();
+  }
+}
+
+function logLineRow(line: RunLogLine): HTMLTableRowElement {
+  return h(
+    'tr',
+    { 'data-level': line.level },
+    cell('Time', time(line.at)),
+    cell('Attempt', describeAttempt(line.attempt)),
+    cell('Level', badge(line.level, `log-${line.level}`)),
+    cell('Message', line.message),
+    cell('Details', describeLogData(line.data) || '—'),
+  );
+}
+
+async function toggleLog(entry: Entry, runId: string): Promise<void> {
+  const closing = entry.log?.runId === runId;
+  entry.log?.region.remove();
+  entry.log = undefined;
+  if (!closing) {
+    const title = `Log of run ${shortId(runId)}`;
+    const titleId = `run-${runId}-log-title`;
+    const body = h('tbody');
+    const note = h('p', { class: 'hint' });
+    const region = h(
+      'section',
+      { class: 'run-log', 'aria-labelledby': titleId, 'data-run-id': runId },
+      h('h4', { id: titleId, tabindex: -1 }, title),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'responsive', 'aria-labelledby': titleId },
+          h('thead', {}, h('tr', {}, ...['Time', 'Attempt', 'Level', 'Message', 'Details'].map((name) => h('th', { scope: 'col' }, name)))),
+          body,
+        ),
+      ),
+      note,
+    );
+    entry.log = { runId, region, body, note, shown: 0 };
+    entry.runsNote.after(region);
+  }
+  renderRuns(entry);
+  // Focus follows the user: onto the log when it opens, back onto the run's button when it closes.
+  const button = [...entry.runsBody.rows].find((row) => row.dataset.runId === runId)?.querySelector<HTMLButtonElement>('button.link');
+  if (closing || !entry.log) return button?.focus();
+  entry.log.region.querySelector<HTMLElement>('h4')?.focus();
+  clearError();
+  try {
+    await loadLog(entry, entry.log);
+  } catch (err) {
+    showError(err, 'Could not read the run log');
+  }
+}
+
+/** Reads the open log from its start and shows the lines not shown yet (a log only grows). */
+async function loadLog(entry: Entry, log: OpenLog): Promise<void> {
+  const at = generation;
+  const { items, complete } = await allPages((cursor) => gateway<Page<RunLogLine>>('GET', withCursor(runPath(entry, log.runId, '/logs'), cursor)));
+  if (at !== generation || entry.log !== log) return;
+  log.body.append(...items.slice(log.shown).map(logLineRow));
+  log.shown = Math.max(log.shown, items.length);
+  log.note.textContent = items.length === 0 ? 'No line yet.' : complete ? 'Oldest first.' : `The first ${items.length} lines, oldest first.`;
 }
 
 function describeRun(entry: Entry, run: Run): string {
   const stats = `${run.stats.records_read} read, ${run.stats.records_written} written`;
-  const error = run.error ? `: ${run.error}` : '';
+  const error = run.error ? `: ${run.error.message}` : '';
   return `Run ${shortId(run.id)} of “${entry.pipeline.name}” ${run.status} (${stats})${error}.`;
 }
 
@@ -270,17 +475,32 @@ function activeRuns(): [Entry, Run][] {
   return [...entries.values()].flatMap((entry) => entry.runs.filter((run) => ACTIVE.has(run.status)).map((run): [Entry, Run] => [entry, run]));
 }
 
-/** Reads every queued or running run once a second until none is left; status changes are announced. */
+/** Pipelines whose next tick has come: the tick's run appears without anyone triggering it. */
+function dueSchedules(): Entry[] {
+  const now = Date.now();
+  return [...entries.values()].filter((entry) => entry.pipeline.next_run_at !== null && Date.parse(entry.pipeline.next_run_at) <= now);
+}
+
+function openActiveLogs(): Entry[] {
+  return [...entries.values()].filter((entry) => entry.log && entry.runs.some((run) => run.id === entry.log?.runId && ACTIVE.has(run.status)));
+}
+
+function pollNeeded(): boolean {
+  return activeRuns().length > 0 || dueSchedules().length > 0 || openActiveLogs().length > 0;
+}
+
+/** Reads active runs, open logs of active runs and due schedules once a second while any is left; status changes are announced. */
 function schedulePoll(): void {
-  if (pollTimer !== undefined || activeRuns().length === 0) return;
+  if (pollTimer !== undefined || !pollNeeded()) return;
   const at = generation;
   pollTimer = window.setTimeout(async () => {
     pollTimer = undefined;
     if (at !== generation) return;
-    await Promise.all(
-      activeRuns().map(async ([entry, run]) => {
+    const logs = openActiveLogs();
+    await Promise.all([
+      ...activeRuns().map(async ([entry, run]) => {
         try {
-          const latest = await gateway<Run>('GET', pipelinePath(entry.pipeline.id, `/runs/${encodeURIComponent(run.id)}`));
+          const latest = await gateway<Run>('GET', runPath(entry, run.id));
           if (at !== generation) return;
           if (JSON.stringify(latest) !== JSON.stringify(run)) replaceRun(entry, latest);
           if (latest.status !== run.status) announce(describeRun(entry, latest));
@@ -292,7 +512,17 @@ function schedulePoll(): void {
           // A failed poll (network blip, rate limit) is retried on the next tick.
         }
       }),
-    );
+      ...dueSchedules().map(async (entry) => {
+        try {
+          entry.pipeline = await gateway<Pipeline>('GET', pipelinePath(entry.pipeline.id));
+          renderPipeline(entry);
+          await loadRuns(entry);
+        } catch {
+          // Read again on the next tick.
+        }
+      }),
+      ...logs.map((entry) => (entry.log ? loadLog(entry, entry.log).catch(() => undefined) : undefined)),
+    ]);
     schedulePoll();
   }, POLL_MS);
 }
@@ -314,17 +544,30 @@ function connectorConfig(): {
   return { source: { connector, config }, destination: { connector: 'postgres', config: { table: value('destination-table') } } };
 }
 
+function createFormSchedule(): ReturnType<typeof scheduleFromFields> {
+  const value = (id: string) => byId<HTMLInputElement | HTMLSelectElement>(id).value;
+  return scheduleFromFields({
+    type: value('new-schedule-type'),
+    everySeconds: value('new-every-seconds'),
+    cron: value('new-cron'),
+    timezone: value('new-timezone'),
+  });
+}
+
 async function createPipeline(event: SubmitEvent): Promise<void> {
   event.preventDefault();
   clearError();
   const form = event.currentTarget as HTMLFormElement;
   const name = byId<HTMLInputElement>('pipeline-name').value.trim();
+  const schedule = createFormSchedule();
+  if ('problem' in schedule) return showError(new Error(schedule.problem));
   try {
     const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    const pipeline = await busy([submit], () => gateway<Pipeline>('POST', `${base()}/pipelines`, { body: { name, ...connectorConfig() } }));
+    const body = { name, ...connectorConfig(), ...(schedule.schedule ? { schedule: schedule.schedule } : {}) };
+    const pipeline = await busy([submit], () => gateway<Pipeline>('POST', `${base()}/pipelines`, { body }));
     const entry = await showPipeline(pipeline);
     form.reset();
-    syncSource();
+    syncCreateForm();
     announce(`Pipeline “${pipeline.name}” created.`);
     entry.card.querySelector<HTMLElement>('h3')?.focus();
   } catch (err) {
@@ -332,44 +575,61 @@ async function createPipeline(event: SubmitEvent): Promise<void> {
   }
 }
 
-async function openPipeline(event: SubmitEvent): Promise<void> {
-  event.preventDefault();
-  clearError();
-  const form = event.currentTarget as HTMLFormElement;
-  const id = byId<HTMLInputElement>('pipeline-id').value.trim().toLowerCase();
-  try {
-    const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    const pipeline = await busy([submit], () => gateway<Pipeline>('GET', pipelinePath(id)));
-    const entry = await showPipeline(pipeline);
-    form.reset();
-    announce(`Pipeline “${pipeline.name}” opened.`);
-    entry.card.querySelector<HTMLElement>('h3')?.focus();
-  } catch (err) {
-    if (err instanceof ApiCallError && err.status === 404) showError(new Error('No pipeline with this id in this workspace.'));
-    else showError(err, 'Could not open the pipeline');
-  }
-}
-
-function syncSource(): void {
+function syncCreateForm(): void {
   const sample = byId<HTMLSelectElement>('pipeline-source').value === 'sample';
   byId('source-sample-fields').hidden = !sample;
   byId('source-http-fields').hidden = sample;
   byId<HTMLInputElement>('http-url').required = !sample;
+  const scheduleType = byId<HTMLSelectElement>('new-schedule-type').value;
+  byId('new-interval-fields').hidden = scheduleType !== 'interval';
+  byId('new-cron-fields').hidden = scheduleType !== 'cron';
+}
+
+/** The time zones the browser knows, offered while typing one (the API decides what is valid). */
+function fillTimezones(): void {
+  const list = byId('timezones');
+  if (list.childElementCount > 0) return;
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  list.append(...['UTC', ...zones.filter((zone) => zone !== 'UTC')].map((zone) => h('option', { value: zone })));
 }
 
 export function initPipelinesView(): void {
   byId('pipeline-form').addEventListener('submit', (e) => void createPipeline(e));
-  byId('pipeline-open-form').addEventListener('submit', (e) => void openPipeline(e));
-  byId('pipeline-source').addEventListener('change', syncSource);
-  syncSource();
+  byId('pipeline-source').addEventListener('change', syncCreateForm);
+  byId('new-schedule-type').addEventListener('change', syncCreateForm);
+  byId('pipelines-status').addEventListener('change', () => void reloadPipelines());
+  byId('pipelines-refresh').addEventListener('click', () => void reloadPipelines());
+  byId('pipelines-more').addEventListener('click', () => {
+    loadPipelinesPage(nextPageCursor).catch((err: unknown) => showError(err, 'Could not list more pipelines'));
+  });
+  fillTimezones();
+  syncCreateForm();
+}
+
+/** Lists the workspace's pipelines the first time the tab is shown. */
+export async function showPipelines(): Promise<void> {
+  if (loaded) return;
+  loaded = true;
+  try {
+    await loadPipelinesPage(null);
+  } catch (err) {
+    loaded = false;
+    showError(err, 'Could not list the pipelines');
+  }
+}
+
+function resetList(): void {
+  generation++;
+  if (pollTimer !== undefined) window.clearTimeout(pollTimer);
+  pollTimer = undefined;
+  nextPageCursor = null;
+  entries.clear();
+  clear(byId('pipeline-list'));
+  syncEmpty();
 }
 
 /** Forgets every pipeline of the previous workspace and stops polling. */
 export function resetPipelinesView(): void {
-  generation++;
-  if (pollTimer !== undefined) window.clearTimeout(pollTimer);
-  pollTimer = undefined;
-  entries.clear();
-  clear(byId('pipeline-list'));
-  syncEmpty();
+  loaded = false;
+  resetList();
 }
