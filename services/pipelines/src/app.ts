@@ -20,7 +20,7 @@ export function createApp(deps: PipelinesDeps): Express {
   const { stores } = deps;
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
-    runs: { runs: stores.runs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
+    runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,
