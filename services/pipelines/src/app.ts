@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
@@ -14,6 +15,8 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   publicBasePath: string;
   /** What connector configs may reach (CONNECTORS_ALLOW_PRIVATE, the platform's databases). */
   connectors: ConnectorPolicy;
+  /** POST /connectors/check: the API's own pool on the pipelines database (closed by the caller) and the check's deadline. */
+  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
 }
 
 export function createApp(deps: PipelinesDeps): Express {
@@ -24,6 +27,7 @@ export function createApp(deps: PipelinesDeps): Express {
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,
+    connectorCheck: deps.connectorCheck,
   });
   return createServiceApp({
     service: 'pipelines',

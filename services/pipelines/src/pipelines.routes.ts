@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { z } from 'zod';
 import {
   codePointString,
@@ -19,6 +20,7 @@ import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, Sourc
 import { renderPipeline, renderRun } from './pipelines.render';
 import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
 import { renderRunLog } from './run-logs';
+import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
 import { createPipeline, getPipeline, setPipelineStatus } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
@@ -53,6 +55,8 @@ export interface PipelinesRoutesDeps {
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
   /** Addresses and platform databases a connector config may not reach (checked again when a run connects). */
   connectors: ConnectorPolicy;
+  /** POST /connectors/check: the API's own pool on the pipelines database, and the check's deadline (8 s unless a test shortens it). */
+  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
 }
 
 const NoBody = z.strictObject({});
@@ -69,6 +73,7 @@ const run = resource({
 /** What each route of the pipelines service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
 export const pipelinesRouteDeclarations = {
   ...webhookRouteDeclarations,
+  ...connectorRouteDeclarations,
   'POST /pipelines': {
     body: CreatePipelineBody,
     docs: {
@@ -184,9 +189,11 @@ export function pipelinesRouteDefinitions({
   publicBasePath,
   webhooks,
   connectors,
+  connectorCheck,
 }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,
+    ...connectorRouteDefinitions({ policy: connectors, ...connectorCheck }),
     'POST /pipelines': route(pipelinesRouteDeclarations['POST /pipelines'], async ({ identity, body }) => {
       const refused = await verifyConnectors(body, connectors);
       if (refused.length > 0) throw invalidRequest(refused);
