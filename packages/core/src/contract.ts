@@ -94,6 +94,9 @@ export const ROUTES = {
     'GET /pipelines/:id/runs': { scope: 'runs:read' },
     'GET /pipelines/:id/runs/:run_id': { scope: 'runs:read' },
     'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
+    'GET /pipelines/:id/runs/:run_id/logs': { scope: 'runs:read' },
+    'GET /connectors': { scope: 'pipelines:read' },
+    'POST /connectors/check': { scope: 'pipelines:write' },
     ...WEBHOOK_ENDPOINT_ROUTES,
   },
 } as const satisfies Record<ServiceName, Record<RouteKey, RouteSpec>>;

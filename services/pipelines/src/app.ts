@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
@@ -14,16 +15,19 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   publicBasePath: string;
   /** What connector configs may reach (CONNECTORS_ALLOW_PRIVATE, the platform's databases). */
   connectors: ConnectorPolicy;
+  /** POST /connectors/check: the API's own pool on the pipelines database (closed by the caller) and the check's deadline. */
+  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
 }
 
 export function createApp(deps: PipelinesDeps): Express {
   const { stores } = deps;
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
-    runs: { runs: stores.runs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
+    runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,
+    connectorCheck: deps.connectorCheck,
   });
   return createServiceApp({
     service: 'pipelines',

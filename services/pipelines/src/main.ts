@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
@@ -30,6 +31,9 @@ runService({
       timeoutMs: config.PIPELINES_ENQUEUE_TIMEOUT_MS,
       logger: deps.logger,
     });
+    // POST /connectors/check of a postgres destination without connection_url connects here, as runs do.
+    const checkPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: 2, connectionTimeoutMillis: 5_000 });
+    checkPool.on('error', (err) => deps.logger.warn({ err: err.message }, 'connector check pool error'));
     return {
       app: createApp({
         ...deps,
@@ -37,9 +41,13 @@ runService({
         redisReady: () => producer.ping(),
         publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
         connectors: connectorPolicy(config),
+        connectorCheck: { pool: checkPool },
       }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
-      disconnect: [{ name: 'redis', run: () => redis.quit() }],
+      disconnect: [
+        { name: 'redis', run: () => redis.quit() },
+        { name: 'connector check pool', run: () => checkPool.end() },
+      ],
     };
   },
 });

@@ -14,6 +14,7 @@ export function pipelinesApiDocument(): OpenApiDocument {
     tags: [
       { name: 'Pipelines', description: 'A source, a destination, and whether new runs are accepted.' },
       { name: 'Runs', description: 'Runs of a pipeline: `queued` → `running` → `succeeded` | `failed`, or `cancelled`.' },
+      { name: 'Connectors', description: 'The connectors a pipeline may use, their config schemas, and a check of a config before a pipeline uses it.' },
       WEBHOOK_ENDPOINTS_TAG,
     ],
     webhooks: {

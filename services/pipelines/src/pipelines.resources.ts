@@ -87,4 +87,36 @@ export type Run = z.infer<typeof Run>;
 
 export const RunList = listOf(Run, 'RunList');
 
+export const RunLogLine = z
+  .object({
+    id: Uuid.meta({ description: 'Time-ordered: lines sort by `at`, then `id`, in the order they were written.' }),
+    run_id: Uuid,
+    attempt: z.int().min(0).meta({ description: 'The attempt the line belongs to; 0 before the first attempt (queued).' }),
+    at: UtcTimestamp.meta({ description: 'When the change the line tells was committed; lines of one change share it.' }),
+    level: z.enum(['info', 'warn', 'error']).meta({ description: '`error` for failures, `warn` for retries, `info` otherwise.' }),
+    message: z.string(),
+    data: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        "queued: `{ trigger }`; progress: `{ records_read, records_written }` so far; retry: `{ error: { code, message } }`; end: `{ status, records_read, records_written, error }`; an attempt's start: null.",
+    }),
+  })
+  .meta({
+    id: 'RunLogLine',
+    description: "One line of a run's log, written in the same transaction as the change it tells.",
+    examples: [
+      {
+        id: '0193b4c2-5e00-7000-8000-00000000002a',
+        run_id: EXAMPLE_RUN_ID,
+        attempt: 1,
+        at: '2024-12-01T09:31:02.000Z',
+        level: 'info',
+        message: 'Step 1: 500 records read, 500 written so far.',
+        data: { records_read: 500, records_written: 500 },
+      },
+    ],
+  });
+export type RunLogLine = z.infer<typeof RunLogLine>;
+
+export const RunLogList = listOf(RunLogLine, 'RunLogList');
+
 export const EXAMPLE_IDS = { pipeline: EXAMPLE_PIPELINE_ID, run: EXAMPLE_RUN_ID };

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { z } from 'zod';
 import {
   codePointString,
@@ -17,11 +18,13 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
-import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList } from './pipelines.resources';
+import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
+import { renderRunLog } from './run-logs';
+import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
 import { createPipeline, getPipeline, setPipelineStatus } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
-import { cancelRun, getRun, listRuns, triggerRun, type RunsContext } from './runs.service';
+import { cancelRun, getRun, listRunLogs, listRuns, triggerRun, type RunsContext } from './runs.service';
 
 const PipelineParams = z.object({ id: Uuid });
 const RunParams = z.object({ id: Uuid, run_id: Uuid });
@@ -52,6 +55,8 @@ export interface PipelinesRoutesDeps {
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
   /** Addresses and platform databases a connector config may not reach (checked again when a run connects). */
   connectors: ConnectorPolicy;
+  /** POST /connectors/check: the API's own pool on the pipelines database, and the check's deadline (8 s unless a test shortens it). */
+  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
 }
 
 const NoBody = z.strictObject({});
@@ -68,6 +73,7 @@ const run = resource({
 /** What each route of the pipelines service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
 export const pipelinesRouteDeclarations = {
   ...webhookRouteDeclarations,
+  ...connectorRouteDeclarations,
   'POST /pipelines': {
     body: CreatePipelineBody,
     docs: {
@@ -159,6 +165,21 @@ export const pipelinesRouteDeclarations = {
       },
     },
   }),
+  'GET /pipelines/:id/runs/:run_id/logs': run.route({
+    query: ListQuery,
+    docs: {
+      operationId: 'listRunLogs',
+      summary: "List a run's log lines",
+      tag: 'Runs',
+      description:
+        "Oldest first. Each line is written in the same transaction as the change it tells: queued (`attempt` 0, `data: { trigger }`), each attempt's start, " +
+        'progress after a step (`data: { records_read, records_written }` so far), a retry with its error (`warn`, `data: { error }`), a hand-back at worker shutdown, ' +
+        'and the end (`data: { status, records_read, records_written, error }`; `error` level when the run failed). ' +
+        'Progress is logged per step, not per record: every step of an attempt up to the 200th, then every 2nd step up to the 400th, every 4th up to the 800th, and so on ' +
+        '(each doubling of the run adds at most 100 lines).',
+      responses: { 200: { description: 'One page of log lines, oldest first.', schema: RunLogList } },
+    },
+  }),
 } satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
 
 /** The pipelines service's route declarations wired to handlers with the stores and queue; handlers call the services. */
@@ -168,9 +189,11 @@ export function pipelinesRouteDefinitions({
   publicBasePath,
   webhooks,
   connectors,
+  connectorCheck,
 }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   return {
     ...webhooks,
+    ...connectorRouteDefinitions({ policy: connectors, ...connectorCheck }),
     'POST /pipelines': route(pipelinesRouteDeclarations['POST /pipelines'], async ({ identity, body }) => {
       const refused = await verifyConnectors(body, connectors);
       if (refused.length > 0) throw invalidRequest(refused);
@@ -227,6 +250,11 @@ export function pipelinesRouteDefinitions({
     'POST /pipelines/:id/runs/:run_id/cancel': route(pipelinesRouteDeclarations['POST /pipelines/:id/runs/:run_id/cancel'], async ({ identity, params }) => ({
       status: 200,
       body: renderRun(await cancelRun(runs, identity.workspaceId, params.id, params.run_id)),
+    })),
+
+    'GET /pipelines/:id/runs/:run_id/logs': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs/:run_id/logs'], async ({ identity, params, query }) => ({
+      status: 200,
+      body: await pageOf(query, (page) => listRunLogs(runs, identity.workspaceId, params.id, params.run_id, page), renderRunLog),
     })),
   };
 }

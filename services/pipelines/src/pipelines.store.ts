@@ -3,6 +3,7 @@ import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, PipelineStatus, Prisma } from './generated/prisma/client';
 import { runsStore } from './runs.store';
+import { runLogsStore } from './run-logs';
 
 export type { Pipeline, PipelineStatus };
 
@@ -45,6 +46,6 @@ export type PipelinesStore = ReturnType<typeof pipelinesStore>;
 
 /** The pipelines API's stores over one client: what its app is given instead of the client. */
 export function pipelinesServiceStores(db: Database) {
-  return { pipelines: pipelinesStore(db), runs: runsStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
+  return { pipelines: pipelinesStore(db), runs: runsStore(db), runLogs: runLogsStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
 }
 export type PipelinesServiceStores = ReturnType<typeof pipelinesServiceStores>;

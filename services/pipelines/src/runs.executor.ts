@@ -101,6 +101,7 @@ async function copyRecords(
   // A dry run reads and validates, and never touches the destination.
   const writer: DestinationWriter | null = run.dryRun ? null : await destination.open(destinationConfig, { workspaceId, runtime: deps.runtime });
   const stats: RunStats = { recordsRead: 0, recordsWritten: 0 };
+  let step = 0;
   try {
     const batches = source.read(sourceConfig, { since: run.since, batchSize: deps.batchSize, signal: control.signal, runtime: deps.runtime });
     for await (const batch of batches) {
@@ -111,7 +112,8 @@ async function copyRecords(
       control.signal.throwIfAborted();
       if (writer) stats.recordsWritten += await writer.write(records);
       stats.recordsRead += records.length;
-      if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats))) return lostRun(deps, job);
+      step += 1;
+      if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats, step))) return lostRun(deps, job);
       if (control.stopping()) {
         await deps.runs.release(workspaceId, run.id, attempt, stats);
         return 'released';
@@ -157,6 +159,10 @@ export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: Ru
     const failure = failureOf(err);
     if (failure.retryable && attempt < MAX_RUN_ATTEMPTS) {
       log.warn({ err }, 'run attempt failed; the queue retries it');
+      // The retry's log line (only while this attempt still holds the run); the job is retried either way.
+      await deps.runs
+        .recordRetry(workspaceId, runId, attempt, { code: failure.code, message: failure.message })
+        .catch((logErr: unknown) => log.warn({ err: logErr }, 'retry log line not written'));
       throw new RetryableRunError(failure.message, { cause: err });
     }
     log.warn({ err }, 'run failed');

@@ -1,10 +1,12 @@
 import { conflict, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
 import type { PipelinesStore } from './pipelines.store';
 import type { RunsProducer } from './runs.queue';
+import type { RunLogsStore } from './run-logs';
 import type { Run, RunsStore, RunStatus, RunTrigger } from './runs.store';
 
 export interface RunsContext {
   runs: RunsStore;
+  logs: RunLogsStore;
   pipelines: PipelinesStore;
   producer: RunsProducer;
   logger: Logger;
@@ -90,4 +92,16 @@ export async function cancelRun(ctx: RunsContext, workspaceId: WorkspaceId, pipe
   }
   const run = await getRun(ctx, workspaceId, pipelineId, runId);
   throw conflict(`The run has already ended (${run.status}).`, { run_status: run.status });
+}
+
+/** One page of a run's log lines, oldest first; 404 when the pipeline has no such run in the workspace. */
+export async function listRunLogs(
+  ctx: RunsContext,
+  workspaceId: WorkspaceId,
+  pipelineId: string,
+  runId: string,
+  page: { after: Cursor | undefined; take: number },
+) {
+  await getRun(ctx, workspaceId, pipelineId, runId);
+  return ctx.logs.list(workspaceId, runId, page);
 }

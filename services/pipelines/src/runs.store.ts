@@ -4,6 +4,7 @@ import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
+import { progressLineDue, runLogLines, writeRunLog, writeRunLogIfHeld, type RunLogError } from './run-logs';
 
 export type { Run, RunStatus, RunTrigger };
 
@@ -73,6 +74,8 @@ export function runsStore(db: Database) {
       if (count === 0) return null;
       const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
       if (event) await emit(tx, event, run, now);
+      // Every transition here ends the run (cancel, fail): its last log line, in the same transaction.
+      await writeRunLog(tx, workspaceId, id, runLogLines.ended(run), now);
       return run;
     });
   }
@@ -102,6 +105,7 @@ export function runsStore(db: Database) {
           if (inserted === 0) return { kind: 'pipeline_not_active' };
           const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
           await emit(tx, 'run.queued', run, now);
+          await writeRunLog(tx, workspaceId, id, runLogLines.queued(run.trigger), now);
           return { kind: 'created', run };
         });
       } catch (err) {
@@ -167,23 +171,44 @@ export function runsStore(db: Database) {
         const { pipeline, ...row } = run;
         if (again.count === 0) return row.status === 'running' ? { kind: 'exhausted', run: row } : { kind: 'inactive', status: row.status };
         if (first.count === 1) await emit(tx, 'run.started', row, now);
+        await writeRunLog(tx, workspaceId, id, runLogLines.started(row.attempts, maxAttempts), now);
         return { kind: 'started', run: row, pipeline, attempt: row.attempts };
       });
     },
 
-    /** Records the stats after a step; false when the attempt no longer holds a running run (cancelled, replaced). */
-    async recordProgress(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats): Promise<boolean> {
-      const { count } = await db.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: attempt }, data: stats });
-      return count === 1;
+    /**
+     * Records the stats after step `step` (1-based) of the attempt, with its progress line when
+     * progressLineDue(step), in one transaction; false when the attempt no longer holds a running
+     * run (cancelled, replaced).
+     */
+    async recordProgress(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats, step: number, now = new Date()): Promise<boolean> {
+      return db.$transaction(async (tx) => {
+        const { count } = await tx.run.updateMany({ where: { id, workspaceId, status: 'running', attempts: attempt }, data: stats });
+        if (count !== 1) return false;
+        if (progressLineDue(step)) await writeRunLog(tx, workspaceId, id, runLogLines.progress(attempt, step, stats), now);
+        return true;
+      });
     },
 
-    /** Gives the attempt back at shutdown (the run stays running and another worker continues it). */
-    async release(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats): Promise<boolean> {
-      const { count } = await db.run.updateMany({
-        where: { id, workspaceId, status: 'running', attempts: attempt },
-        data: { ...stats, attempts: { decrement: 1 } },
+    /**
+     * An attempt failed and the queue will retry it: the run does not change (it stays running),
+     * only its warn line is written, while the attempt still holds the run.
+     */
+    recordRetry(workspaceId: WorkspaceId, id: string, attempt: number, error: RunLogError, now = new Date()): Promise<boolean> {
+      return db.$transaction((tx) => writeRunLogIfHeld(tx, workspaceId, id, runLogLines.retry(attempt, error), now));
+    },
+
+    /** Gives the attempt back at shutdown (the run stays running and another worker continues it), with its line. */
+    async release(workspaceId: WorkspaceId, id: string, attempt: number, stats: RunStats, now = new Date()): Promise<boolean> {
+      return db.$transaction(async (tx) => {
+        const { count } = await tx.run.updateMany({
+          where: { id, workspaceId, status: 'running', attempts: attempt },
+          data: { ...stats, attempts: { decrement: 1 } },
+        });
+        if (count !== 1) return false;
+        await writeRunLog(tx, workspaceId, id, runLogLines.released(attempt, stats), now);
+        return true;
       });
-      return count === 1;
     },
 
     /**
@@ -209,6 +234,7 @@ export function runsStore(db: Database) {
           });
         }
         await emit(tx, 'run.succeeded', run, now);
+        await writeRunLog(tx, workspaceId, id, runLogLines.ended(run), now);
         return run;
       });
     },

@@ -74,14 +74,39 @@ export interface DestinationWriter {
   close(): Promise<void>;
 }
 
+/** What a connector check (POST /connectors/check) answers: the platform's own words, never a driver's. */
+export interface CheckResult {
+  status: 'succeeded' | 'failed';
+  message: string;
+}
+
+export interface CheckContext {
+  workspaceId: WorkspaceId;
+  /** The API process's runtime: its own pool on the pipelines database, http-json bounded by the check's deadline. */
+  runtime: ConnectorRuntime;
+  /** Aborted at the check's deadline (8 s by default). */
+  signal: AbortSignal;
+}
+
+/** The check's answer for a failure a connector threw: a ConnectorError's message (platform words), else a fixed one. */
+export function failedCheck(err: unknown, signal: AbortSignal): CheckResult {
+  if (err instanceof ConnectorError) return { status: 'failed', message: err.message };
+  if (signal.aborted) return { status: 'failed', message: 'the check did not finish in time' };
+  return { status: 'failed', message: 'the check failed on our side' };
+}
+
 interface ConnectorBase<C> {
   name: string;
+  /** One line for the connector catalog (GET /connectors). */
+  description: string;
   /** Strict: unknown fields are refused. Parsed at creation and again by the worker. */
   config: z.ZodType<C>;
   /** The config as the API shows it (secrets masked). */
   render?(config: C): object;
   /** Checks that need the policy or DNS (addresses, platform databases); create refuses the pipeline with these. */
   verify?(config: C, policy: ConnectorPolicy): Promise<ConfigProblem[]>;
+  /** Tries the config as a run would (same address guard, pinned connection); failures are `failed`, not thrown. */
+  check(config: C, context: CheckContext): Promise<CheckResult>;
 }
 
 export interface SourceConnector<C = unknown> extends ConnectorBase<C> {

@@ -1,7 +1,16 @@
 import { Agent, fetch, type Response } from 'undici';
 import { z } from 'zod';
 import { hostOfUrl, NonPublicAddressError, NOT_PUBLIC_MESSAGE, pinnedLookup, type CheckedAddress } from '@platform/address-guard';
-import { ConnectorError, type ConfigProblem, type ConnectorPolicy, type SourceConnector, type SourceRecord } from './connector';
+import {
+  ConnectorError,
+  failedCheck,
+  type CheckResult,
+  type ConfigProblem,
+  type ConnectorPolicy,
+  type ConnectorRuntime,
+  type SourceConnector,
+  type SourceRecord,
+} from './connector';
 
 export const HttpJsonConfig = z.strictObject({
   url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2048),
@@ -60,10 +69,55 @@ async function sourceAddresses(url: URL, policy: ConnectorPolicy): Promise<Check
   }
 }
 
+/**
+ * The records array of the source: one GET through the address guard (the name resolved once, the
+ * connection pinned to the addresses checked), the body read under the size cap, `records_path`
+ * followed. Failures are ConnectorErrors in the platform's words.
+ */
+async function fetchRecords(config: HttpJsonConfig, runtime: ConnectorRuntime, signal: AbortSignal): Promise<unknown[]> {
+  const url = new URL(config.url);
+  // The name is resolved once, here; the connection goes to the addresses checked (no DNS rebinding).
+  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(await sourceAddresses(url, runtime)) } });
+  let text: string;
+  try {
+    const response = await fetch(url, {
+      dispatcher,
+      headers: { accept: 'application/json' },
+      // A redirect could lead to a private address that the check above did not see.
+      redirect: 'error',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(runtime.httpTimeoutMs)]),
+    });
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ConnectorError('source_error', `the source answered ${response.status}`, retryableStatus(response.status));
+    }
+    text = await readBody(response, runtime.httpMaxBytes);
+  } catch (err) {
+    if (err instanceof ConnectorError || signal.aborted) throw err;
+    const message = (err as Error).name === 'TimeoutError' ? `the source did not answer within ${runtime.httpTimeoutMs} ms` : 'cannot connect to the source';
+    throw new ConnectorError('source_error', message, true, { cause: err });
+  } finally {
+    await dispatcher.destroy().catch(() => undefined);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new ConnectorError('source_error', 'the source did not answer JSON', false, { cause: err });
+  }
+  const records = valueAtPath(body, config.records_path);
+  if (!Array.isArray(records)) {
+    const where = config.records_path === undefined ? 'the body of the source' : `records_path "${config.records_path}" of the source`;
+    throw new ConnectorError('source_error', `${where} is not an array`, false);
+  }
+  return records as unknown[];
+}
+
 /** A JSON array fetched with GET; `records_path` points into the body when the array is nested. */
 export const httpJsonSource: SourceConnector<HttpJsonConfig> = {
   kind: 'source',
   name: 'http-json',
+  description: 'A JSON array fetched with one GET from an http(s) URL; records_path points into the body when the array is nested.',
   config: HttpJsonConfig,
   render: (config) => {
     const url = new URL(config.url);
@@ -79,42 +133,16 @@ export const httpJsonSource: SourceConnector<HttpJsonConfig> = {
       throw err;
     }
   },
+  async check(config, { runtime, signal }): Promise<CheckResult> {
+    try {
+      const records = await fetchRecords(config, runtime, signal);
+      return { status: 'succeeded', message: `The source answered with an array of ${records.length} records.` };
+    } catch (err) {
+      return failedCheck(err, signal);
+    }
+  },
   async *read(config, { since, batchSize, signal, runtime }) {
-    const url = new URL(config.url);
-    // The name is resolved once, here; the connection goes to the addresses checked (no DNS rebinding).
-    const dispatcher = new Agent({ connect: { lookup: pinnedLookup(await sourceAddresses(url, runtime)) } });
-    let text: string;
-    try {
-      const response = await fetch(url, {
-        dispatcher,
-        headers: { accept: 'application/json' },
-        // A redirect could lead to a private address that the check above did not see.
-        redirect: 'error',
-        signal: AbortSignal.any([signal, AbortSignal.timeout(runtime.httpTimeoutMs)]),
-      });
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new ConnectorError('source_error', `the source answered ${response.status}`, retryableStatus(response.status));
-      }
-      text = await readBody(response, runtime.httpMaxBytes);
-    } catch (err) {
-      if (err instanceof ConnectorError || signal.aborted) throw err;
-      const message = (err as Error).name === 'TimeoutError' ? `the source did not answer within ${runtime.httpTimeoutMs} ms` : 'cannot connect to the source';
-      throw new ConnectorError('source_error', message, true, { cause: err });
-    } finally {
-      await dispatcher.destroy().catch(() => undefined);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      throw new ConnectorError('source_error', 'the source did not answer JSON', false, { cause: err });
-    }
-    const records = valueAtPath(body, config.records_path);
-    if (!Array.isArray(records)) {
-      const where = config.records_path === undefined ? 'the body of the source' : `records_path "${config.records_path}" of the source`;
-      throw new ConnectorError('source_error', `${where} is not an array`, false);
-    }
+    const records = await fetchRecords(config, runtime, signal);
     // Records without a readable updated_at cannot be filtered, so they are always read.
     const selected = since
       ? records.filter((record: unknown) => {

@@ -3,7 +3,16 @@ import pg from 'pg';
 import { z } from 'zod';
 import { NonPublicAddressError, NOT_PUBLIC_MESSAGE, parseHost } from '@platform/address-guard';
 import { isTransientBackendError, type WorkspaceId } from '@platform/core';
-import { ConnectorError, type ConfigProblem, type ConnectorPolicy, type DestinationConnector, type DestinationWriter, type ValidRecord } from './connector';
+import {
+  ConnectorError,
+  failedCheck,
+  type CheckResult,
+  type ConfigProblem,
+  type ConnectorPolicy,
+  type DestinationConnector,
+  type DestinationWriter,
+  type ValidRecord,
+} from './connector';
 
 /** libpq's sslmode values, the one parameter a connection_url may carry. */
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
@@ -221,6 +230,8 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string):
 export const postgresDestination: DestinationConnector<PostgresConfig> = {
   kind: 'destination',
   name: 'postgres',
+  description:
+    "Upserts records by id into a table (id, data jsonb, synced_at), created when absent: in the workspace's own schema of the platform's database, or in the database at connection_url.",
   config: PostgresConfig,
   render: (config) => (config.connection_url === undefined ? config : { ...config, connection_url: masked(config.connection_url) }),
   async verify(config, policy): Promise<ConfigProblem[]> {
@@ -234,6 +245,16 @@ export const postgresDestination: DestinationConnector<PostgresConfig> = {
     } catch (err) {
       if (err instanceof NonPublicAddressError) return [{ field: 'connection_url', code: 'private_address', message: err.message }];
       throw err;
+    }
+  },
+  async check(config, { workspaceId, runtime, signal }): Promise<CheckResult> {
+    try {
+      // As a run opens it: connects (to the address checked) and creates the table when absent.
+      const writer = await this.open(config, { workspaceId, runtime });
+      await writer.close();
+      return { status: 'succeeded', message: `Connected; the table ${config.table} is ready.` };
+    } catch (err) {
+      return failedCheck(err, signal);
     }
   },
   async open(config, { workspaceId, runtime }): Promise<DestinationWriter> {

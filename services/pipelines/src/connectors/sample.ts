@@ -39,7 +39,10 @@ export function firstSampleAfter(since: Date | null): number {
 export const sampleSource: SourceConnector<SampleConfig> = {
   kind: 'source',
   name: 'sample',
+  description: 'Generated records (up to 100,000, deterministic per seed), for trying pipelines without an external system.',
   config: SampleConfig,
+  check: (config) =>
+    Promise.resolve({ status: 'succeeded', message: `The sample source generates ${config.records} records; there is nothing to connect to.` }),
   // eslint-disable-next-line @typescript-eslint/require-await -- connectors read an AsyncIterable; the sample has nothing to wait for
   async *read(config, { since, batchSize }) {
     for (let start = firstSampleAfter(since); start <= config.records; start += batchSize) {

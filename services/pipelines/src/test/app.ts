@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { Queue } from 'bullmq';
 import type { Resolver } from '@platform/address-guard';
 import { type Registry } from '@platform/core';
@@ -57,6 +58,8 @@ export async function startTestApp(
     webhooks?: boolean;
     metrics?: Registry;
     connectors?: ConnectorPolicy;
+    /** The deadline of POST /connectors/check (8 s unless given). */
+    checkTimeoutMs?: number;
   } = {},
 ): Promise<TestApp> {
   const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
@@ -81,10 +84,16 @@ export async function startTestApp(
       });
       // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
       const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
+      const checkPool = new pg.Pool({ connectionString: testDatabaseUrl('pipelines'), max: 2 });
+      checkPool.on('error', () => undefined);
+      const connectorCheck = { pool: checkPool, timeoutMs: options.checkTimeoutMs };
       return {
-        app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: '/pipelines/v3', connectors }),
+        app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: '/pipelines/v3', connectors, connectorCheck }),
         drain: [{ name: 'runs queue', run: () => bounded(producer.close()) }],
-        disconnect: [{ name: 'redis', run: () => redis.disconnect() }],
+        disconnect: [
+          { name: 'redis', run: () => redis.disconnect() },
+          { name: 'connector check pool', run: () => bounded(checkPool.end()) },
+        ],
       };
     },
   });

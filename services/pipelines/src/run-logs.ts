@@ -1,0 +1,152 @@
+import { afterCursor, LIST_ORDER, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
+import type { Database } from './database';
+import type { Prisma, Run, RunLog, RunLogLevel } from './generated/prisma/client';
+import type { RunLogLine } from './pipelines.resources';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Run logs (contract section 14). Every line is written in the transaction of the change it
+ * tells (queued, an attempt's start, a step's progress, a retry, a release, the end), so a step
+ * that did not commit has no line. Messages are the platform's own words; a failure's message is
+ * the run error's, never a driver's.
+ */
+
+/** The run error as lines carry it (as the run shows it). */
+export interface RunLogError {
+  code: string;
+  message: string;
+}
+
+export interface RunLogEntry {
+  attempt: number;
+  level: RunLogLevel;
+  message: string;
+  data: Record<string, unknown> | null;
+}
+
+/** Progress lines: one for each of the first PROGRESS_EVERY_STEP steps of an attempt, then thinned out. */
+export const PROGRESS_EVERY_STEP = 200;
+
+/**
+ * Whether step `step` (1-based) of an attempt writes a progress line. Every step up to
+ * PROGRESS_EVERY_STEP (with the default WORKER_BATCH_SIZE of 500 that is every step of the
+ * largest sample source); after that every 2nd step up to 2×, every 4th up to 4×, and so on: each
+ * doubling of the run adds PROGRESS_EVERY_STEP / 2 lines, so a tiny batch size cannot write a
+ * line per record (see maxProgressLines).
+ */
+export function progressLineDue(step: number): boolean {
+  if (step <= PROGRESS_EVERY_STEP) return true;
+  const stride = 2 ** Math.ceil(Math.log2(step / PROGRESS_EVERY_STEP));
+  return step % stride === 0;
+}
+
+/** The most progress lines an attempt of `steps` steps writes: steps up to 200, then 200 + 100 per doubling. */
+export function maxProgressLines(steps: number): number {
+  if (steps <= PROGRESS_EVERY_STEP) return steps;
+  return PROGRESS_EVERY_STEP + (PROGRESS_EVERY_STEP / 2) * Math.ceil(Math.log2(steps / PROGRESS_EVERY_STEP));
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export const runLogLines = {
+  queued: (trigger: string): RunLogEntry => ({ attempt: 0, level: 'info', message: `Run queued (trigger: ${trigger}).`, data: { trigger } }),
+
+  started: (attempt: number, maxAttempts: number): RunLogEntry => ({
+    attempt,
+    level: 'info',
+    message: `Attempt ${attempt} of ${maxAttempts} started.`,
+    data: null,
+  }),
+
+  progress: (attempt: number, step: number, stats: { recordsRead: number; recordsWritten: number }): RunLogEntry => ({
+    attempt,
+    level: 'info',
+    message: `Step ${step}: ${plural(stats.recordsRead, 'record')} read, ${stats.recordsWritten} written so far.`,
+    data: { records_read: stats.recordsRead, records_written: stats.recordsWritten },
+  }),
+
+  retry: (attempt: number, error: RunLogError): RunLogEntry => ({
+    attempt,
+    level: 'warn',
+    message: `Attempt ${attempt} failed and will be retried: ${error.message}`,
+    data: { error },
+  }),
+
+  released: (attempt: number, stats: { recordsRead: number; recordsWritten: number }): RunLogEntry => ({
+    attempt,
+    level: 'info',
+    message: `Attempt ${attempt} was handed back at worker shutdown after ${plural(stats.recordsRead, 'record')}; another worker continues the run.`,
+    data: { records_read: stats.recordsRead, records_written: stats.recordsWritten },
+  }),
+
+  /** The end of the run, from the run row after its final change. */
+  ended: (run: Run): RunLogEntry => {
+    const error = run.errorCode === null ? null : { code: run.errorCode, message: run.errorMessage ?? '' };
+    const data = { status: run.status, records_read: run.recordsRead, records_written: run.recordsWritten, error };
+    switch (run.status) {
+      case 'succeeded':
+        return {
+          attempt: run.attempts,
+          level: 'info',
+          message: `Run succeeded: ${plural(run.recordsRead, 'record')} read, ${run.recordsWritten} written.`,
+          data,
+        };
+      case 'failed':
+        return { attempt: run.attempts, level: 'error', message: `Run failed: ${error?.message ?? 'unknown error'}`, data };
+      default:
+        return { attempt: run.attempts, level: 'info', message: `Run ${run.status}.`, data };
+    }
+  },
+};
+
+function jsonOrNull(data: Record<string, unknown> | null): string | null {
+  return data === null ? null : JSON.stringify(data);
+}
+
+/** Writes one line of run `runId` in transaction `tx`; its id is run_log_id(at) (time-ordered, in write order). */
+export async function writeRunLog(tx: Tx, workspaceId: WorkspaceId, runId: string, entry: RunLogEntry, at: Date): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO "run_logs" ("id", "workspace_id", "run_id", "attempt", "at", "level", "message", "data")
+    VALUES (run_log_id(${at}::timestamptz), ${workspaceId}::uuid, ${runId}::uuid, ${entry.attempt}, ${at}::timestamptz,
+            ${entry.level}::"run_log_level", ${entry.message}, ${jsonOrNull(entry.data)}::jsonb)`;
+}
+
+/**
+ * Writes the line only while `entry.attempt` still holds the running run (the attempt fencing of
+ * the run's own updates); false when it does not (cancelled, replaced).
+ */
+export async function writeRunLogIfHeld(tx: Tx, workspaceId: WorkspaceId, runId: string, entry: RunLogEntry, at: Date): Promise<boolean> {
+  const inserted = await tx.$executeRaw`
+    INSERT INTO "run_logs" ("id", "workspace_id", "run_id", "attempt", "at", "level", "message", "data")
+    SELECT run_log_id(${at}::timestamptz), r."workspace_id", r."id", ${entry.attempt}, ${at}::timestamptz,
+           ${entry.level}::"run_log_level", ${entry.message}, ${jsonOrNull(entry.data)}::jsonb
+      FROM "runs" r
+     WHERE r."id" = ${runId}::uuid AND r."workspace_id" = ${workspaceId}::uuid AND r."status" = 'running' AND r."attempts" = ${entry.attempt}`;
+  return inserted === 1;
+}
+
+/** A line as the API returns it. */
+export function renderRunLog(line: RunLog): RunLogLine {
+  return {
+    id: line.id,
+    run_id: line.runId,
+    attempt: line.attempt,
+    at: timestamp(line.createdAt),
+    level: line.level,
+    message: line.message,
+    data: (line.data ?? null) as Record<string, unknown> | null,
+  };
+}
+
+/** Reading a run's lines, oldest first, in (at, id) order. */
+export function runLogsStore(db: Database) {
+  return {
+    list(workspaceId: WorkspaceId, runId: string, page: { after: Cursor | undefined; take: number }): Promise<RunLog[]> {
+      return db.runLog.findMany({ where: { workspaceId, runId, ...afterCursor(page.after) }, orderBy: [...LIST_ORDER], take: page.take });
+    },
+  };
+}
+export type RunLogsStore = ReturnType<typeof runLogsStore>;
