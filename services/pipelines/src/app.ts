@@ -3,7 +3,8 @@ import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { ConnectorPolicy } from './connectors';
 import { pipelinesApiDocument } from './pipelines.openapi';
-import { pipelinesRouteDefinitions } from './pipelines.routes';
+import { pipelinesRouteDefinitions, type ScheduleLimits } from './pipelines.routes';
+import { DEFAULT_MIN_INTERVAL_S } from './schedule';
 import type { PipelinesServiceStores } from './pipelines.store';
 import type { RunsProducer } from './runs.queue';
 
@@ -14,16 +15,20 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   publicBasePath: string;
   /** What connector configs may reach (CONNECTORS_ALLOW_PRIVATE, the platform's databases). */
   connectors: ConnectorPolicy;
+  /** What schedules accept (PIPELINES_SCHEDULE_MIN_INTERVAL_S); default: the contract's 60 s minimum. */
+  schedules?: ScheduleLimits;
 }
 
 export function createApp(deps: PipelinesDeps): Express {
   const { stores } = deps;
+  const schedules = deps.schedules ?? { minIntervalS: DEFAULT_MIN_INTERVAL_S };
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
     runs: { runs: stores.runs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,
+    schedules,
   });
   return createServiceApp({
     service: 'pipelines',
@@ -31,7 +36,7 @@ export function createApp(deps: PipelinesDeps): Express {
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,
     routes: contractRouter('pipelines', definitions),
-    openapi: pipelinesApiDocument(),
+    openapi: pipelinesApiDocument(schedules),
     // Redis down (no triggers) degrades the API without failing readiness (contract section 12).
     ready: { database: stores.ping, redis: deps.redisReady },
   });

@@ -37,6 +37,7 @@ runService({
         redisReady: () => producer.ping(),
         publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
         connectors: connectorPolicy(config),
+        schedules: { minIntervalS: config.PIPELINES_SCHEDULE_MIN_INTERVAL_S },
       }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
       disconnect: [{ name: 'redis', run: () => redis.quit() }],

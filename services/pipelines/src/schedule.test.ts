@@ -168,12 +168,14 @@ describe('validation', () => {
     }
   });
   test('a cron that never matches is invalid_format', () => {
-    for (const cron of ['0 0 31 2 *', '0 0 30 2 *', '0 0 31 4,6,9,11 *']) expect([cron, problems({ type: 'cron', cron })]).toEqual([cron, [['cron', 'invalid_format']]]);
+    for (const cron of ['0 0 31 2 *', '0 0 30 2 *', '0 0 31 4,6,9,11 *'])
+      expect([cron, problems({ type: 'cron', cron })]).toEqual([cron, [['cron', 'invalid_format']]]);
     // With a day of week too, Vixie cron's OR makes it match on Mondays.
     expect(problems({ type: 'cron', cron: '0 0 31 2 MON' })).toEqual([]);
   });
   test('time zones: IANA names as spelled, links included', () => {
-    for (const name of ['UTC', 'Europe/Berlin', 'America/Argentina/Buenos_Aires', 'US/Eastern', 'Etc/GMT+5', 'Asia/Calcutta']) expect([name, isTimeZone(name)]).toEqual([name, true]);
+    for (const name of ['UTC', 'Europe/Berlin', 'America/Argentina/Buenos_Aires', 'US/Eastern', 'Etc/GMT+5', 'Asia/Calcutta'])
+      expect([name, isTimeZone(name)]).toEqual([name, true]);
     for (const name of ['europe/berlin', 'utc', 'Mars/Base', 'Europe/', '+01:00', '']) expect([name, isTimeZone(name)]).toEqual([name, false]);
   });
 });

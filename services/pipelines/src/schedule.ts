@@ -80,7 +80,11 @@ function issuesOf(value: unknown, minIntervalS: number): Issue[] {
   else {
     const zone = timezoneOk ? (timezone as string) : DEFAULT_TIMEZONE;
     if (!parseCron(cron, zone)) {
-      issues.push({ path: 'cron', code: 'invalid_format', message: 'must be 5 fields (minute hour day-of-month month day-of-week) of *, lists, ranges, steps and names' });
+      issues.push({
+        path: 'cron',
+        code: 'invalid_format',
+        message: 'must be 5 fields (minute hour day-of-month month day-of-week) of *, lists, ranges, steps and names',
+      });
     } else if (!nextCronTick({ type: 'cron', cron, timezone: zone }, new Date(0))) {
       issues.push({ path: 'cron', code: 'invalid_format', message: 'never matches a date' });
     }

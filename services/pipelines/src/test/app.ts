@@ -57,6 +57,8 @@ export async function startTestApp(
     webhooks?: boolean;
     metrics?: Registry;
     connectors?: ConnectorPolicy;
+    /** PIPELINES_SCHEDULE_MIN_INTERVAL_S (default 60). */
+    scheduleMinIntervalS?: number;
   } = {},
 ): Promise<TestApp> {
   const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
@@ -82,7 +84,14 @@ export async function startTestApp(
       // The worker the tests spawn allows private addresses too (test/worker.ts): sources and destinations on 127.0.0.1.
       const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
       return {
-        app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: '/pipelines/v3', connectors }),
+        app: createApp({
+          ...deps,
+          producer,
+          redisReady: () => producer.ping(),
+          publicBasePath: '/pipelines/v3',
+          connectors,
+          schedules: { minIntervalS: options.scheduleMinIntervalS ?? 60 },
+        }),
         drain: [{ name: 'runs queue', run: () => bounded(producer.close()) }],
         disconnect: [{ name: 'redis', run: () => redis.disconnect() }],
       };
