@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
@@ -24,7 +25,15 @@ const databaseUrl = testDatabaseUrl(database);
 const queue = testQueue('schedules');
 const apis: ReadyProcess[] = [];
 
+// 60 records without updated_at: every run reads them all (a sample source's later runs read nothing new).
+const source: Server = createServer((_req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ id: `r${i}` }))));
+});
+beforeAll(() => new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve)));
+
 afterAll(async () => {
+  source.close();
   await killAllWorkers();
   await killSpawned();
   await deleteRedisKeys(queue.prefix, processRedisUrl());
@@ -37,7 +46,7 @@ afterAll(async () => {
 async function api(): Promise<ReadyProcess> {
   const proc = await spawnService('pipelines', join(__dirname, '..'), {
     database,
-    env: { PIPELINES_RUNS_QUEUE: queue.name, QUEUE_PREFIX: queue.prefix, PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1' },
+    env: { PIPELINES_RUNS_QUEUE: queue.name, QUEUE_PREFIX: queue.prefix, PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1', CONNECTORS_ALLOW_PRIVATE: 'true' },
   });
   apis.push(proc);
   return proc;
@@ -127,7 +136,7 @@ test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-
     await c1
       .post('/pipelines', {
         name: 'Every 3 s',
-        source: { connector: 'sample', config: { records: 60 } },
+        source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as { port: number }).port}/records` } },
         destination: { connector: 'postgres', config: { table: 'every3' } },
       })
       .expect(201)
@@ -143,6 +152,18 @@ test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-
     async () => {
       const running = (await runsOf(c2, created.id)).find((r) => r.status === 'running' && r.stats.records_written >= 10);
       const holder = running && workers.find((w) => w.output().includes(`"run_id":"${running.id}","pipeline_id"`));
+      if (running && !holder)
+        throw new Error(
+          `no worker logged ${running.id}: ${workers
+            .map((w) =>
+              w
+                .output()
+                .split('\n')
+                .filter((l) => l.includes(running.id))
+                .join(' | '),
+            )
+            .join(' // ')}`,
+        );
       return running && holder ? { run: running, worker: holder } : undefined;
     },
     15_000,
