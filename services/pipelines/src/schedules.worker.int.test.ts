@@ -127,8 +127,8 @@ test('after an outage: one run, for the latest missed tick; next_run_at moves pa
 test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-run: exactly one run per tick, none overlapping, no tick lost', async () => {
   const [first, second] = [apis[0] ?? (await api()), await api()];
   const identity = testIdentity();
-  const c1 = serviceClient('pipelines', first!.url, identity);
-  const c2 = serviceClient('pipelines', second!.url, identity);
+  const c1 = serviceClient('pipelines', first.url, identity);
+  const c2 = serviceClient('pipelines', second.url, identity);
   const workers = [worker({ WORKER_STEP_DELAY_MS: '250' }), worker({ WORKER_STEP_DELAY_MS: '250' })];
   await Promise.all(workers.map((w) => w.ready));
 
