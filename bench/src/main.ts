@@ -16,6 +16,7 @@ import { hotPathCase, type HotPathResults } from './cases/hot-path';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan, type ProxyResults } from './cases/proxy';
 import { rateLimitCase, type RateLimitResults } from './cases/rate-limit';
 import { runsCase, type RunsPlan, type RunsResults } from './cases/runs';
+import { schedulesCase, type SchedulesPlan, type SchedulesResults } from './cases/schedules';
 import type { BenchContext } from './context';
 import { markdownTable, tableRows, textTable } from './report';
 
@@ -48,6 +49,9 @@ const bEnv = Object.fromEntries(
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
+const schedulesPlan: SchedulesPlan = quick
+  ? { pipelines: 50, everySeconds: 1, windowS: 10, records: 10 }
+  : { pipelines: 1_000, everySeconds: 1, windowS: 60, records: 10 };
 // A second past the window, so requests keep arriving when the first accepted ones leave it.
 const rateLimitPlan = { seconds: quick ? 5 : 61, limit: 400, connectionsPerGateway: 10 };
 
@@ -84,7 +88,8 @@ async function main(): Promise<void> {
       processes: ['events', 'pipelines', { kind: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } }, 'gateway'],
       // Requests are not logged (warn): the figures are the proxy's, not pino's.
       logLevel: 'warn',
-      env: { EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT) },
+      // Schedules of 1 s (the schedules case); the default minimum is 60 s.
+      env: { EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT), PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1' },
     });
     const pool = (url: string) => {
       const p = new pg.Pool({ connectionString: url, max: 4 });
@@ -102,7 +107,14 @@ async function main(): Promise<void> {
     };
     log(`platform up: gateway ${platform.gatewayUrl}`);
 
-    const results: { proxy?: ProxyResults; ab?: AbResults; hotPath?: HotPathResults; runs?: RunsResults; rateLimit?: RateLimitResults } = {};
+    const results: {
+      proxy?: ProxyResults;
+      ab?: AbResults;
+      hotPath?: HotPathResults;
+      runs?: RunsResults;
+      schedules?: SchedulesResults;
+      rateLimit?: RateLimitResults;
+    } = {};
     // Other work on the machine skews every figure: the 1-minute load average before and after each case.
     const load: Record<string, [number, number]> = {};
     const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
@@ -128,8 +140,12 @@ async function main(): Promise<void> {
       log('case 3: run start latency and runs per minute');
       results.runs = await measured('runs', () => runsCase(ctx, runsPlan, WORKER_CONCURRENCY));
     }
+    if (runCase('schedules')) {
+      log('case 4: schedule ticks of many pipelines');
+      results.schedules = await measured('schedules', () => schedulesCase(ctx, schedulesPlan));
+    }
     if (runCase('rate-limit')) {
-      log('case 4: rate limit over two gateway instances');
+      log('case 5: rate limit over two gateway instances');
       results.rateLimit = await measured('rate-limit', () => rateLimitCase(ctx, rateLimitPlan));
     }
 
@@ -148,7 +164,7 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, rateLimit: rateLimitPlan },
+      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, schedules: schedulesPlan, rateLimit: rateLimitPlan },
       table: rows,
       results,
     };

@@ -3,6 +3,7 @@ import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
 import type { RunsResults } from './cases/runs';
+import type { SchedulesResults } from './cases/schedules';
 
 export interface Row {
   measurement: string;
@@ -23,10 +24,11 @@ export function tableRows(results: {
   ab?: AbResults;
   hotPath?: HotPathResults;
   runs?: RunsResults;
+  schedules?: SchedulesResults;
   rateLimit?: RateLimitResults;
 }): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, hotPath, runs, rateLimit } = results;
+  const { proxy, ab, hotPath, runs, schedules, rateLimit } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -174,6 +176,27 @@ export function tableRows(results: {
       verdict: verdict(runs.runsPerMinute['1']! >= 2000),
     });
     rows.push({ measurement: 'Sample runs per minute, 2 workers', measured: n0(runs.runsPerMinute['2']!), target: '', verdict: '' });
+  }
+  if (schedules) {
+    const s = schedules;
+    rows.push({
+      measurement: `Schedule ticks: ${n0(s.pipelines)} pipelines every ${s.everySeconds} s for ${s.windowS} s: runs per tick (most for one tick; ticks off the grid; overlapping runs)`,
+      measured: `${s.maxRunsPerTick} (${n0(s.runsCreated)} runs for ${n0(s.ticksDue)} ticks due, ${n0(s.ticksSkippedActive)} skipped while a run was active; ${s.offGridTicks} off the grid; ${s.overlaps} overlaps)`,
+      target: '= 1, 0, 0',
+      verdict: verdict(s.maxRunsPerTick === 1 && s.offGridTicks === 0 && s.overlaps === 0),
+    });
+    rows.push({
+      measurement: 'Schedule ticks: tick → run created, p50 / p99',
+      measured: `${ms(s.tickToCreatedP50Ms)} / ${ms(s.tickToCreatedP99Ms)}`,
+      target: '',
+      verdict: 'ref',
+    });
+    rows.push({
+      measurement: 'Schedule ticks: tick → started_at, p50 / p99',
+      measured: `${ms(s.tickToStartedP50Ms)} / ${ms(s.tickToStartedP99Ms)}`,
+      target: '',
+      verdict: 'ref',
+    });
   }
   if (rateLimit) {
     rows.push({

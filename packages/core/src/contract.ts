@@ -87,7 +87,9 @@ export const ROUTES = {
   },
   pipelines: {
     'POST /pipelines': { scope: 'pipelines:write' },
+    'GET /pipelines': { scope: 'pipelines:read' },
     'GET /pipelines/:id': { scope: 'pipelines:read' },
+    'PATCH /pipelines/:id': { scope: 'pipelines:write' },
     'POST /pipelines/:id/pause': { scope: 'pipelines:write' },
     'POST /pipelines/:id/resume': { scope: 'pipelines:write' },
     'POST /pipelines/:id/runs': { scope: 'runs:write', bucket: 'pipeline-runs' },

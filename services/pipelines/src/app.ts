@@ -4,7 +4,8 @@ import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { ConnectorPolicy } from './connectors';
 import { pipelinesApiDocument } from './pipelines.openapi';
-import { pipelinesRouteDefinitions } from './pipelines.routes';
+import { pipelinesRouteDefinitions, type ScheduleLimits } from './pipelines.routes';
+import { DEFAULT_MIN_INTERVAL_S } from './schedule';
 import type { PipelinesServiceStores } from './pipelines.store';
 import type { RunsProducer } from './runs.queue';
 
@@ -17,10 +18,13 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   connectors: ConnectorPolicy;
   /** POST /connectors/check: the API's own pool on the pipelines database (closed by the caller) and the check's deadline. */
   connectorCheck: { pool: pg.Pool; timeoutMs?: number };
+  /** What schedules accept (PIPELINES_SCHEDULE_MIN_INTERVAL_S); default: the contract's 60 s minimum. */
+  schedules?: ScheduleLimits;
 }
 
 export function createApp(deps: PipelinesDeps): Express {
   const { stores } = deps;
+  const schedules = deps.schedules ?? { minIntervalS: DEFAULT_MIN_INTERVAL_S };
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
     runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
@@ -28,6 +32,7 @@ export function createApp(deps: PipelinesDeps): Express {
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,
     connectorCheck: deps.connectorCheck,
+    schedules,
   });
   return createServiceApp({
     service: 'pipelines',
@@ -35,7 +40,7 @@ export function createApp(deps: PipelinesDeps): Express {
     internalSecret: deps.internalSecret,
     metrics: deps.metrics,
     routes: contractRouter('pipelines', definitions),
-    openapi: pipelinesApiDocument(),
+    openapi: pipelinesApiDocument(schedules),
     // Redis down (no triggers) degrades the API without failing readiness (contract section 12).
     ready: { database: stores.ping, redis: deps.redisReady },
   });

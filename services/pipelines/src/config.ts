@@ -3,6 +3,7 @@ import { env } from '@platform/core';
 import { ServiceConfig } from '@platform/webhooks';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
+import { DEFAULT_MIN_INTERVAL_S, MAX_INTERVAL_S } from './schedule';
 
 /** The pipelines API (src/main.ts). The run worker has its own schema in worker.config.ts. */
 export const PipelinesConfig = ServiceConfig.extend({
@@ -20,6 +21,8 @@ export const PipelinesConfig = ServiceConfig.extend({
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /pipelines/v3')
     .default('/pipelines/v3'),
+  /** The smallest `every_seconds` of an interval schedule (contract section 13). */
+  PIPELINES_SCHEDULE_MIN_INTERVAL_S: z.coerce.number().int().min(1).max(MAX_INTERVAL_S).default(DEFAULT_MIN_INTERVAL_S),
   ...ConnectorsConfig.shape,
 });
 export type PipelinesConfig = z.infer<typeof PipelinesConfig>;

@@ -42,6 +42,7 @@ runService({
         publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
         connectors: connectorPolicy(config),
         connectorCheck: { pool: checkPool },
+        schedules: { minIntervalS: config.PIPELINES_SCHEDULE_MIN_INTERVAL_S },
       }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
       disconnect: [

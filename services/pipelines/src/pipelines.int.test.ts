@@ -37,6 +37,8 @@ describe('pipelines', () => {
       source: { connector: 'sample', config: { records: 100, seed: 0 } },
       destination: { connector: 'postgres', config: { table: 'contacts' } },
       last_successful_run_at: null,
+      schedule: null,
+      next_run_at: null,
       created_at: expect.stringMatching(ISO_MS),
     });
     expect((await c.get(`/pipelines/${res.body.id}`).expect(200)).body).toEqual(res.body);

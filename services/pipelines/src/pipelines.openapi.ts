@@ -1,18 +1,19 @@
 import { openApiDocument, type OpenApiDocument } from '@platform/core';
 import { WEBHOOK_ENDPOINTS_TAG } from '@platform/webhooks';
 import { Run } from './pipelines.resources';
-import { pipelinesRouteDeclarations } from './pipelines.routes';
+import { pipelinesRouteDeclarationsFor, type ScheduleLimits } from './pipelines.routes';
+import { DEFAULT_MIN_INTERVAL_S } from './schedule';
 
 /** The pipelines API's OpenAPI 3.1 document, from the route declarations the app mounts: no database or queue needed. */
-export function pipelinesApiDocument(): OpenApiDocument {
+export function pipelinesApiDocument(schedules: ScheduleLimits = { minIntervalS: DEFAULT_MIN_INTERVAL_S }): OpenApiDocument {
   return openApiDocument({
     service: 'pipelines',
     title: 'Pipelines API',
     version: '3.0',
     description: 'Pipelines that move records from a source connector to a destination connector, and their runs, executed by workers.',
-    routes: pipelinesRouteDeclarations,
+    routes: pipelinesRouteDeclarationsFor(schedules),
     tags: [
-      { name: 'Pipelines', description: 'A source, a destination, and whether new runs are accepted.' },
+      { name: 'Pipelines', description: 'A source, a destination, an optional schedule, and whether new runs are accepted.' },
       { name: 'Runs', description: 'Runs of a pipeline: `queued` → `running` → `succeeded` | `failed`, or `cancelled`.' },
       { name: 'Connectors', description: 'The connectors a pipeline may use, their config schemas, and a check of a config before a pipeline uses it.' },
       WEBHOOK_ENDPOINTS_TAG,

@@ -2,6 +2,7 @@ import { timestamp } from '@platform/core';
 import { destinationConnector, renderConnector, sourceConnector } from './connectors';
 import type { Pipeline as PipelineRow, Run as RunRow } from './generated/prisma/client';
 import type { Pipeline, Run } from './pipelines.resources';
+import { renderSchedule, storedSchedule } from './schedule';
 
 /** A pipeline as the API returns it (contract section 10). */
 export function renderPipeline(pipeline: PipelineRow): Pipeline {
@@ -13,6 +14,8 @@ export function renderPipeline(pipeline: PipelineRow): Pipeline {
     source: renderConnector(sourceConnector(pipeline.sourceConnector), pipeline.sourceConfig) as Pipeline['source'],
     destination: renderConnector(destinationConnector(pipeline.destinationConnector), pipeline.destinationConfig) as Pipeline['destination'],
     last_successful_run_at: timestamp(pipeline.lastSuccessfulRunAt),
+    schedule: renderSchedule(storedSchedule(pipeline.schedule)),
+    next_run_at: timestamp(pipeline.nextRunAt),
     created_at: timestamp(pipeline.createdAt),
   };
 }
@@ -32,5 +35,6 @@ export function renderRun(run: RunRow): Run {
     created_at: timestamp(run.createdAt),
     started_at: timestamp(run.startedAt),
     finished_at: timestamp(run.finishedAt),
+    scheduled_for: timestamp(run.scheduledFor),
   };
 }

@@ -18,25 +18,40 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
-import { EXAMPLE_IDS, Pipeline, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
+import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList, ScheduleInputDoc } from './pipelines.resources';
 import { renderRunLog } from './run-logs';
 import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
-import { createPipeline, getPipeline, setPipelineStatus } from './pipelines.service';
+import { createPipeline, getPipeline, listPipelines, setPipelineStatus, updatePipeline } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
 import { cancelRun, getRun, listRunLogs, listRuns, triggerRun, type RunsContext } from './runs.service';
+import { DEFAULT_MIN_INTERVAL_S, scheduleSchema } from './schedule';
 
 const PipelineParams = z.object({ id: Uuid });
 const RunParams = z.object({ id: Uuid, run_id: Uuid });
 
-export const CreatePipelineBody = z.strictObject({
-  name: codePointString(1, 200),
-  source: SourceSpec,
-  destination: DestinationSpec,
-});
+/** What the schedules accept: the smallest interval is configuration (PIPELINES_SCHEDULE_MIN_INTERVAL_S). */
+export interface ScheduleLimits {
+  minIntervalS: number;
+}
 
-/** CreatePipelineBody as the reference shows it: each connector with its own config schema. */
-const DocumentedCreatePipelineBody = CreatePipelineBody.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec });
+const SCHEDULE_DESCRIPTION =
+  'null: runs only when triggered (the default). Invalid: `schedule.type` `invalid_enum`, `schedule.cron` `invalid_format`, `schedule.timezone` `invalid_format`, ' +
+  '`schedule.every_seconds` `too_small` / `too_big` / `invalid_type`.';
+
+function pipelineBodies({ minIntervalS }: ScheduleLimits) {
+  const schedule = scheduleSchema(minIntervalS).optional();
+  const create = z.strictObject({ name: codePointString(1, 200), source: SourceSpec, destination: DestinationSpec, schedule });
+  const update = z.strictObject({ name: codePointString(1, 200).optional(), schedule });
+  const documentedSchedule = ScheduleInputDoc.optional().meta({ description: SCHEDULE_DESCRIPTION });
+  return {
+    create,
+    update,
+    /** The bodies as the reference shows them: each connector with its own config schema, the schedule's two shapes. */
+    documentedCreate: create.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec, schedule: documentedSchedule }),
+    documentedUpdate: update.extend({ schedule: documentedSchedule }),
+  };
+}
 
 export const TriggerRunBody = z.strictObject({
   trigger: requiredEnum(RUN_TRIGGERS),
@@ -46,6 +61,7 @@ export const TriggerRunBody = z.strictObject({
 });
 
 export const ListRunsQuery = ListQuery.extend({ status: z.enum(RUN_STATUSES).optional().meta({ description: 'Only runs in this status.' }) });
+export const ListPipelinesQuery = ListQuery.extend({ status: z.enum(['active', 'paused']).optional().meta({ description: 'Only pipelines in this status.' }) });
 
 export interface PipelinesRoutesDeps {
   pipelines: PipelinesStore;
@@ -57,6 +73,7 @@ export interface PipelinesRoutesDeps {
   connectors: ConnectorPolicy;
   /** POST /connectors/check: the API's own pool on the pipelines database, and the check's deadline (8 s unless a test shortens it). */
   connectorCheck: { pool: pg.Pool; timeoutMs?: number };
+  schedules: ScheduleLimits;
 }
 
 const NoBody = z.strictObject({});
@@ -70,117 +87,149 @@ const run = resource({
   tag: 'Runs',
 });
 
-/** What each route of the pipelines service takes and answers (no handlers): the definitions below validate it, the OpenAPI document describes it. */
-export const pipelinesRouteDeclarations = {
-  ...webhookRouteDeclarations,
-  ...connectorRouteDeclarations,
-  'POST /pipelines': {
-    body: CreatePipelineBody,
-    docs: {
-      operationId: 'createPipeline',
-      summary: 'Create a pipeline',
-      description:
-        'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
-      body: DocumentedCreatePipelineBody,
-      responses: { 201: { description: 'The pipeline, `active`.', schema: Pipeline } },
-      requestExample: {
-        name: 'Sample to warehouse table',
-        source: { connector: 'sample', config: { records: 100 } },
-        destination: { connector: 'postgres', config: { table: 'sample_records' } },
+/**
+ * What each route of the pipelines service takes and answers (no handlers), for the configured
+ * schedule limits: the definitions below validate it, the OpenAPI document describes it.
+ */
+export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
+  const bodies = pipelineBodies(limits);
+  return {
+    ...webhookRouteDeclarations,
+    ...connectorRouteDeclarations,
+    'POST /pipelines': {
+      body: bodies.create,
+      docs: {
+        operationId: 'createPipeline',
+        summary: 'Create a pipeline',
+        description:
+          'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
+        body: bodies.documentedCreate,
+        responses: { 201: { description: 'The pipeline, `active`; with a schedule, `next_run_at` is its first tick.', schema: Pipeline } },
+        requestExample: {
+          name: 'Sample to warehouse table',
+          source: { connector: 'sample', config: { records: 100 } },
+          destination: { connector: 'postgres', config: { table: 'sample_records' } },
+          schedule: { type: 'cron', cron: '0 3 * * *', timezone: 'Europe/Berlin' },
+        },
       },
     },
-  },
-  'GET /pipelines/:id': pipeline.retrieve(),
-  'POST /pipelines/:id/pause': pipeline.route({
-    body: NoBody,
-    docs: {
-      operationId: 'pausePipeline',
-      summary: 'Pause a pipeline',
-      description: 'A paused pipeline refuses new runs; pausing a paused pipeline changes nothing.',
-      responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
+    'GET /pipelines': {
+      query: ListPipelinesQuery,
+      docs: {
+        operationId: 'listPipelines',
+        summary: "List the workspace's pipelines",
+        responses: { 200: { description: 'One page of pipelines, oldest first.', schema: PipelineList } },
+      },
     },
-  }),
-  'POST /pipelines/:id/resume': pipeline.route({
-    body: NoBody,
-    docs: {
-      operationId: 'resumePipeline',
-      summary: 'Resume a pipeline',
-      description: 'Resuming an active pipeline changes nothing.',
-      responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
-    },
-  }),
-  'POST /pipelines/:id/runs': pipeline.route({
-    body: TriggerRunBody,
-    docs: {
-      operationId: 'triggerRun',
-      summary: 'Trigger a run',
-      tag: 'Runs',
-      description:
-        'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
-        'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
-      responses: {
-        202: {
-          description: 'The run, `queued`.',
-          schema: Run,
-          headers: {
-            Location: {
-              description: "The run's URL path.",
-              schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }),
+    'GET /pipelines/:id': pipeline.retrieve(),
+    'PATCH /pipelines/:id': pipeline.route({
+      body: bodies.update,
+      docs: {
+        operationId: 'updatePipeline',
+        summary: 'Rename a pipeline or set its schedule',
+        description:
+          'Fields left out stay as they are; `schedule: null` removes the schedule. Setting a schedule (even the same one) counts its ticks from now: ' +
+          '`next_run_at` becomes the first tick after now (null while the pipeline is paused).',
+        body: bodies.documentedUpdate,
+        responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
+        requestExample: { schedule: { type: 'interval', every_seconds: 3600 } },
+      },
+    }),
+    'POST /pipelines/:id/pause': pipeline.route({
+      body: NoBody,
+      docs: {
+        operationId: 'pausePipeline',
+        summary: 'Pause a pipeline',
+        description: 'A paused pipeline refuses new runs and has no schedule ticks (`next_run_at: null`); pausing a paused pipeline changes nothing.',
+        responses: { 200: { description: 'The pipeline, `paused`.', schema: Pipeline } },
+      },
+    }),
+    'POST /pipelines/:id/resume': pipeline.route({
+      body: NoBody,
+      docs: {
+        operationId: 'resumePipeline',
+        summary: 'Resume a pipeline',
+        description:
+          "Resuming an active pipeline changes nothing. A schedule's next tick is computed from the resume time (interval: resume time + `every_seconds`; cron: the next match after it).",
+        responses: { 200: { description: 'The pipeline, `active`.', schema: Pipeline } },
+      },
+    }),
+    'POST /pipelines/:id/runs': pipeline.route({
+      body: TriggerRunBody,
+      docs: {
+        operationId: 'triggerRun',
+        summary: 'Trigger a run',
+        tag: 'Runs',
+        description:
+          'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
+          'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
+        responses: {
+          202: {
+            description: 'The run, `queued`.',
+            schema: Run,
+            headers: {
+              Location: {
+                description: "The run's URL path.",
+                schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }),
+              },
             },
           },
         },
+        errors: {
+          400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
+          409: {
+            description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
+            example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
+          },
+        },
+        requestExample: { trigger: 'manual', dry_run: false },
       },
-      errors: {
-        400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
-        409: {
-          description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
-          example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
+    }),
+    'GET /pipelines/:id/runs': pipeline.route({
+      query: ListRunsQuery,
+      docs: {
+        operationId: 'listRuns',
+        summary: "List a pipeline's runs",
+        tag: 'Runs',
+        responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
+      },
+    }),
+    'GET /pipelines/:id/runs/:run_id': run.retrieve(),
+    'POST /pipelines/:id/runs/:run_id/cancel': run.route({
+      body: NoBody,
+      docs: {
+        operationId: 'cancelRun',
+        summary: 'Cancel a run',
+        description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
+        responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
+        errors: {
+          409: {
+            description: 'The run has already ended; `run_status` says how.',
+            example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
+          },
         },
       },
-      requestExample: { trigger: 'manual', dry_run: false },
-    },
-  }),
-  'GET /pipelines/:id/runs': pipeline.route({
-    query: ListRunsQuery,
-    docs: {
-      operationId: 'listRuns',
-      summary: "List a pipeline's runs",
-      tag: 'Runs',
-      responses: { 200: { description: 'One page of runs, oldest first.', schema: RunList } },
-    },
-  }),
-  'GET /pipelines/:id/runs/:run_id': run.retrieve(),
-  'POST /pipelines/:id/runs/:run_id/cancel': run.route({
-    body: NoBody,
-    docs: {
-      operationId: 'cancelRun',
-      summary: 'Cancel a run',
-      description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
-      responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
-      errors: {
-        409: {
-          description: 'The run has already ended; `run_status` says how.',
-          example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
-        },
+    }),
+    'GET /pipelines/:id/runs/:run_id/logs': run.route({
+      query: ListQuery,
+      docs: {
+        operationId: 'listRunLogs',
+        summary: "List a run's log lines",
+        tag: 'Runs',
+        description:
+          "Oldest first. Each line is written in the same transaction as the change it tells: queued (`attempt` 0, `data: { trigger }`), each attempt's start, " +
+          'progress after a step (`data: { records_read, records_written }` so far), a retry with its error (`warn`, `data: { error }`), a hand-back at worker shutdown, ' +
+          'and the end (`data: { status, records_read, records_written, error }`; `error` level when the run failed). ' +
+          'Progress is logged per step, not per record: every step of an attempt up to the 200th, then every 2nd step up to the 400th, every 4th up to the 800th, and so on ' +
+          '(each doubling of the run adds at most 100 lines).',
+        responses: { 200: { description: 'One page of log lines, oldest first.', schema: RunLogList } },
       },
-    },
-  }),
-  'GET /pipelines/:id/runs/:run_id/logs': run.route({
-    query: ListQuery,
-    docs: {
-      operationId: 'listRunLogs',
-      summary: "List a run's log lines",
-      tag: 'Runs',
-      description:
-        "Oldest first. Each line is written in the same transaction as the change it tells: queued (`attempt` 0, `data: { trigger }`), each attempt's start, " +
-        'progress after a step (`data: { records_read, records_written }` so far), a retry with its error (`warn`, `data: { error }`), a hand-back at worker shutdown, ' +
-        'and the end (`data: { status, records_read, records_written, error }`; `error` level when the run failed). ' +
-        'Progress is logged per step, not per record: every step of an attempt up to the 200th, then every 2nd step up to the 400th, every 4th up to the 800th, and so on ' +
-        '(each doubling of the run adds at most 100 lines).',
-      responses: { 200: { description: 'One page of log lines, oldest first.', schema: RunLogList } },
-    },
-  }),
-} satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
+    }),
+  } satisfies Record<RoutesOf<'pipelines'>, RouteDeclaration>;
+}
+
+/** The declarations with the default schedule limits (PIPELINES_SCHEDULE_MIN_INTERVAL_S unset). */
+export const pipelinesRouteDeclarations = pipelinesRouteDeclarationsFor({ minIntervalS: DEFAULT_MIN_INTERVAL_S });
 
 /** The pipelines service's route declarations wired to handlers with the stores and queue; handlers call the services. */
 export function pipelinesRouteDefinitions({
@@ -190,7 +239,9 @@ export function pipelinesRouteDefinitions({
   webhooks,
   connectors,
   connectorCheck,
+  schedules,
 }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
+  const pipelinesRouteDeclarations = pipelinesRouteDeclarationsFor(schedules);
   return {
     ...webhooks,
     ...connectorRouteDefinitions({ policy: connectors, ...connectorCheck }),
@@ -203,9 +254,20 @@ export function pipelinesRouteDefinitions({
         sourceConfig: body.source.config,
         destinationConnector: body.destination.connector,
         destinationConfig: body.destination.config,
+        schedule: body.schedule,
       });
       return { status: 201, body: renderPipeline(pipeline) };
     }),
+
+    'GET /pipelines': route(pipelinesRouteDeclarations['GET /pipelines'], async ({ identity, query }) => ({
+      status: 200,
+      body: await pageOf(query, (page) => listPipelines(pipelines, identity.workspaceId, { status: query.status, ...page }), renderPipeline),
+    })),
+
+    'PATCH /pipelines/:id': route(pipelinesRouteDeclarations['PATCH /pipelines/:id'], async ({ identity, params, body }) => ({
+      status: 200,
+      body: renderPipeline(await updatePipeline(pipelines, identity.workspaceId, params.id, { name: body.name, schedule: body.schedule })),
+    })),
 
     'GET /pipelines/:id': route(pipelinesRouteDeclarations['GET /pipelines/:id'], async ({ identity, params }) => ({
       status: 200,

@@ -1,9 +1,10 @@
-import { workspaceScoped, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
-import type { Pipeline, PipelineStatus, Prisma } from './generated/prisma/client';
+import { Prisma, type Pipeline, type PipelineStatus } from './generated/prisma/client';
 import { runsStore } from './runs.store';
 import { runLogsStore } from './run-logs';
+import { nextTick, storedSchedule, type Schedule } from './schedule';
 
 export type { Pipeline, PipelineStatus };
 
@@ -13,12 +14,37 @@ export interface NewPipeline {
   sourceConfig: Record<string, unknown>;
   destinationConnector: string;
   destinationConfig: Record<string, unknown>;
+  /** null or absent: runs only when triggered. */
+  schedule?: Schedule | null;
+}
+
+/** PATCH /pipelines/{id}: absent fields stay; `schedule: null` removes the schedule. */
+export interface PipelineChanges {
+  name?: string;
+  schedule?: Schedule | null;
+}
+
+/** The schedule columns for a schedule set (or a pipeline resumed) at `now`: ticks count from now. */
+function scheduleColumns(schedule: Schedule | null, status: PipelineStatus, now: Date) {
+  return {
+    schedule: schedule ?? Prisma.DbNull,
+    scheduleAnchorAt: schedule ? now : null,
+    nextRunAt: schedule && status === 'active' ? nextTick(schedule, now, now) : null,
+  };
 }
 
 /** Pipeline queries; each takes the workspace, so no query can forget it. */
 export function pipelinesStore(db: Database) {
+  /** Locks the pipeline row for the rest of `tx` (a tick of the scheduler holds it the same way). */
+  async function lock(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, id: string): Promise<Pipeline | null> {
+    const locked = await tx.$queryRaw<{ id: string }[]>`
+      SELECT "id" FROM "pipelines" WHERE "id" = ${id}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR UPDATE`;
+    if (locked.length === 0) return null;
+    return tx.pipeline.findFirst({ where: { id, workspaceId } });
+  }
+
   return workspaceScoped({
-    create(workspaceId: WorkspaceId, data: NewPipeline): Promise<Pipeline> {
+    create(workspaceId: WorkspaceId, data: NewPipeline, now = new Date()): Promise<Pipeline> {
       return db.pipeline.create({
         data: {
           workspaceId,
@@ -27,6 +53,8 @@ export function pipelinesStore(db: Database) {
           sourceConfig: data.sourceConfig as Prisma.InputJsonObject,
           destinationConnector: data.destinationConnector,
           destinationConfig: data.destinationConfig as Prisma.InputJsonObject,
+          createdAt: now,
+          ...scheduleColumns(data.schedule ?? null, 'active', now),
         },
       });
     },
@@ -35,10 +63,48 @@ export function pipelinesStore(db: Database) {
       return db.pipeline.findFirst({ where: { id, workspaceId } });
     },
 
-    /** One UPDATE: setting the status it already has is a no-op. Null when the pipeline is unknown. */
-    async setStatus(workspaceId: WorkspaceId, id: string, status: PipelineStatus): Promise<Pipeline | null> {
-      await db.pipeline.updateMany({ where: { id, workspaceId }, data: { status } });
-      return db.pipeline.findFirst({ where: { id, workspaceId } });
+    /** The workspace's pipelines, oldest first (the platform's list order), optionally of one status. */
+    list(workspaceId: WorkspaceId, filter: { status?: PipelineStatus; after?: Cursor; take: number }): Promise<Pipeline[]> {
+      return db.pipeline.findMany({
+        where: { workspaceId, ...(filter.status ? { status: filter.status } : {}), ...afterCursor(filter.after) },
+        orderBy: [...LIST_ORDER],
+        take: filter.take,
+      });
+    },
+
+    /**
+     * Renames and/or sets the schedule (null removes it). Setting a schedule, even the same one,
+     * moves its anchor to `now`: the next tick is computed from now. Null when the pipeline is unknown.
+     */
+    async update(workspaceId: WorkspaceId, id: string, changes: PipelineChanges, now = new Date()): Promise<Pipeline | null> {
+      return db.$transaction(async (tx) => {
+        const pipeline = await lock(tx, workspaceId, id);
+        if (!pipeline) return null;
+        return tx.pipeline.update({
+          where: { id },
+          data: {
+            ...(changes.name !== undefined && { name: changes.name }),
+            ...(changes.schedule !== undefined && scheduleColumns(changes.schedule, pipeline.status, now)),
+          },
+        });
+      });
+    },
+
+    /**
+     * Pauses or resumes; setting the status it already has is a no-op. A pause clears next_run_at;
+     * a resume computes the next tick from `now` (interval: now + n; cron: the next match after
+     * now). Null when the pipeline is unknown.
+     */
+    async setStatus(workspaceId: WorkspaceId, id: string, status: PipelineStatus, now = new Date()): Promise<Pipeline | null> {
+      return db.$transaction(async (tx) => {
+        const pipeline = await lock(tx, workspaceId, id);
+        if (!pipeline || pipeline.status === status) return pipeline;
+        const schedule = storedSchedule(pipeline.schedule);
+        return tx.pipeline.update({
+          where: { id },
+          data: { status, ...(schedule ? { scheduleAnchorAt: now, nextRunAt: status === 'active' ? nextTick(schedule, now, now) : null } : {}) },
+        });
+      });
     },
   });
 }

@@ -33,14 +33,11 @@ async function insertRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId:
   for (let tries = 0; tries < 3; tries++) {
     const result = await ctx.runs.create(workspaceId, pipelineId, input, now);
     if (result.kind === 'created') return result.run;
-    if (result.kind === 'pipeline_not_active') {
-      const pipeline = await ctx.pipelines.find(workspaceId, pipelineId);
-      if (!pipeline) throw notFound('Pipeline');
-      if (pipeline.status === 'paused') throw pipelinePaused();
-    } else {
-      const activeRunId = await ctx.runs.findActiveId(workspaceId, pipelineId);
-      if (activeRunId) throw conflict('A run of this pipeline is already active.', { active_run_id: activeRunId });
-    }
+    const pipeline = await ctx.pipelines.find(workspaceId, pipelineId);
+    if (!pipeline) throw notFound('Pipeline');
+    if (pipeline.status === 'paused') throw pipelinePaused();
+    const activeRunId = await ctx.runs.findActiveId(workspaceId, pipelineId);
+    if (activeRunId) throw conflict('A run of this pipeline is already active.', { active_run_id: activeRunId });
   }
   throw conflict('The pipeline changed while the run was being created; try again.');
 }

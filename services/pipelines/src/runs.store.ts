@@ -22,7 +22,8 @@ export interface RunFailure {
   message: string;
 }
 
-export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'pipeline_not_active' } | { kind: 'active_run_exists' };
+/** created, or refused: the pipeline is unknown or paused, it has an active run, or the tick already has its run. */
+export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'refused' };
 
 export type StartAttemptResult =
   | { kind: 'started'; run: Run; pipeline: Pipeline; attempt: number }
@@ -30,28 +31,48 @@ export type StartAttemptResult =
   /** Not queued or running (null: no such run). */
   | { kind: 'inactive'; status: RunStatus | null };
 
-const ONE_ACTIVE_RUN_INDEX = 'runs_one_active_per_pipeline';
-
-/**
- * The unique violation of runs_one_active_per_pipeline. Through the pg adapter a raw query
- * reports it as P2010 with meta.driverAdapterError.cause `{ kind: 'UniqueConstraintViolation',
- * constraint: { index } }`; another unique violation (an id collision) is not this conflict.
- */
-function isActiveRunConflict(err: unknown): boolean {
-  const cause = (
-    err as {
-      meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown; constraint?: { index?: unknown }; originalMessage?: unknown } } };
-    }
-  )?.meta?.driverAdapterError?.cause;
-  if (!cause || (cause.kind !== 'UniqueConstraintViolation' && cause.originalCode !== '23505')) return false;
-  return (
-    cause.constraint?.index === ONE_ACTIVE_RUN_INDEX || (typeof cause.originalMessage === 'string' && cause.originalMessage.includes(ONE_ACTIVE_RUN_INDEX))
-  );
-}
-
 /** The run's `run.*` outbox event, written in the transaction `tx` that changed the run. */
 async function emit(tx: Tx, type: EventType, run: Run, now: Date): Promise<void> {
   await recordOutboxEvents(tx, [{ type, workspaceId: run.workspaceId, data: renderRun(run) }], now);
+}
+
+/** What a queued run is made of: an API trigger (scheduledFor null) or a scheduler tick (trigger "schedule"). */
+export interface QueuedRunInput {
+  workspaceId: WorkspaceId;
+  pipelineId: string;
+  trigger: RunTrigger;
+  /** undefined: the pipeline's last_successful_run_at; null: everything. */
+  since: Date | null | undefined;
+  dryRun: boolean;
+  /** The tick that creates the run; null for every other run. */
+  scheduledFor: Date | null;
+  now: Date;
+}
+
+/**
+ * THE insert of a queued run, for the API's trigger and the scheduler's ticks alike, in the
+ * caller's transaction `tx`, with its run.queued event. One statement from the pipeline row (only
+ * when `status = 'active'`; `since` omitted takes its last_successful_run_at); ON CONFLICT DO
+ * NOTHING lets the database refuse a second active run (runs_one_active_per_pipeline) and a second
+ * run for one tick (runs_pipeline_id_scheduled_for_key) without aborting the transaction. Null
+ * when refused; the caller explains the refusal by reads if it needs to.
+ */
+export async function insertQueuedRun(tx: Tx, input: QueuedRunInput): Promise<Run | null> {
+  const id = randomUUID();
+  const sinceGiven = input.since !== undefined;
+  const inserted = await tx.$executeRaw`
+    INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "scheduled_for", "created_at")
+    SELECT ${id}::uuid, p."workspace_id", p."id", 'queued', ${input.trigger}::"run_trigger",
+           CASE WHEN ${sinceGiven}::boolean THEN ${input.since ?? null}::timestamptz ELSE p."last_successful_run_at" END,
+           ${input.dryRun}::boolean, ${input.scheduledFor}::timestamptz, ${input.now}::timestamptz
+      FROM "pipelines" p
+     WHERE p."id" = ${input.pipelineId}::uuid AND p."workspace_id" = ${input.workspaceId}::uuid AND p."status" = 'active'
+    ON CONFLICT DO NOTHING`;
+  if (inserted === 0) return null;
+  const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId: input.workspaceId } });
+  await emit(tx, 'run.queued', run, input.now);
+  await writeRunLog(tx, input.workspaceId, id, runLogLines.queued(run.trigger), input.now);
+  return run;
 }
 
 /**
@@ -81,37 +102,15 @@ export function runsStore(db: Database) {
   }
 
   return workspaceScoped({
-    /**
-     * Inserts a queued run for an active pipeline in one statement; `since` omitted takes the
-     * pipeline's last_successful_run_at. The partial unique index refuses a second active run.
-     */
+    /** Inserts a queued run (insertQueuedRun) for an API trigger: `scheduled_for` stays null whatever the trigger. */
     async create(
       workspaceId: WorkspaceId,
       pipelineId: string,
       input: { trigger: RunTrigger; since: Date | null | undefined; dryRun: boolean },
       now: Date,
     ): Promise<CreateRunResult> {
-      const id = randomUUID();
-      const sinceGiven = input.since !== undefined;
-      try {
-        return await db.$transaction(async (tx): Promise<CreateRunResult> => {
-          const inserted = await tx.$executeRaw`
-            INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "created_at")
-            SELECT ${id}::uuid, p."workspace_id", p."id", 'queued', ${input.trigger}::"run_trigger",
-                   CASE WHEN ${sinceGiven}::boolean THEN ${input.since ?? null}::timestamptz ELSE p."last_successful_run_at" END,
-                   ${input.dryRun}::boolean, ${now}::timestamptz
-              FROM "pipelines" p
-             WHERE p."id" = ${pipelineId}::uuid AND p."workspace_id" = ${workspaceId}::uuid AND p."status" = 'active'`;
-          if (inserted === 0) return { kind: 'pipeline_not_active' };
-          const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
-          await emit(tx, 'run.queued', run, now);
-          await writeRunLog(tx, workspaceId, id, runLogLines.queued(run.trigger), now);
-          return { kind: 'created', run };
-        });
-      } catch (err) {
-        if (isActiveRunConflict(err)) return { kind: 'active_run_exists' };
-        throw err;
-      }
+      const run = await db.$transaction((tx) => insertQueuedRun(tx, { workspaceId, pipelineId, ...input, scheduledFor: null, now }));
+      return run ? { kind: 'created', run } : { kind: 'refused' };
     },
 
     find(workspaceId: WorkspaceId, pipelineId: string, id: string): Promise<Run | null> {
@@ -257,9 +256,3 @@ export function runsRequeueStore(db: Database) {
   };
 }
 export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;
-
-/** The run worker's stores over one client: what createRunWorker is given instead of the client. */
-export function runWorkerStores(db: Database) {
-  return { runs: runsStore(db), requeue: runsRequeueStore(db), ping: () => db.$queryRaw`SELECT 1` };
-}
-export type RunWorkerStores = ReturnType<typeof runWorkerStores>;

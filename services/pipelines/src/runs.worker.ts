@@ -49,6 +49,7 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
 
   const processor = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
     const runJob = parseRunJob(job.data);
+    logger.info({ run_id: runJob.run_id, pipeline_id: runJob.pipeline_id }, 'run job taken');
     const outcome = await executeRun(options.executor, runJob, {
       stopping: () => stopping,
       signal: signal ?? new AbortController().signal,

@@ -6,7 +6,8 @@ import { healthEndpoints, Readiness, registeredCounter, trackQueueDepth, type Lo
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
-import type { RunWorkerStores } from './runs.store';
+import type { RunWorkerStores } from './worker.stores';
+import { startScheduler } from './scheduler';
 import { createRunsWorker } from './runs.worker';
 import type { WorkerConfig } from './worker.config';
 
@@ -31,6 +32,8 @@ export interface RunWorker {
   start(): Promise<void>;
   /** Stops handing lost runs back to the queue. */
   stopRequeue(): Promise<void>;
+  /** Stops the scheduler loop (a pass in progress commits or rolls back first). */
+  stopScheduler(): Promise<void>;
   /** Running runs finish their current step and are handed back to the queue, then the worker closes. */
   stopRuns(): Promise<void>;
   /** Closes the run queue (read for queue depth and requeue). */
@@ -73,6 +76,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   const readiness = new Readiness({ database: stores.ping, redis: () => deps.queueRedis.ping() }, { registry: metrics, logger });
 
   let requeue: { stop(): Promise<void> } | undefined;
+  let scheduler: { stop(): Promise<void> } | undefined;
 
   return {
     health: healthEndpoints(readiness),
@@ -100,10 +104,23 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
         backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
         logger,
       });
+      // Every worker ticks the schedules (README: which process ticks); the database keeps it to one run per tick.
+      if (config.WORKER_SCHEDULER_ENABLED) {
+        scheduler = startScheduler({
+          store: stores.scheduler,
+          queue: runsQueue as RunsQueue,
+          intervalMs: config.WORKER_SCHEDULER_INTERVAL_MS,
+          batch: config.WORKER_SCHEDULER_BATCH,
+          backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
+          logger,
+          metrics,
+        });
+      }
       logger.info({ queue: config.PIPELINES_RUNS_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
     },
 
     stopRequeue: () => requeue?.stop() ?? Promise.resolve(),
+    stopScheduler: () => scheduler?.stop() ?? Promise.resolve(),
     stopRuns: () => runs.close(),
     closeQueue: () => runsQueue.close(),
   };

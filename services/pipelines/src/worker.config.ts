@@ -29,6 +29,12 @@ export const WorkerConfig = z.object({
   WORKER_REQUEUE_AFTER_MS: int(1_000, 86_400_000, 60_000),
   /** How often the worker looks for such runs. */
   WORKER_REQUEUE_INTERVAL_MS: int(100, 3_600_000, 30_000),
+  /** Whether this worker runs the scheduler loop (contract section 13); every worker does by default. */
+  WORKER_SCHEDULER_ENABLED: env.boolean(true),
+  /** The longest sleep of the scheduler between passes (it wakes sooner for the earliest next_run_at). */
+  WORKER_SCHEDULER_INTERVAL_MS: int(50, 60_000, 1_000),
+  /** Due pipelines ticked per transaction. */
+  WORKER_SCHEDULER_BATCH: int(1, 1_000, 100),
   /** First retry delay of a re-added run's job; the API's PIPELINES_RUN_BACKOFF_MS, for the same job options. */
   PIPELINES_RUN_BACKOFF_MS: int(0, 3_600_000, 5_000),
   /**

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { closeServer, listen, loadConfig, runProcess } from '@platform/core';
 import { createDatabase } from './database';
-import { runWorkerStores } from './runs.store';
+import { runWorkerStores } from './worker.stores';
 import { createRunWorker } from './worker.app';
 import { WorkerConfig } from './worker.config';
 
@@ -27,6 +27,7 @@ runProcess({ name: 'pipelines-worker', config, shutdownDeadlineMs: config.WORKER
   void worker.start();
 
   return [
+    { name: 'scheduler', run: () => worker.stopScheduler() },
     { name: 'run requeue', run: () => worker.stopRequeue() },
     { name: 'runs worker', run: () => worker.stopRuns() },
     { name: 'health server', run: () => closeServer(health) },

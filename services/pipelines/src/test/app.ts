@@ -60,6 +60,8 @@ export async function startTestApp(
     connectors?: ConnectorPolicy;
     /** The deadline of POST /connectors/check (8 s unless given). */
     checkTimeoutMs?: number;
+    /** PIPELINES_SCHEDULE_MIN_INTERVAL_S (default 60). */
+    scheduleMinIntervalS?: number;
   } = {},
 ): Promise<TestApp> {
   const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
@@ -88,7 +90,15 @@ export async function startTestApp(
       checkPool.on('error', () => undefined);
       const connectorCheck = { pool: checkPool, timeoutMs: options.checkTimeoutMs };
       return {
-        app: createApp({ ...deps, producer, redisReady: () => producer.ping(), publicBasePath: '/pipelines/v3', connectors, connectorCheck }),
+        app: createApp({
+          ...deps,
+          producer,
+          redisReady: () => producer.ping(),
+          publicBasePath: '/pipelines/v3',
+          connectors,
+          connectorCheck,
+          schedules: { minIntervalS: options.scheduleMinIntervalS ?? 60 },
+        }),
         drain: [{ name: 'runs queue', run: () => bounded(producer.close()) }],
         disconnect: [
           { name: 'redis', run: () => redis.disconnect() },

@@ -35,6 +35,7 @@ export interface RunBody {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  scheduled_for: string | null;
 }
 
 export async function getRun(c: ServiceClient, pipelineId: string, runId: string): Promise<RunBody> {

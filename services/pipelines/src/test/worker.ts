@@ -43,6 +43,8 @@ export function spawnWorker(queueOrName: TestQueue | string, env: Record<string,
       // This database is shared by one queue per test, and a run does not name its queue: the requeue
       // of lost jobs would hand other tests' queued runs to this worker. The Redis drill covers it.
       WORKER_REQUEUE_INTERVAL_MS: '3600000',
+      // Likewise the scheduler ticks every workspace's pipelines in the database: on only where a test asks (its own database).
+      WORKER_SCHEDULER_ENABLED: 'false',
       WORKER_SHUTDOWN_TIMEOUT_MS: '10000',
       CONNECTORS_ALLOW_PRIVATE: 'true',
       ...env,

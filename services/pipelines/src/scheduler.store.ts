@@ -1,0 +1,82 @@
+import type { WorkspaceId } from '@platform/core';
+import type { Database } from './database';
+import type { Run } from './generated/prisma/client';
+import { insertQueuedRun } from './runs.store';
+import { latestTick, nextTick, storedSchedule } from './schedule';
+
+/** One due pipeline handled by a tick pass. */
+export type TickOutcome =
+  | { outcome: 'created'; pipelineId: string; workspaceId: string; scheduledFor: Date; run: Run }
+  /** The pipeline had a queued or running run (or the tick already had its run): no run, as the contract says. */
+  | { outcome: 'skipped_active'; pipelineId: string; workspaceId: string; scheduledFor: Date; activeRunId: string | null };
+
+interface DueRow {
+  id: string;
+  workspace_id: string;
+  schedule: unknown;
+  schedule_anchor_at: Date | null;
+  next_run_at: Date;
+}
+
+/** The scheduler's queries, across workspaces: a tick serves every workspace's due pipelines. */
+export function schedulerStore(db: Database) {
+  return {
+    /**
+     * One pass, in ONE transaction: locks up to `limit` due active pipelines (next_run_at ≤ now,
+     * FOR UPDATE SKIP LOCKED: another scheduler takes the others), inserts for each the run of its
+     * latest tick ≤ now (after an outage: one run, for the latest missed tick) through
+     * insertQueuedRun, which the database refuses when the pipeline has an active run or the tick
+     * has its run, and moves next_run_at to the first tick after now. The caller enqueues the
+     * created runs' jobs after the commit.
+     */
+    async tickDue(now: Date, limit: number): Promise<TickOutcome[]> {
+      return db.$transaction(async (tx) => {
+        const due = await tx.$queryRaw<DueRow[]>`
+          SELECT "id", "workspace_id", "schedule", "schedule_anchor_at", "next_run_at"
+            FROM "pipelines"
+           WHERE "status" = 'active' AND "next_run_at" IS NOT NULL AND "next_run_at" <= ${now}::timestamptz
+           ORDER BY "next_run_at"
+           LIMIT ${limit}
+             FOR UPDATE SKIP LOCKED`;
+        const outcomes: TickOutcome[] = [];
+        for (const row of due) {
+          const schedule = storedSchedule(row.schedule);
+          const anchor = row.schedule_anchor_at ?? row.next_run_at;
+          const scheduledFor = schedule ? (latestTick(schedule, anchor, now) ?? row.next_run_at) : null;
+          const next = schedule ? nextTick(schedule, anchor, now) : null;
+          await tx.pipeline.update({ where: { id: row.id }, data: { nextRunAt: next } });
+          if (!scheduledFor) continue;
+          const ids = { pipelineId: row.id, workspaceId: row.workspace_id, scheduledFor };
+          const run = await insertQueuedRun(tx, {
+            // The row is this workspace's own pipeline: the workspace comes from it.
+            workspaceId: row.workspace_id as WorkspaceId,
+            pipelineId: row.id,
+            trigger: 'schedule',
+            since: undefined,
+            dryRun: false,
+            scheduledFor,
+            now,
+          });
+          if (run) {
+            outcomes.push({ outcome: 'created', ...ids, run });
+          } else {
+            const active = await tx.run.findFirst({ where: { pipelineId: row.id, status: { in: ['queued', 'running'] } }, select: { id: true } });
+            outcomes.push({ outcome: 'skipped_active', ...ids, activeRunId: active?.id ?? null });
+          }
+        }
+        return outcomes;
+      });
+    },
+
+    /** The earliest next_run_at of an active pipeline (the partial index answers it), null when none has a schedule. */
+    async earliestNextRunAt(): Promise<Date | null> {
+      const earliest = await db.pipeline.findFirst({
+        where: { status: 'active', nextRunAt: { not: null } },
+        orderBy: { nextRunAt: 'asc' },
+        select: { nextRunAt: true },
+      });
+      return earliest?.nextRunAt ?? null;
+    },
+  };
+}
+export type SchedulerStore = ReturnType<typeof schedulerStore>;

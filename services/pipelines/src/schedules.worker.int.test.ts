@@ -1,0 +1,214 @@
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import pg from 'pg';
+import {
+  deleteRedisKeys,
+  killSpawned,
+  processRedisUrl,
+  serviceClient,
+  spawnService,
+  testDatabaseUrl,
+  testIdentity,
+  uniqueDatabaseName,
+  waitFor,
+  type ReadyProcess,
+  type ServiceClient,
+} from '@platform/testing';
+import { testQueue } from './test/app';
+import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
+import type { RunBody } from './test/fixtures';
+
+// Schedules ticked by real worker processes, on a database of this file's own: a scheduler ticks every
+// workspace's pipelines of its database, so it must not meet the pipelines of other test files.
+const database = uniqueDatabaseName('pipelines_sched');
+const databaseUrl = testDatabaseUrl(database);
+const queue = testQueue('schedules');
+const apis: ReadyProcess[] = [];
+
+// 60 records without updated_at: every run reads them all (a sample source's later runs read nothing new).
+const source: Server = createServer((_req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ id: `r${i}` }))));
+});
+beforeAll(() => new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve)));
+
+afterAll(async () => {
+  source.close();
+  await killAllWorkers();
+  await killSpawned();
+  await deleteRedisKeys(queue.prefix, processRedisUrl());
+  const admin = new pg.Client({ connectionString: testDatabaseUrl('pipelines') });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${new URL(databaseUrl).pathname.slice(1)}" WITH (FORCE)`);
+  await admin.end();
+});
+
+async function api(): Promise<ReadyProcess> {
+  const proc = await spawnService('pipelines', join(__dirname, '..'), {
+    database,
+    env: { PIPELINES_RUNS_QUEUE: queue.name, QUEUE_PREFIX: queue.prefix, PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1', CONNECTORS_ALLOW_PRIVATE: 'true' },
+  });
+  apis.push(proc);
+  return proc;
+}
+
+function worker(env: Record<string, string> = {}): WorkerProcess {
+  return spawnWorker(queue, {
+    PIPELINES_DATABASE_URL: databaseUrl,
+    REDIS_URL: processRedisUrl(),
+    WORKER_SCHEDULER_ENABLED: 'true',
+    WORKER_SCHEDULER_INTERVAL_MS: '200',
+    ...env,
+  });
+}
+
+async function runsOf(c: ServiceClient, pipelineId: string): Promise<RunBody[]> {
+  return (await c.get(`/pipelines/${pipelineId}/runs?limit=100`).expect(200)).body.data;
+}
+
+async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The skipped ticks a worker logged for a pipeline. */
+function skippedTicks(workers: WorkerProcess[], pipelineId: string): { scheduled_for: string; active_run_id: string }[] {
+  return workers
+    .flatMap((w) => w.output().split('\n'))
+    .filter((line) => line.includes('schedule tick skipped') && line.includes(pipelineId))
+    .map((line) => JSON.parse(line));
+}
+
+const ended = (run: RunBody) => ['succeeded', 'failed', 'cancelled'].includes(run.status);
+
+test('after an outage: one run, for the latest missed tick; next_run_at moves past now', async () => {
+  const main = await api();
+  const c = serviceClient('pipelines', main.url, testIdentity());
+  const pipeline = (
+    await c
+      .post('/pipelines', {
+        name: 'Hourly',
+        source: { connector: 'sample', config: { records: 5 } },
+        destination: { connector: 'postgres', config: { table: 'hourly' } },
+        schedule: { type: 'interval', every_seconds: 3600 },
+      })
+      .expect(201)
+  ).body;
+  // As if the schedule had been set 3.5 h ago and no scheduler had run since: three ticks missed.
+  const anchor = new Date(Date.now() - 3.5 * 3_600_000);
+  await sql(`UPDATE pipelines SET schedule_anchor_at = $1, next_run_at = $2 WHERE id = $3`, [anchor, new Date(anchor.getTime() + 3_600_000), pipeline.id]);
+
+  const w = worker();
+  await w.ready;
+  const [run] = await waitFor(
+    'the catch-up run',
+    async () => {
+      const runs = await runsOf(c, pipeline.id);
+      return runs.length > 0 && ended(runs[0]!) ? runs : undefined;
+    },
+    20_000,
+    100,
+  );
+  expect(run).toMatchObject({ trigger: 'schedule', status: 'succeeded', scheduled_for: new Date(anchor.getTime() + 3 * 3_600_000).toISOString() });
+  // Still one run a moment later: the missed ticks gave one run, not three.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect(await runsOf(c, pipeline.id)).toHaveLength(1);
+  expect((await c.get(`/pipelines/${pipeline.id}`).expect(200)).body.next_run_at).toBe(new Date(anchor.getTime() + 4 * 3_600_000).toISOString());
+  expect(w.output()).toContain('"msg":"schedule tick: run queued"');
+  await w.kill('SIGTERM');
+  expect(await w.exited).toEqual({ code: 0, signal: null });
+});
+
+test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-run: exactly one run per tick, none overlapping, no tick lost', async () => {
+  const [first, second] = [apis[0] ?? (await api()), await api()];
+  const identity = testIdentity();
+  const c1 = serviceClient('pipelines', first.url, identity);
+  const c2 = serviceClient('pipelines', second.url, identity);
+  const workers = [worker({ WORKER_STEP_DELAY_MS: '250' }), worker({ WORKER_STEP_DELAY_MS: '250' })];
+  await Promise.all(workers.map((w) => w.ready));
+
+  const created = (
+    await c1
+      .post('/pipelines', {
+        name: 'Every 3 s',
+        source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as { port: number }).port}/records` } },
+        destination: { connector: 'postgres', config: { table: 'every3' } },
+      })
+      .expect(201)
+  ).body;
+  const every = 3_000;
+  const set = (await c2.patch(`/pipelines/${created.id}`, { schedule: { type: 'interval', every_seconds: 3 } }).expect(200)).body;
+  const firstTick = new Date(set.next_run_at).getTime();
+
+  // Mid-way, SIGKILL the worker running the current run (6 steps of 250 ms: it runs ~1.5 s).
+  await new Promise((resolve) => setTimeout(resolve, 12_000));
+  const victim = await waitFor(
+    'a running run',
+    async () => {
+      const running = (await runsOf(c2, created.id)).find((r) => r.status === 'running' && r.stats.records_written >= 10);
+      const holder = running && workers.find((w) => w.output().includes(`"run_id":"${running.id}","pipeline_id"`));
+      if (running && !holder)
+        throw new Error(
+          `no worker logged ${running.id}: ${workers
+            .map((w) =>
+              w
+                .output()
+                .split('\n')
+                .filter((l) => l.includes(running.id))
+                .join(' | '),
+            )
+            .join(' // ')}`,
+        );
+      return running && holder ? { run: running, worker: holder } : undefined;
+    },
+    15_000,
+    50,
+  );
+  await victim.worker.kill('SIGKILL');
+  const survivor = workers.find((w) => w !== victim.worker)!;
+  await new Promise((resolve) => setTimeout(resolve, 25_000));
+
+  // Stop the ticks, let the last run end.
+  await c1.patch(`/pipelines/${created.id}`, { schedule: null }).expect(200);
+  const runs = await waitFor(
+    'every run to end',
+    async () => {
+      const all = await runsOf(c1, created.id);
+      return all.every(ended) ? all : undefined;
+    },
+    20_000,
+    100,
+  );
+
+  const ticks = runs.map((r) => new Date(r.scheduled_for!).getTime());
+  // Every run came from a tick, each tick at most one run, and ticks are exactly first + k * 3 s.
+  expect(runs.every((r) => r.trigger === 'schedule' && r.scheduled_for !== null)).toBe(true);
+  expect(new Set(ticks).size).toBe(ticks.length);
+  for (const tick of ticks) expect((tick - firstTick) % every).toBe(0);
+  // No overlap: each run started after the previous one finished.
+  const byStart = [...runs].sort((a, b) => a.started_at!.localeCompare(b.started_at!));
+  for (let i = 1; i < byStart.length; i++) expect(byStart[i]!.started_at! >= byStart[i - 1]!.finished_at!).toBe(true);
+  expect(runs.every((r) => r.status === 'succeeded')).toBe(true);
+  // The killed run was finished by the survivor.
+  expect(runs.find((r) => r.id === victim.run.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
+
+  // No tick lost: every tick from the first to the last is a run or a logged skip (the pipeline had an active run).
+  const skipped = skippedTicks(workers, created.id);
+  const skippedTimes = skipped.map((s) => new Date(s.scheduled_for).getTime());
+  const last = Math.max(...ticks, ...skippedTimes);
+  const expected = [];
+  for (let t = firstTick; t <= last; t += every) expected.push(t);
+  expect([...ticks, ...skippedTimes].sort((a, b) => a - b)).toEqual(expected);
+  // A tick while the killed run was still active created nothing: it was skipped naming that run.
+  expect(skipped.some((s) => s.active_run_id === victim.run.id)).toBe(true);
+  // Each skip names a run that existed (the one active then).
+  for (const s of skipped) expect(runs.map((r) => r.id)).toContain(s.active_run_id);
+  // Ticks kept coming after the kill, from the survivor.
+  expect(survivor.output()).toContain('"msg":"schedule tick: run queued"');
+  expect(ticks.length).toBeGreaterThanOrEqual(8);
+}, 120_000);
