@@ -85,7 +85,7 @@ export async function schedulesCase(ctx: BenchContext, plan: SchedulesPlan): Pro
     finished_at: Date | null;
     anchor: Date;
   }>(
-    `SELECT r.pipeline_id, r.scheduled_for, r.created_at, r.started_at, r.finished_at, p.created_at AS anchor
+    `SELECT r.pipeline_id, r.scheduled_for, r.created_at, r.started_at, r.finished_at, p.schedule_anchor_at AS anchor
        FROM runs r JOIN pipelines p ON p.id = r.pipeline_id
       WHERE r.pipeline_id = ANY($1::uuid[]) AND r.scheduled_for IS NOT NULL
       ORDER BY r.pipeline_id, r.scheduled_for`,
@@ -98,18 +98,18 @@ export async function schedulesCase(ctx: BenchContext, plan: SchedulesPlan): Pro
     perTick.set(key, (perTick.get(key) ?? 0) + 1);
   }
   const intervalMs = plan.everySeconds * 1000;
-  // The schedule was set on create: its anchor is the pipeline's created_at (to the millisecond).
+  // Interval ticks are the schedule's anchor (when it was set) + k × interval.
   const offGrid = runs.filter((r) => (r.scheduled_for.getTime() - r.anchor.getTime()) % intervalMs !== 0).length;
   let overlaps = 0;
   for (let i = 1; i < runs.length; i++) {
     const [previous, run] = [runs[i - 1]!, runs[i]!];
     if (previous.pipeline_id === run.pipeline_id && run.started_at && previous.finished_at && run.started_at < previous.finished_at) overlaps++;
   }
-  const { rows: anchors } = await db.pipelines.query<{ created_at: Date }>('SELECT created_at FROM pipelines WHERE id = ANY($1::uuid[])', [ids]);
+  const { rows: anchors } = await db.pipelines.query<{ anchor: Date }>('SELECT schedule_anchor_at AS anchor FROM pipelines WHERE id = ANY($1::uuid[])', [ids]);
   // Ticks anchor + k × interval (k ≥ 1) inside [from, to) of each pipeline.
-  const ticksDue = anchors.reduce((sum, { created_at }) => {
-    const first = Math.max(1, Math.ceil((from.getTime() - created_at.getTime()) / intervalMs));
-    const last = Math.ceil((to.getTime() - created_at.getTime()) / intervalMs) - 1;
+  const ticksDue = anchors.reduce((sum, { anchor }) => {
+    const first = Math.max(1, Math.ceil((from.getTime() - anchor.getTime()) / intervalMs));
+    const last = Math.ceil((to.getTime() - anchor.getTime()) / intervalMs) - 1;
     return sum + Math.max(0, last - first + 1);
   }, 0);
   const sorted = (values: number[]) => values.sort((a, b) => a - b);

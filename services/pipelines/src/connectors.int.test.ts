@@ -1,5 +1,6 @@
 import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import pg from 'pg';
 import { z } from 'zod';
 import { expectErrorBody, serviceClient, testDatabaseUrl, testIdentity, type ServiceClient } from '@platform/testing';
@@ -68,7 +69,7 @@ describe('GET /connectors', () => {
   test('an independent JSON Schema 2020-12 validator (ajv) accepts valid configs and rejects invalid ones', async () => {
     const c = await client();
     const entries = (await c.get('/connectors').expect(200)).body.data as { name: string; config_schema: object }[];
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
     const validate = (name: string, config: unknown) => ajv.validate(entries.find((e) => e.name === name)!.config_schema, config);
 
     expect(entries.find((e) => e.name === 'postgres')!.config_schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema' });
@@ -80,6 +81,7 @@ describe('GET /connectors', () => {
     expect(validate('sample', { records: 100_001 })).toBe(false);
     expect(validate('http-json', { url: 'https://example.com/items', records_path: 'data.items' })).toBe(true);
     expect(validate('http-json', { url: 'https://example.com/items', extra: true })).toBe(false);
+    expect(validate('http-json', { url: 'not a url' })).toBe(false);
   });
 });
 
