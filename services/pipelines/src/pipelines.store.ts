@@ -3,7 +3,7 @@ import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
 import { Prisma, type Pipeline, type PipelineStatus } from './generated/prisma/client';
 import { runsStore } from './runs.store';
-import { runLogsStore } from './run-logs';
+import { runLogsStore } from './run-logs.store';
 import { nextTick, storedSchedule, type Schedule } from './schedule';
 
 export type { Pipeline, PipelineStatus };

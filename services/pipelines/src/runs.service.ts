@@ -1,7 +1,7 @@
 import { conflict, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
 import type { PipelinesStore } from './pipelines.store';
 import type { RunsProducer } from './runs.queue';
-import type { RunLogsStore } from './run-logs';
+import type { RunLogsStore } from './run-logs.store';
 import type { Run, RunsStore, RunStatus, RunTrigger } from './runs.store';
 
 export interface RunsContext {

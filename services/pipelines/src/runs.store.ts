@@ -4,7 +4,8 @@ import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
-import { progressLineDue, runLogLines, writeRunLog, writeRunLogIfHeld, type RunLogError } from './run-logs';
+import { progressLineDue, runLogLines, type RunLogError } from './run-logs';
+import { writeRunLog, writeRunLogIfHeld } from './run-logs.store';
 
 export type { Run, RunStatus, RunTrigger };
 

@@ -124,6 +124,69 @@ test('after an outage: one run, for the latest missed tick; next_run_at moves pa
   expect(await w.exited).toEqual({ code: 0, signal: null });
 });
 
+test("a tick's run is a run like any other (run.queued, its queued log line, since from the last succeeded run); paused, no ticks; resumed, ticks from the resume time", async () => {
+  const main = await api();
+  const c = serviceClient('pipelines', main.url, testIdentity());
+  const pipeline = (
+    await c
+      .post('/pipelines', {
+        name: 'Every second',
+        source: { connector: 'sample', config: { records: 5 } },
+        destination: { connector: 'postgres', config: { table: 'every_second' } },
+        schedule: { type: 'interval', every_seconds: 1 },
+      })
+      .expect(201)
+  ).body;
+  const w = worker();
+  await w.ready;
+  const runs = await waitFor(
+    'two ended tick runs',
+    async () => {
+      const listed = await runsOf(c, pipeline.id);
+      return listed.filter(ended).length >= 2 ? listed.filter(ended) : undefined;
+    },
+    20_000,
+    100,
+  );
+  for (const run of runs) expect(run).toMatchObject({ trigger: 'schedule', status: 'succeeded', dry_run: false });
+  // Concurrency 1: a tick creates a run only once the previous one ended, so `since` is the previous run's started_at.
+  expect(runs[0]!.since).toBeNull();
+  expect(runs[1]!.since).toBe(runs[0]!.started_at);
+
+  const [queued] = await sql<{ data: { id: string; trigger: string; scheduled_for: string } }>(
+    `SELECT data FROM outbox_events WHERE type = 'run.queued' AND data->>'id' = $1`,
+    [runs[1]!.id],
+  );
+  expect(queued!.data).toMatchObject({ id: runs[1]!.id, trigger: 'schedule', scheduled_for: runs[1]!.scheduled_for });
+  const log = (await c.get(`/pipelines/${pipeline.id}/runs/${runs[1]!.id}/logs`).expect(200)).body.data;
+  expect(log[0]).toMatchObject({ attempt: 0, level: 'info', data: { trigger: 'schedule' } });
+  expect(log.at(-1)).toMatchObject({ data: { status: 'succeeded' } });
+
+  const paused = (await c.post(`/pipelines/${pipeline.id}/pause`).expect(200)).body;
+  expect(paused.next_run_at).toBeNull();
+  const pausedAt = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  // A run created before the pause may still end; none was created for a tick after it.
+  const afterPause = await runsOf(c, pipeline.id);
+  expect(afterPause.filter((run) => Date.parse(run.scheduled_for!) > pausedAt)).toEqual([]);
+
+  const before = Date.now();
+  const resumed = (await c.post(`/pipelines/${pipeline.id}/resume`).expect(200)).body;
+  const firstTick = Date.parse(resumed.next_run_at);
+  expect(firstTick).toBeGreaterThanOrEqual(before + 1_000);
+  expect(firstTick).toBeLessThanOrEqual(Date.now() + 1_000);
+  const ticked = await waitFor(
+    'the first tick after the resume',
+    async () => (await runsOf(c, pipeline.id)).find((run) => Date.parse(run.scheduled_for!) >= firstTick),
+    20_000,
+    100,
+  );
+  expect(ticked.scheduled_for).toBe(resumed.next_run_at);
+  await c.post(`/pipelines/${pipeline.id}/pause`).expect(200);
+  await w.kill('SIGTERM');
+  expect(await w.exited).toEqual({ code: 0, signal: null });
+});
+
 test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-run: exactly one run per tick, none overlapping, no tick lost', async () => {
   const [first, second] = [apis[0] ?? (await api()), await api()];
   const identity = testIdentity();

@@ -6,7 +6,7 @@ import { healthEndpoints, Readiness, registeredCounter, trackQueueDepth, type Lo
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
-import type { RunWorkerStores } from './worker.stores';
+import type { RunWorkerStores } from './worker.store';
 import { startScheduler } from './scheduler';
 import { createRunsWorker } from './runs.worker';
 import type { WorkerConfig } from './worker.config';

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { closeServer, listen, loadConfig, runProcess } from '@platform/core';
 import { createDatabase } from './database';
-import { runWorkerStores } from './worker.stores';
+import { runWorkerStores } from './worker.store';
 import { createRunWorker } from './worker.app';
 import { WorkerConfig } from './worker.config';
 
