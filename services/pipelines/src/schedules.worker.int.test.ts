@@ -84,21 +84,24 @@ function skippedTicks(workers: WorkerProcess[], pipelineId: string): { scheduled
     .map((line) => JSON.parse(line));
 }
 
+/** A pipeline of a 5-record sample source on an interval schedule, created through the API process. */
+async function scheduledSamplePipeline(c: ServiceClient, name: string, everySeconds: number): Promise<{ id: string }> {
+  const table = name.toLowerCase().replace(/[^a-z0-9]+/g, '_');
+  const body = {
+    name,
+    source: { connector: 'sample', config: { records: 5 } },
+    destination: { connector: 'postgres', config: { table } },
+    schedule: { type: 'interval', every_seconds: everySeconds },
+  };
+  return (await c.post('/pipelines', body).expect(201)).body;
+}
+
 const ended = (run: RunBody) => ['succeeded', 'failed', 'cancelled'].includes(run.status);
 
 test('after an outage: one run, for the latest missed tick; next_run_at moves past now', async () => {
   const main = await api();
   const c = serviceClient('pipelines', main.url, testIdentity());
-  const pipeline = (
-    await c
-      .post('/pipelines', {
-        name: 'Hourly',
-        source: { connector: 'sample', config: { records: 5 } },
-        destination: { connector: 'postgres', config: { table: 'hourly' } },
-        schedule: { type: 'interval', every_seconds: 3600 },
-      })
-      .expect(201)
-  ).body;
+  const pipeline = await scheduledSamplePipeline(c, 'Hourly', 3600);
   // As if the schedule had been set 3.5 h ago and no scheduler had run since: three ticks missed.
   const anchor = new Date(Date.now() - 3.5 * 3_600_000);
   await sql(`UPDATE pipelines SET schedule_anchor_at = $1, next_run_at = $2 WHERE id = $3`, [anchor, new Date(anchor.getTime() + 3_600_000), pipeline.id]);
@@ -127,16 +130,7 @@ test('after an outage: one run, for the latest missed tick; next_run_at moves pa
 test("a tick's run is a run like any other (run.queued, its queued log line, since from the last succeeded run); paused, no ticks; resumed, ticks from the resume time", async () => {
   const main = await api();
   const c = serviceClient('pipelines', main.url, testIdentity());
-  const pipeline = (
-    await c
-      .post('/pipelines', {
-        name: 'Every second',
-        source: { connector: 'sample', config: { records: 5 } },
-        destination: { connector: 'postgres', config: { table: 'every_second' } },
-        schedule: { type: 'interval', every_seconds: 1 },
-      })
-      .expect(201)
-  ).body;
+  const pipeline = await scheduledSamplePipeline(c, 'Every second', 1);
   const w = worker();
   await w.ready;
   const runs = await waitFor(
