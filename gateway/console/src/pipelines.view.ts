@@ -39,6 +39,7 @@ interface Entry {
 }
 
 interface ScheduleEditor {
+  details: HTMLDetailsElement;
   form: HTMLFormElement;
   type: HTMLSelectElement;
   everySeconds: HTMLInputElement;
@@ -89,6 +90,8 @@ function renderPipeline(entry: Entry): void {
   );
   // One button whose action flips keeps the keyboard focus where it was.
   entry.toggle.textContent = pipeline.status === 'active' ? 'Pause' : 'Resume';
+  // A closed editor follows the stored schedule; an open one keeps what is being typed.
+  if (!entry.schedule.details.open) showScheduleFields(entry.schedule, fieldsOf(pipeline.schedule));
 }
 
 function runRow(entry: Entry, run: Run): HTMLTableRowElement {
@@ -168,7 +171,8 @@ function scheduleEditor(pipeline: Pipeline): ScheduleEditor {
     cronFields,
     h('button', { type: 'submit' }, 'Save schedule'),
   );
-  return { form, type, everySeconds, cron, timezone, intervalFields, cronFields };
+  const details = h('details', { class: 'schedule' }, h('summary', {}, 'Edit schedule'), form);
+  return { details, form, type, everySeconds, cron, timezone, intervalFields, cronFields };
 }
 
 function showScheduleFields(editor: ScheduleEditor, fields: ScheduleFields): void {
@@ -201,14 +205,13 @@ function createCard(pipeline: Pipeline): Entry {
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
   const trigger = h('button', { type: 'button' }, 'Trigger run');
   const schedule = scheduleEditor(pipeline);
-  const scheduleDetails = h('details', { class: 'schedule' }, h('summary', {}, 'Edit schedule'), schedule.form);
   const card = h(
     'article',
     { class: 'card pipeline', 'aria-labelledby': titleId, 'data-pipeline-id': pipeline.id },
     h('header', {}, h('h3', { id: titleId, tabindex: -1 }, pipeline.name), status),
     facts,
     h('div', { class: 'actions' }, toggle, refresh),
-    scheduleDetails,
+    schedule.details,
     h('div', { class: 'trigger-row' }, h('label', { class: 'choice', for: dryRunId }, dryRun, 'Dry run (read and validate, write nothing)'), trigger),
     h(
       'div',
@@ -240,8 +243,6 @@ function createCard(pipeline: Pipeline): Entry {
   trigger.addEventListener('click', () => void triggerRun(entry, trigger));
   schedule.type.addEventListener('change', () => syncScheduleType(schedule));
   schedule.form.addEventListener('submit', (e) => void saveSchedule(entry, e));
-  // Opening the editor shows the stored schedule, not what was typed and left unsaved.
-  scheduleDetails.addEventListener('toggle', () => scheduleDetails.open && showScheduleFields(schedule, fieldsOf(entry.pipeline.schedule)));
   return entry;
 }
 
@@ -485,11 +486,12 @@ function openActiveLogs(): Entry[] {
   return [...entries.values()].filter((entry) => entry.log && entry.runs.some((run) => run.id === entry.log?.runId && ACTIVE.has(run.status)));
 }
 
+/** A scheduled pipeline keeps the (cheap) timer going: it reads nothing until the pipeline's next run is due. */
 function pollNeeded(): boolean {
-  return activeRuns().length > 0 || dueSchedules().length > 0 || openActiveLogs().length > 0;
+  return activeRuns().length > 0 || openActiveLogs().length > 0 || [...entries.values()].some((entry) => entry.pipeline.next_run_at !== null);
 }
 
-/** Reads active runs, open logs of active runs and due schedules once a second while any is left; status changes are announced. */
+/** Reads active runs, open logs of active runs and due schedules once a second while any is left (or scheduled); status changes are announced. */
 function schedulePoll(): void {
   if (pollTimer !== undefined || !pollNeeded()) return;
   const at = generation;
