@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
-import { gatewayAbCase, type AbResults } from './cases/gateway-ab';
-import { hotPathCase, type HotPathResults } from './cases/hot-path';
-import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan, type ProxyResults } from './cases/proxy';
-import { rateLimitCase, type RateLimitResults } from './cases/rate-limit';
-import { runsCase, type RunsPlan, type RunsResults } from './cases/runs';
-import { schedulesCase, type SchedulesPlan, type SchedulesResults } from './cases/schedules';
+import { gatewayAbCase } from './cases/gateway-ab';
+import { hotPathCase } from './cases/hot-path';
+import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
+import { rateLimitCase } from './cases/rate-limit';
+import { runsCase, type RunsPlan } from './cases/runs';
+import { schedulesCase, type SchedulesPlan } from './cases/schedules';
 import type { BenchContext } from './context';
-import { markdownTable, tableRows, textTable } from './report';
+import { markdownTable, tableRows, textTable, type BenchResults } from './report';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -107,14 +107,7 @@ async function main(): Promise<void> {
     };
     log(`platform up: gateway ${platform.gatewayUrl}`);
 
-    const results: {
-      proxy?: ProxyResults;
-      ab?: AbResults;
-      hotPath?: HotPathResults;
-      runs?: RunsResults;
-      schedules?: SchedulesResults;
-      rateLimit?: RateLimitResults;
-    } = {};
+    const results: BenchResults = {};
     // Other work on the machine skews every figure: the 1-minute load average before and after each case.
     const load: Record<string, [number, number]> = {};
     const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {

@@ -19,14 +19,17 @@ const ms = (v: number) => `${n2(v)} ms`;
 const signedMs = (v: number) => `${v >= 0 ? '+' : ''}${n2(v)} ms`;
 const verdict = (ok: boolean): Row['verdict'] => (ok ? 'met' : 'MISSED');
 
-export function tableRows(results: {
+/** What the cases of one bench run measured (a case left out by --only is absent). */
+export interface BenchResults {
   proxy?: ProxyResults;
   ab?: AbResults;
   hotPath?: HotPathResults;
   runs?: RunsResults;
   schedules?: SchedulesResults;
   rateLimit?: RateLimitResults;
-}): Row[] {
+}
+
+export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
   const { proxy, ab, hotPath, runs, schedules, rateLimit } = results;
   if (proxy) {

@@ -10,10 +10,11 @@ import type { Category } from '../support/recorder';
 
 /**
  * Category c: every URL-taking field (webhook endpoint `url` of the three services on create and
- * PATCH, pipelines http-json `url`, postgres `connection_url`) with private, loopback and
- * IPv4-embedding IPv6 forms, numeric spellings and names that resolve to loopback. The platform
- * runs with private addresses refused: each must be 400 on that field, and the refusal must not
- * say what a name resolved to (contract sections 10, 11).
+ * PATCH, pipelines http-json `url` and postgres `connection_url`, on create and in
+ * POST /connectors/check) with private, loopback and IPv4-embedding IPv6 forms, numeric spellings
+ * and names that resolve to loopback. The platform runs with private addresses refused: each must
+ * be 400 on that field (a check: a `failed` check, or the 400 for an invalid config), and no
+ * answer may say what a name resolved to (contract sections 10, 11, 14).
  */
 
 /** Hosts as they appear in a URL's authority. */
@@ -76,6 +77,13 @@ function isName(host: string): boolean {
 
 const IPV4 = /\b\d{1,3}(?:\.\d{1,3}){3}\b/g;
 
+/** For a name, the addresses in the answer that the request did not hold: what the name resolved to. */
+function resolutionLeaks(host: string, sent: string, answer: Answer): string[] {
+  if (!isName(host)) return [];
+  const addresses = [...(answer.text.match(IPV4) ?? []), ...(answer.text.includes('::1') ? ['::1'] : [])].filter((a) => !sent.includes(a));
+  return addresses.length > 0 ? [`the answer says what ${host} resolved to (${addresses.join(', ')})`] : [];
+}
+
 /** 400 naming the field; for a name, no address in the answer that the request did not hold. */
 function refusedOn(fieldName: string, host: string, sent: string): Judge {
   const base = refusedWith(400);
@@ -85,13 +93,35 @@ function refusedOn(fieldName: string, host: string, sent: string): Judge {
       const fields = ((answer.json?.error?.errors ?? []) as { field: string }[]).map((e) => e.field);
       if (!fields.includes(fieldName)) problems.push(`400 not on ${fieldName} (on ${fields.join(', ') || 'no field'})`);
     }
-    if (isName(host)) {
-      const addresses = [...(answer.text.match(IPV4) ?? []), ...(answer.text.includes('::1') ? ['::1'] : [])].filter((a) => !sent.includes(a));
-      if (addresses.length > 0) problems.push(`the answer says what ${host} resolved to (${addresses.join(', ')})`);
-    }
-    return problems;
+    return [...problems, ...resolutionLeaks(host, sent, answer)];
   };
 }
+
+/**
+ * POST /connectors/check (contract section 14): a refused address is a `failed` check (200), never
+ * a succeeded one; an invalid config (a platform database, a parameter) may be the 400 on the field
+ * that create gives. Either way no address a name resolved to.
+ */
+function checkRefused(fieldName: string, host: string, sent: string): Judge {
+  const invalid = refusedOn(fieldName, host, sent);
+  return (answer: Answer) => {
+    if (answer.status !== 200) return invalid(answer);
+    // Refused by the address guard, not merely unreachable: the message names the refused field.
+    const message: unknown = answer.json?.message;
+    const problems =
+      answer.json?.status === 'failed' && typeof message === 'string' && message.startsWith(`${fieldName} `)
+        ? []
+        : [`${describe(answer)}: not a check failed on ${fieldName}`];
+    return [...problems, ...resolutionLeaks(host, sent, answer)];
+  };
+}
+
+const checkHttpJson = (url: string) => ({ kind: 'source', connector: 'http-json', config: { url } });
+const checkPostgres = (connectionUrl: string) => ({
+  kind: 'destination',
+  connector: 'postgres',
+  config: { table: 'ssrf_probe', connection_url: connectionUrl },
+});
 
 const accepted =
   (status: number): Judge =>
@@ -147,6 +177,20 @@ function probesFor(host: string, endpoints: Record<string, string>): Probe[] {
     body: postgres(connection),
     judge: refusedOn('destination.config.connection_url', host, connection),
   });
+  probes.push({
+    input: `POST /connectors/check http-json url ${source}`,
+    method: 'POST',
+    path: '/pipelines/v3/connectors/check',
+    body: checkHttpJson(source),
+    judge: checkRefused('config.url', host, source),
+  });
+  probes.push({
+    input: `POST /connectors/check postgres connection_url ${connection}`,
+    method: 'POST',
+    path: '/pipelines/v3/connectors/check',
+    body: checkPostgres(connection),
+    judge: checkRefused('config.connection_url', host, connection),
+  });
   return probes;
 }
 
@@ -168,13 +212,22 @@ function connectionUrlProbes(field: Battlefield): Probe[] {
     `postgresql://postgres@${PUBLIC_HOST},127.0.0.1:5432/analytics`,
     'postgresql://postgres@/analytics',
   ];
-  return urls.map((url) => ({
-    input: `POST /pipelines postgres connection_url ${url}`,
-    method: 'POST',
-    path: '/pipelines/v3/pipelines',
-    body: postgres(url),
-    judge: refusedOn('destination.config.connection_url', PUBLIC_HOST, url),
-  }));
+  return urls.flatMap((url) => [
+    {
+      input: `POST /pipelines postgres connection_url ${url}`,
+      method: 'POST',
+      path: '/pipelines/v3/pipelines',
+      body: postgres(url),
+      judge: refusedOn('destination.config.connection_url', PUBLIC_HOST, url),
+    },
+    {
+      input: `POST /connectors/check postgres connection_url ${url}`,
+      method: 'POST',
+      path: '/pipelines/v3/connectors/check',
+      body: checkPostgres(url),
+      judge: checkRefused('config.connection_url', PUBLIC_HOST, url),
+    },
+  ]);
 }
 
 /** Public addresses are accepted: without these, a platform that refuses everything would pass. */

@@ -1,32 +1,20 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { metricSample, scrapeMetrics, serviceClient, testIdentity, waitFor, withMetrics } from '@platform/testing';
-import { closeTestPool, createPipeline, ended, waitForRun } from './test/fixtures';
-import { startTestApp, testQueue, type TestApp } from './test/app';
-import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
+import { createPipeline, ended, waitForRun } from './test/fixtures';
+import { startTestApp, testQueue } from './test/app';
+import { appAndWorkerPerTest, spawnWorker } from './test/worker';
 
 // Contract section 12: GET /metrics on METRICS_PORT, apart from the API's port, for the API and the run worker.
-let app: TestApp | undefined;
-let worker: WorkerProcess | undefined;
-
-afterEach(async () => {
-  await worker?.kill('SIGTERM');
-  await app?.close();
-  app = undefined;
-  worker = undefined;
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await closeTestPool();
-});
+const rig = appAndWorkerPerTest('SIGTERM');
 
 test('the API counts requests by route pattern on its metrics port; its API port has no /metrics', async () => {
   // No webhooks here: a second outbox relay on the test database would take other files' rows
   // (main.int.test.ts checks the delivery queue's depth on the real process).
   const metered = await withMetrics((registry) => startTestApp({ metrics: registry }));
-  app = metered;
+  rig.app = metered;
 
-  const c = serviceClient('pipelines', app.server, testIdentity());
+  const c = serviceClient('pipelines', rig.app.server, testIdentity());
   const pipeline = await createPipeline(c);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
   await c.get(`/pipelines/${pipeline.id}`).expect(200);
@@ -46,14 +34,14 @@ test('the API counts requests by route pattern on its metrics port; its API port
 test('the worker serves run outcomes and the run queue depth on its own metrics port', async () => {
   const queue = testQueue('runs-metrics');
   const queueName = queue.name;
-  worker = spawnWorker(queue, { WORKER_STEP_DELAY_MS: '150' });
-  app = await startTestApp({ queue });
-  await worker.ready;
-  const port = /"port":(\d+),[^\n]*"msg":"metrics listening"/.exec(worker.output())?.[1];
+  rig.worker = spawnWorker(queue, { WORKER_STEP_DELAY_MS: '150' });
+  rig.app = await startTestApp({ queue });
+  await rig.worker.ready;
+  const port = /"port":(\d+),[^\n]*"msg":"metrics listening"/.exec(rig.worker.output())?.[1];
   expect(port).toBeDefined();
   const base = `http://127.0.0.1:${port}`;
   const scrape = () => scrapeMetrics(`${base}/metrics`);
-  const c = serviceClient('pipelines', app.server, testIdentity());
+  const c = serviceClient('pipelines', rig.app.server, testIdentity());
 
   let text = await scrape();
   for (const outcome of ['succeeded', 'failed', 'cancelled']) expect(metricSample(text, `pipeline_runs_total{outcome="${outcome}"}`)).toBe(0);

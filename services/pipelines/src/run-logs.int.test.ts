@@ -1,22 +1,15 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { expectErrorBody, serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
 import { maxProgressLines } from './run-logs';
-import { closeTestPool, createPipeline, ended, waitForRun } from './test/fixtures';
-import { startTestApp, testQueue, type TestApp } from './test/app';
-import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
+import { createPipeline, ended, waitForRun } from './test/fixtures';
+import { testQueue } from './test/app';
+import { appAndWorkerPerTest } from './test/worker';
 
 // Run logs (contract section 14) written by the real worker (node dist/worker.js, batches of 10
 // records unless a test says otherwise) and read through the API.
-let app: TestApp | undefined;
-let worker: WorkerProcess | undefined;
+const rig = appAndWorkerPerTest();
 
-async function setup(workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> {
-  const queue = testQueue('run-logs');
-  if (workerEnv) worker = spawnWorker(queue, workerEnv);
-  app = await startTestApp({ queue });
-  await worker?.ready;
-  return serviceClient('pipelines', app.server, testIdentity());
-}
+const setup = (workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> => rig.start(testQueue('run-logs'), workerEnv);
 
 interface LogLine {
   id: string;
@@ -45,17 +38,6 @@ async function allLines(c: ServiceClient, pipelineId: string, runId: string, lim
 function told(lines: LogLine[]) {
   return lines.map(({ attempt, level, data }) => ({ attempt, level, data }));
 }
-
-afterEach(async () => {
-  await worker?.kill('SIGKILL');
-  await app?.close();
-  app = undefined;
-  worker = undefined;
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await closeTestPool();
-});
 
 test("a succeeded run's lines: queued, the attempt's start, each step's progress, the end; in write order", async () => {
   const c = await setup();
@@ -138,7 +120,7 @@ test("unknown run, another pipeline's run, another workspace's run: 404; a path 
       .then((r) => r.body),
     'not_found',
   );
-  const stranger = serviceClient('pipelines', app!.server, testIdentity());
+  const stranger = serviceClient('pipelines', rig.app!.server, testIdentity());
   expectErrorBody(
     await stranger
       .get(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/logs`)
@@ -174,8 +156,8 @@ test('a run cancelled while queued ends with its cancelled line (attempt 0); one
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   expect(await allLines(c, pipeline.id, trigger.body.id)).toEqual(lines);
 
-  await worker!.kill('SIGKILL');
-  worker = undefined;
+  await rig.worker!.kill('SIGKILL');
+  rig.worker = undefined;
   const second = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   await c.post(`/pipelines/${pipeline.id}/runs/${second.body.id}/cancel`).expect(200);
   expect(told(await allLines(c, pipeline.id, second.body.id))).toEqual([

@@ -1,22 +1,18 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { Queue } from 'bullmq';
-import { expectErrorBody, redisKeys, serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
+import { expectErrorBody, redisKeys, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { RUN_CANCELLED } from './runs.queue';
-import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
-import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
-import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
+import { createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
+import { testQueue, type TestQueue } from './test/app';
+import { appAndWorkerPerTest, spawnWorker } from './test/worker';
 
 // Every test: its own workspace, its own queue, its own real worker process (node dist/worker.js).
-let app: TestApp | undefined;
-let worker: WorkerProcess | undefined;
+const rig = appAndWorkerPerTest();
 let queue: TestQueue;
 
-async function setup(workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> {
+function setup(workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> {
   queue = testQueue('runs-worker');
-  if (workerEnv) worker = spawnWorker(queue, workerEnv);
-  app = await startTestApp({ queue });
-  await worker?.ready;
-  return serviceClient('pipelines', app.server, testIdentity());
+  return rig.start(queue, workerEnv);
 }
 
 /** How the run's BullMQ job ended (it is kept: removeOnComplete/removeOnFail keep the recent ones). */
@@ -37,17 +33,6 @@ async function jobEnd(runId: string): Promise<{ state: string; reason: string | 
     await runs.close();
   }
 }
-
-afterEach(async () => {
-  await worker?.kill('SIGKILL');
-  await app?.close();
-  app = undefined;
-  worker = undefined;
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await closeTestPool();
-});
 
 test('a run goes queued → running → succeeded, copies every record once and emits run.* events', async () => {
   const c = await setup();
@@ -127,7 +112,7 @@ test('cancelling a running run aborts the step in progress: not one batch is wri
   expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBe(writtenAtCancel);
   const run = await getRun(c, pipeline.id, trigger.body.id);
   expect(run).toMatchObject({ status: 'cancelled', stats: { records_written: writtenAtCancel } });
-  expect(worker!.output()).toMatch(/"outcome":"cancelled"/);
+  expect(rig.worker!.output()).toMatch(/"outcome":"cancelled"/);
 
   const again = await c.post(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/cancel`).expect(409);
   expectErrorBody(again.body, 'conflict');
@@ -139,8 +124,8 @@ test('a run cancelled while queued: its job ends failed ("run cancelled") once a
   const pipeline = await createPipeline(c, {}, 30);
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   await c.post(`/pipelines/${pipeline.id}/runs/${trigger.body.id}/cancel`).expect(200);
-  worker = spawnWorker(queue);
-  await worker.ready;
+  rig.worker = spawnWorker(queue);
+  await rig.worker.ready;
   expect(await jobEnd(trigger.body.id)).toEqual({ state: 'failed', reason: RUN_CANCELLED });
   expect((await destinationRows(c.identity.workspaceId, 'sample_records')).total).toBe(0);
   expect(await getRun(c, pipeline.id, trigger.body.id)).toMatchObject({ status: 'cancelled', started_at: null, attempts: 0 });
@@ -152,9 +137,9 @@ test('a test app and its worker leave no key of their queue prefix in Redis once
   const trigger = await c.post(`/pipelines/${pipeline.id}/runs`, { trigger: 'manual' }).expect(202);
   expect(await jobEnd(trigger.body.id)).toEqual({ state: 'completed', reason: undefined });
   expect((await redisKeys(queue.prefix, testRedisUrl())).length).toBeGreaterThan(0);
-  await worker!.kill('SIGKILL');
-  await app!.close();
-  app = undefined;
+  await rig.worker!.kill('SIGKILL');
+  await rig.app!.close();
+  rig.app = undefined;
   expect(await redisKeys(queue.prefix, testRedisUrl())).toEqual([]);
 });
 

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { testDatabaseUrl, testRedisUrl } from '@platform/testing';
-import { queueNamed, type TestQueue } from './app';
+import { serviceClient, testDatabaseUrl, testIdentity, testRedisUrl, type ServiceClient } from '@platform/testing';
+import { queueNamed, startTestApp, type TestApp, type TestQueue } from './app';
+import { closeTestPool } from './fixtures';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -90,4 +91,36 @@ export function spawnWorker(queueOrName: TestQueue | string, env: Record<string,
 /** SIGKILLs every worker a test left running (afterAll). */
 export async function killAllWorkers(): Promise<void> {
   await Promise.all([...running].map((w) => w.kill('SIGKILL')));
+}
+
+/** A test file's API and worker: started per test by `start`, stopped after each test; every worker and the test pool after the file. */
+export interface AppAndWorker {
+  app?: TestApp;
+  worker?: WorkerProcess;
+  /** The test app on `queue` and, unless `workerEnv` is null, a worker on it (ready); a client of a new workspace. */
+  start(queue: TestQueue, workerEnv?: Record<string, string> | null): Promise<ServiceClient>;
+}
+
+/** Registers the teardown (the worker stopped with `signal`) and returns the holder the file's tests fill. */
+export function appAndWorkerPerTest(signal: NodeJS.Signals = 'SIGKILL'): AppAndWorker {
+  const rig: AppAndWorker = {
+    async start(queue, workerEnv = {}) {
+      if (workerEnv) rig.worker = spawnWorker(queue, workerEnv);
+      const app = await startTestApp({ queue });
+      rig.app = app;
+      await rig.worker?.ready;
+      return serviceClient('pipelines', app.server, testIdentity());
+    },
+  };
+  afterEach(async () => {
+    await rig.worker?.kill(signal);
+    await rig.app?.close();
+    rig.app = undefined;
+    rig.worker = undefined;
+  });
+  afterAll(async () => {
+    await killAllWorkers();
+    await closeTestPool();
+  });
+  return rig;
 }
