@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
+import { checkinCase, type CheckinPlan } from './cases/checkin';
 import { gatewayAbCase } from './cases/gateway-ab';
 import { hotPathCase } from './cases/hot-path';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
@@ -52,6 +53,16 @@ const runsPlan: RunsPlan = quick
 const schedulesPlan: SchedulesPlan = quick
   ? { pipelines: 50, everySeconds: 1, windowS: 10, records: 10 }
   : { pipelines: 1_000, everySeconds: 1, windowS: 60, records: 10 };
+const checkinPlan: CheckinPlan = {
+  ...(quick
+    ? { tickets: 10_000, uploadClients: 4, changes: 200, loadS: 5, quietSamples: 20 }
+    : { tickets: 100_000, uploadClients: 8, changes: 1_000, loadS: 20, quietSamples: 100 }),
+  scannedShare: 0.6,
+  duplicateShare: 0.05,
+  scansPerUpload: 500,
+  deltaMarginMs: 1_000,
+  onlineScanners: 50,
+};
 // A second past the window, so requests keep arriving when the first accepted ones leave it.
 const rateLimitPlan = { seconds: quick ? 5 : 61, limit: 400, connectionsPerGateway: 10 };
 
@@ -137,8 +148,12 @@ async function main(): Promise<void> {
       log('case 4: schedule ticks of many pipelines');
       results.schedules = await measured('schedules', () => schedulesCase(ctx, schedulesPlan));
     }
+    if (runCase('checkin')) {
+      log('case 5: check-in: offline uploads, replay, full and delta download, stats under online scanners');
+      results.checkin = await measured('checkin', () => checkinCase(ctx, checkinPlan));
+    }
     if (runCase('rate-limit')) {
-      log('case 5: rate limit over two gateway instances');
+      log('case 6: rate limit over two gateway instances');
       results.rateLimit = await measured('rate-limit', () => rateLimitCase(ctx, rateLimitPlan));
     }
 
@@ -157,7 +172,7 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, schedules: schedulesPlan, rateLimit: rateLimitPlan },
+      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, schedules: schedulesPlan, checkin: checkinPlan, rateLimit: rateLimitPlan },
       table: rows,
       results,
     };

@@ -1,3 +1,4 @@
+import type { CheckinResults } from './cases/checkin';
 import type { AbResults } from './cases/gateway-ab';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
@@ -26,12 +27,13 @@ export interface BenchResults {
   hotPath?: HotPathResults;
   runs?: RunsResults;
   schedules?: SchedulesResults;
+  checkin?: CheckinResults;
   rateLimit?: RateLimitResults;
 }
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, hotPath, runs, schedules, rateLimit } = results;
+  const { proxy, ab, hotPath, runs, schedules, checkin, rateLimit } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -201,6 +203,7 @@ export function tableRows(results: BenchResults): Row[] {
       verdict: 'ref',
     });
   }
+  if (checkin) rows.push(...checkinRows(checkin));
   if (rateLimit) {
     rows.push({
       measurement: `Rate limit: accepted in 60 s, one token, ${rateLimit.gateways} gateways under load (${rateLimit.connectionsPerGateway} connections each, ${rateLimit.seconds} s)`,
@@ -212,6 +215,68 @@ export function tableRows(results: BenchResults): Row[] {
     });
   }
   return rows;
+}
+
+const kb = (bytes: number) => `${n0(bytes / 1024)} KiB`;
+
+function checkinRows(c: CheckinResults): Row[] {
+  const { uploads: u, replay, fullDownload: full, fullDownloadSinceEpoch: fromEpoch, changes, delta, stats } = c;
+  const latencies = (p: CheckinResults['stats']['quiet']) =>
+    `stats ${ms(p.statsP50Ms)} / ${ms(p.statsP99Ms)}; in SQL: counters ${ms(p.countersP50Ms)} / ${ms(p.countersP99Ms)}, count ${ms(p.countP50Ms)} / ${ms(p.countP99Ms)}`;
+  return [
+    {
+      measurement: `Check-in: ${n0(u.scans)} offline scans (${n0(u.distinctTickets)} tickets) in ${n0(u.uploads)} uploads of ≤ 500, ${u.clients} scanners at once, through the gateway: scans/s; upload p50 / p99`,
+      measured: `${n0(u.scansPerSecond)} scans/s; ${ms(u.latencyP50Ms)} / ${ms(u.latencyP99Ms)}`,
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: 'Check-in uploads: tickets validated twice; never; wrong results; stats as the results say',
+      measured:
+        `${u.ticketsValidatedTwice}; ${u.ticketsNeverValidated}; ${u.resultsWrong}; ${u.statsMatch ? 'yes' : 'NO'} ` +
+        `(${n0(u.validated)} validated, ${n0(u.alreadyValidated)} already validated, ${u.otherStatuses} other; table ${n0(u.tableValidated)} validated)`,
+      target: '0; 0; 0; yes',
+      verdict: verdict(u.ticketsValidatedTwice === 0 && u.ticketsNeverValidated === 0 && u.resultsWrong === 0 && u.otherStatuses === 0 && u.statsMatch),
+    },
+    {
+      measurement: 'Check-in: every upload again (same scan ids): byte-identical answers; stats unchanged',
+      measured: `${n0(replay.identical)} of ${n0(replay.uploads)}; ${replay.statsUnchanged ? 'yes' : 'NO'} (${n2(replay.seconds)} s, ${n0(replay.scansPerSecond)} scans/s)`,
+      target: 'all; yes',
+      verdict: verdict(replay.identical === replay.uploads && replay.statsUnchanged),
+    },
+    {
+      measurement: `Check-in: full download of ${n0(c.tickets)} tickets (limit 100): time, requests, bytes gzip on the wire (decoded); a page, first / last tenth`,
+      measured: `${n2(full.seconds)} s, ${n0(full.requests)}, ${kb(full.wireBytes)} (${kb(full.decodedBytes)}); ${n0(full.distinct)} distinct tickets; a page ${ms(full.firstPagesMs)} → ${ms(full.lastPagesMs)}`,
+      target: `${n0(c.tickets)} distinct`,
+      verdict: verdict(full.tickets === c.tickets && full.distinct === c.tickets),
+    },
+    {
+      measurement: 'Check-in: the same list with updated_since at the epoch (the delta path): time, requests; a page, first / last tenth',
+      measured: `${n2(fromEpoch.seconds)} s, ${n0(fromEpoch.requests)}; ${n0(fromEpoch.distinct)} distinct tickets; a page ${ms(fromEpoch.firstPagesMs)} → ${ms(fromEpoch.lastPagesMs)}`,
+      target: `${n0(c.tickets)} distinct`,
+      verdict: verdict(fromEpoch.tickets === c.tickets && fromEpoch.distinct === c.tickets),
+    },
+    {
+      measurement: `Check-in: delta (updated_since = newest seen − ${n0(delta.marginMs)} ms) after ${n0(changes.validations + changes.unvalidations)} changes (${n0(changes.validations)} validations, ${n0(changes.unvalidations)} reversals): time, requests, bytes gzip (decoded); changed tickets in it`,
+      measured:
+        `${ms(delta.seconds * 1000)}, ${n0(delta.requests)}, ${kb(delta.wireBytes)} (${kb(delta.decodedBytes)}); ` +
+        `${n0(delta.changedIncluded)} of ${n0(changes.validations + changes.unvalidations)}, ${delta.wrongStatus} with a wrong status, ${n0(delta.others)} other tickets`,
+      target: 'all, 0',
+      verdict: verdict(delta.changedIncluded === changes.validations + changes.unvalidations && delta.wrongStatus === 0),
+    },
+    {
+      measurement: 'Check-in: GET stats through the gateway; in SQL, the counters it reads vs a count of validated tickets per gate; p50 / p99, quiet',
+      measured: latencies(stats.quiet),
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `Check-in: the same under ${stats.onlineScanners} online scanners (${n0(stats.validationsPerSecond)} validations/s, p50 ${ms(stats.validationP50Ms)}); stats equal the table after`,
+      measured: `${latencies(stats.underLoad)}; ${stats.consistentAfter ? 'yes' : 'NO'}`,
+      target: 'yes',
+      verdict: verdict(stats.consistentAfter),
+    },
+  ];
 }
 
 export function markdownTable(rows: Row[]): string {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BrowserContext, Page } from 'playwright-core';
+import { sleep, waitFor } from '@platform/testing';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { openBrowser, screenshot, WAIT_MS, type BrowserSession } from './browser';
 
 // One browser session walks through the console as a user would; the steps share the page.
@@ -46,20 +47,46 @@ async function findWorkspaceId(name: string): Promise<string> {
   throw new Error(`workspace ${name} not found`);
 }
 
-/** Polls `check` until it passes (or throws its last failure after `timeoutMs`). */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
+/** Polls `check` (expectations inside it) until it passes; past `timeoutMs` its last failure is in the error. */
+const eventually = (check: () => Promise<unknown>, timeoutMs = WAIT_MS) =>
+  waitFor(
+    'the expectations to hold',
+    async () => {
+      await check();
+      return true;
+    },
+    timeoutMs,
+    100,
+  );
 
 const statusText = () => page.getByRole('status').textContent();
+
+/** The key a gate scanner would use, and the tickets of the event the console opens. */
+let scannerToken: string;
+const eventsApi = (method: string, path: string, body?: unknown) => api(scannerToken, method, `/events/v0${path}`, body);
+const tickets: Record<'ada' | 'grace' | 'alan', string> = { ada: '', grace: '', alan: '' };
+/** GET /events/{id}/stats requests the page sent. */
+let statsRequests = 0;
+/** The console reads an open event again every 2 s (REFRESH_MS in events.view.ts). */
+const EVENTS_REFRESH_MS = 2_000;
+
+/** An open event's figures by name (`total`, `issued`, `validated`, `rejected-duplicates`), without `as-of`. */
+async function figures(event: Locator): Promise<Record<string, string>> {
+  const pairs = await event.locator('dd[data-figure]').evaluateAll((dds) => dds.map((dd) => [(dd as HTMLElement).dataset.figure!, dd.textContent]));
+  return Object.fromEntries(pairs.filter(([name]) => name !== 'as-of'));
+}
+
+/** The rows of the figures per gate: [gate, validated]. */
+const gateFigures = (event: Locator): Promise<string[][]> =>
+  event.locator('tr[data-gate]').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent)));
+
+/** A table's rows as { column label: text } (the cells name their column for phones). */
+const rowsOf = (table: Locator): Promise<Record<string, string>[]> =>
+  table
+    .locator('tbody tr')
+    .evaluateAll((rows) =>
+      rows.map((row) => Object.fromEntries([...row.querySelectorAll<HTMLElement>('td[data-label]')].map((td) => [td.dataset.label!, td.textContent]))),
+    );
 
 beforeAll(async () => {
   browser = await openBrowser(gatewayUrl);
@@ -99,7 +126,7 @@ describe('workspace console in Chromium', () => {
     expect(await page.content()).not.toContain(adminToken);
   });
 
-  test('creates a workspace and opens it with a one-hour console session key (pipelines, runs, webhooks)', async () => {
+  test('creates a workspace and opens it with a one-hour console session key (events read, tickets, pipelines, runs, webhooks)', async () => {
     await page.getByLabel('New workspace name').fill(workspaceName);
     await page.getByRole('button', { name: 'Create workspace' }).click();
     await page.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
@@ -111,7 +138,17 @@ describe('workspace console in Chromium', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatchObject({
       name: 'console session',
-      scopes: ['pipelines:read', 'pipelines:write', 'runs:read', 'runs:write', 'webhooks:read', 'webhooks:write'],
+      scopes: [
+        'events:read',
+        'tickets:read',
+        'tickets:write',
+        'pipelines:read',
+        'pipelines:write',
+        'runs:read',
+        'runs:write',
+        'webhooks:read',
+        'webhooks:write',
+      ],
       revoked_at: null,
     });
     const ttl = Date.parse(keys[0].expires_at) - Date.now();
@@ -311,6 +348,157 @@ describe('workspace console in Chromium', () => {
     expect(await card.locator('dd[data-fact="Next run"]').textContent()).toBe('—');
   });
 
+  test("lists the workspace's events; an open event's figures per gate follow validations made through the API, without a click", async () => {
+    const key = await adminApi('POST', `/workspaces/${workspaceId}/api-keys`, {
+      name: 'e2e gate scanner',
+      scopes: ['events:read', 'events:write', 'tickets:read', 'tickets:write'],
+    });
+    expect(key.status).toBe(201);
+    scannerToken = key.body.token;
+    const startsAt = new Date(Date.now() + 86_400_000).toISOString();
+    const concert = await eventsApi('POST', '/events', { name: 'e2e concert', starts_at: startsAt });
+    expect(concert.status).toBe(201);
+    expect((await eventsApi('POST', '/events', { name: 'e2e matinee', starts_at: startsAt })).status).toBe(201);
+    for (const holder of ['ada', 'grace', 'alan'] as const) {
+      const ticket = await eventsApi('POST', `/events/${concert.body.id}/tickets`, { holder_name: holder });
+      expect(ticket.status).toBe(201);
+      tickets[holder] = ticket.body.id;
+    }
+    page.on('request', (request) => {
+      if (/^\/events\/v0\/events\/[^/]+\/stats$/.test(new URL(request.url()).pathname)) statsRequests++;
+    });
+
+    // Created through the API: listed (GET /events), oldest first.
+    await page.getByRole('tab', { name: 'Events' }).click();
+    const list = page.getByRole('table', { name: 'Events of the workspace' });
+    await list.getByRole('row', { name: /e2e matinee/ }).waitFor();
+    expect((await rowsOf(list)).map((row) => row.Name)).toEqual(['e2e concert', 'e2e matinee']);
+
+    await page.getByRole('button', { name: 'Open event e2e concert' }).click();
+    const event = page.getByRole('region', { name: 'e2e concert' });
+    await eventually(async () => expect(await figures(event)).toEqual({ total: '3', issued: '3', validated: '0', 'rejected-duplicates': '0' }));
+    expect(await event.locator('dd[data-figure="as-of"] time').count()).toBe(1);
+    expect(await gateFigures(event)).toEqual([]);
+    const ticketTable = event.getByRole('table', { name: 'Tickets' });
+    expect((await rowsOf(ticketTable)).map((row) => [row.Holder, row.Status])).toEqual([
+      ['ada', 'issued'],
+      ['grace', 'issued'],
+      ['alan', 'issued'],
+    ]);
+
+    // Validations at the gate, through the API: nobody touches the page, its timer reads the figures again.
+    expect((await eventsApi('POST', `/tickets/${tickets.ada}/validate`, { gate: 'north-1' })).status).toBe(200);
+    expect((await eventsApi('POST', `/tickets/${tickets.grace}/validate`, {})).status).toBe(200);
+    expect((await eventsApi('POST', `/tickets/${tickets.ada}/validate`, { gate: 'south-2' })).status).toBe(409);
+    await eventually(async () => {
+      expect(await figures(event)).toEqual({ total: '3', issued: '1', validated: '2', 'rejected-duplicates': '1' });
+      expect(await gateFigures(event)).toEqual([
+        ['north-1', '1'],
+        ['(no gate)', '1'],
+      ]);
+    });
+    // The tickets changed since the list was read are put in their rows (updated_since).
+    await eventually(async () =>
+      expect((await rowsOf(ticketTable)).map((row) => [row.Holder, row.Status, row.Gate])).toEqual([
+        ['ada', 'validated', 'north-1'],
+        ['grace', 'validated', '(no gate)'],
+        ['alan', 'issued', '—'],
+      ]),
+    );
+    await screenshot(page, 'console-events.png');
+  });
+
+  test("a ticket's check-in history; an undo with a reason adds an unvalidated entry and lowers the figures; a refused undo shows the API's message", async () => {
+    const event = page.getByRole('region', { name: 'e2e concert' });
+    const short = (id: string) => id.slice(0, 8);
+    await event.getByRole('button', { name: `Show the check-ins of ticket ${short(tickets.ada)}` }).click();
+    const history = event.getByRole('region', { name: `Check-ins of ticket ${short(tickets.ada)}` });
+    const entries = async () => (await rowsOf(history.getByRole('table'))).map((row) => [row.Action, row.Gate, row['Scan id'], row.Reason]);
+    await eventually(async () =>
+      expect(await entries()).toEqual([
+        ['validated', 'north-1', '—', '—'],
+        ['rejected duplicate', 'south-2', '—', '—'],
+      ]),
+    );
+
+    // The reason is required: spaces alone never leave the page.
+    const reason = history.getByLabel('Reason for the undo');
+    await reason.fill('   ');
+    await history.getByRole('button', { name: 'Undo validation' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Give the reason for the undo' }).waitFor();
+    expect(await entries()).toHaveLength(2);
+
+    await reason.fill('wrong ticket scanned');
+    await history.getByRole('button', { name: 'Undo validation' }).click();
+    await eventually(async () => {
+      expect((await entries()).at(-1)).toEqual(['unvalidated', '—', '—', 'wrong ticket scanned']);
+      expect(await figures(event)).toEqual({ total: '3', issued: '2', validated: '1', 'rejected-duplicates': '1' });
+      expect(await gateFigures(event)).toEqual([['(no gate)', '1']]);
+    });
+    await eventually(async () => expect(await statusText()).toContain('undone'));
+    expect(await history.getByRole('button', { name: 'Undo validation' }).isHidden()).toBe(true);
+
+    // Validated again by an offline scanner's upload: the history names the scan.
+    const upload = await eventsApi('POST', `/events/${(await event.getAttribute('data-event-id'))!}/scans`, {
+      scans: [{ scan_id: 'n1-0001', ticket_id: tickets.ada, scanned_at: new Date().toISOString(), gate: 'north-1' }],
+    });
+    expect(upload.body.results[0].status).toBe('validated');
+    await eventually(async () => {
+      expect((await entries()).at(-1)).toEqual(['validated', 'north-1', 'n1-0001', '—']);
+      expect(await gateFigures(event)).toEqual([
+        ['north-1', '1'],
+        ['(no gate)', '1'],
+      ]);
+    });
+    await screenshot(page, 'console-checkins.png');
+
+    // Undone at the desk while a reason is being typed here: the page's undo is refused with the API's message.
+    await event.getByRole('button', { name: `Show the check-ins of ticket ${short(tickets.grace)}` }).click();
+    const graceHistory = event.getByRole('region', { name: `Check-ins of ticket ${short(tickets.grace)}` });
+    await graceHistory.getByLabel('Reason for the undo').fill('refund');
+    expect((await eventsApi('POST', `/tickets/${tickets.grace}/unvalidate`, { reason: 'undone at the box office' })).status).toBe(200);
+    const refused = await eventsApi('POST', `/tickets/${tickets.grace}/unvalidate`, { reason: 'again' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.errors[0].code).toBe('not_validated');
+    await graceHistory.getByRole('button', { name: 'Undo validation' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `Could not undo the validation: ${refused.body.error.message}` })
+      .waitFor();
+    await eventually(async () => {
+      const rows = await rowsOf(graceHistory.getByRole('table'));
+      expect(rows.map((row) => [row.Action, row.Reason])).toEqual([
+        ['validated', '—'],
+        ['unvalidated', 'undone at the box office'],
+      ]);
+      expect(await figures(event)).toEqual({ total: '3', issued: '2', validated: '1', 'rejected-duplicates': '1' });
+    });
+  });
+
+  test('leaving the Events tab stops reading the open event; back on the tab it is read again', async () => {
+    // The open event stays in the hidden tab panel.
+    const event = page.getByRole('region', { name: 'e2e concert', includeHidden: true });
+    await page.getByRole('tab', { name: 'Pipelines' }).click();
+    const statsRequestsWhenLeft = statsRequests;
+    expect(statsRequestsWhenLeft).toBeGreaterThan(2);
+    expect((await eventsApi('POST', `/tickets/${tickets.alan}/validate`, { gate: 'west-3' })).status).toBe(200);
+    // An absence needs time to show: two refresh periods pass without a read and the figures stay as they were.
+    await sleep(2 * EVENTS_REFRESH_MS);
+    expect(statsRequests).toBe(statsRequestsWhenLeft);
+    expect(await figures(event)).toEqual({ total: '3', issued: '2', validated: '1', 'rejected-duplicates': '1' });
+
+    // Back on the tab, the open event is read again: the validation made meanwhile shows.
+    await page.getByRole('tab', { name: 'Events' }).click();
+    await eventually(async () => {
+      expect(await figures(event)).toEqual({ total: '3', issued: '1', validated: '2', 'rejected-duplicates': '1' });
+      expect(await gateFigures(event)).toEqual([
+        ['north-1', '1'],
+        ['west-3', '1'],
+      ]);
+    });
+    expect(statsRequests).toBeGreaterThan(statsRequestsWhenLeft);
+  });
+
   test('every control has an accessible name and a visible keyboard focus', async () => {
     const unnamed = await page.evaluate(() =>
       [...document.querySelectorAll<HTMLElement>('button, input, select, textarea, [role="tab"]')]
@@ -332,6 +520,29 @@ describe('workspace console in Chromium', () => {
     await page.keyboard.press('Tab');
     const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
     expect(outline).not.toBe('none');
+  });
+
+  test('switching workspace while the Events tab reads an open event: no read makes a new session key for the workspace left', async () => {
+    await page.getByRole('tab', { name: 'Events' }).click();
+    await page.getByRole('button', { name: 'Open event e2e concert' }).click();
+    await page.getByRole('region', { name: 'e2e concert' }).locator('tr[data-gate]').first().waitFor();
+    // The revocation is held for two refresh periods, so the Events tab's timer is due while the workspace is being left.
+    const revocation = '**/admin/v1/workspaces/*/api-keys/*';
+    await page.route(revocation, async (route) => {
+      await sleep(2 * EVENTS_REFRESH_MS);
+      await route.continue();
+    });
+    try {
+      await page.getByRole('button', { name: 'Switch workspace' }).click();
+      await page.getByRole('heading', { name: 'Choose a workspace' }).waitFor();
+    } finally {
+      await page.unroute(revocation);
+    }
+    const sessions = (await adminApi('GET', `/workspaces/${workspaceId}/api-keys`)).body.data.filter((k: { name: string }) => k.name === 'console session');
+    expect(sessions.filter((k: { revoked_at: string | null }) => k.revoked_at === null)).toEqual([]);
+
+    await page.getByRole('button', { name: `Open workspace ${workspaceName}` }).click();
+    await page.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
   });
 
   test('switching workspace and signing out revoke the console session keys and forget the admin token', async () => {

@@ -35,10 +35,15 @@ function eventsLikeService(): Server {
       status: 201,
       body: { id: randomUUID(), name: body.name, workspace_id: identity.workspaceId },
     })),
+    'GET /events': echo('GET /events'),
     'GET /events/:id': echo('GET /events/:id'),
     'POST /events/:id/tickets': echo('POST /events/:id/tickets'),
     'GET /events/:id/tickets': echo('GET /events/:id/tickets'),
+    'POST /events/:id/scans': echo('POST /events/:id/scans'),
+    'GET /events/:id/stats': echo('GET /events/:id/stats'),
     'GET /tickets/:id': echo('GET /tickets/:id'),
+    'POST /tickets/:id/unvalidate': echo('POST /tickets/:id/unvalidate'),
+    'GET /tickets/:id/checkins': echo('GET /tickets/:id/checkins'),
     'POST /tickets/:id/validate': route(
       { params: z.object({ id: Uuid }), body: z.strictObject({ gate: z.string().optional(), validator_id: Uuid.optional() }) },
       ({ params, body }) => {

@@ -132,6 +132,54 @@ export interface Delivery {
   created_at: string;
 }
 
+/** An event of the events service (contract section 8). */
+export interface PlatformEvent {
+  id: string;
+  name: string;
+  starts_at: string;
+  ends_at: string | null;
+  created_at: string;
+}
+
+export type TicketStatus = 'issued' | 'validated';
+
+export interface Ticket {
+  id: string;
+  event_id: string;
+  status: TicketStatus;
+  holder_name: string | null;
+  metadata: Record<string, string>;
+  validated_at: string | null;
+  validator_id: string | null;
+  gate: string | null;
+  created_at: string;
+  /** Changed by every validation and reversal (contract section 15). */
+  updated_at: string;
+}
+
+export type CheckInAction = 'validated' | 'unvalidated' | 'rejected_duplicate';
+
+/** One entry of a ticket's check-in history (contract section 15). */
+export interface CheckIn {
+  id: string;
+  ticket_id: string;
+  action: CheckInAction;
+  at: string;
+  gate: string | null;
+  validator_id: string | null;
+  scan_id: string | null;
+  reason: string | null;
+}
+
+/** An event's live figures (contract section 15); `gate: null` counts validations without a gate. */
+export interface EventStats {
+  event_id: string;
+  tickets: { total: number; issued: number; validated: number };
+  gates: { gate: string | null; validated: number }[];
+  rejected_duplicates: number;
+  as_of: string;
+}
+
 export interface CallOptions {
   body?: unknown;
   headers?: Record<string, string>;
@@ -201,19 +249,24 @@ export const admin = {
 };
 
 /**
- * Every item of a list whose pages run oldest first (contract section 2), up to `maxPages`
- * pages of 100; `complete` is false when more were left.
+ * Every item of a list whose pages run oldest first (contract section 2), from the page at `from`
+ * (the first when null), up to `maxPages` pages of 100; `complete` is false when more were left,
+ * and `next` is then the cursor of the first page not read.
  */
-export async function allPages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>, maxPages = 5): Promise<{ items: T[]; complete: boolean }> {
+export async function allPages<T>(
+  fetchPage: (cursor: string | null) => Promise<Page<T>>,
+  maxPages = 5,
+  from: string | null = null,
+): Promise<{ items: T[]; complete: boolean; next: string | null }> {
   const items: T[] = [];
-  let cursor: string | null = null;
+  let cursor = from;
   for (let page = 0; page < maxPages; page++) {
     const result: Page<T> = await fetchPage(cursor);
     items.push(...result.data);
     cursor = result.next_cursor;
-    if (cursor === null) return { items, complete: true };
+    if (cursor === null) return { items, complete: true, next: null };
   }
-  return { items, complete: false };
+  return { items, complete: false, next: cursor };
 }
 
 export const withCursor = (path: string, cursor: string | null): string => `${path}${path.includes('?') ? '&' : '?'}limit=100${cursorQuery(cursor)}`;

@@ -1,7 +1,8 @@
 // The workspace console: sign in with the admin token, choose or create a workspace, then manage
-// its API keys (admin API), pipelines and webhook endpoints (public API with a session key).
+// its API keys (admin API), events, pipelines and webhook endpoints (public API with a session key).
 import { admin, ApiCallError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, h, time } from './dom.js';
+import { initEventsView, leaveEvents, resetEventsView, showEvents } from './events.view.js';
 import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
 import { initPipelinesView, resetPipelinesView, showPipelines } from './pipelines.view.js';
@@ -113,6 +114,7 @@ async function onCreateWorkspace(event: SubmitEvent): Promise<void> {
 
 function resetViews(): void {
   resetKeysView();
+  resetEventsView();
   resetPipelinesView();
   resetWebhooksView();
 }
@@ -120,8 +122,9 @@ function resetViews(): void {
 async function onSwitchWorkspace(): Promise<void> {
   clearError();
   const name = currentWorkspace().name;
-  await closeWorkspace();
+  // The views stop reading first: no timer's call runs while the session key is being revoked.
   resetViews();
+  await closeWorkspace();
   try {
     renderWorkspaces(await admin.listWorkspaces(requireAdminToken()), true);
   } catch (err) {
@@ -133,14 +136,14 @@ async function onSwitchWorkspace(): Promise<void> {
 
 async function onSignOut(): Promise<void> {
   clearError();
-  await busy([byId<HTMLButtonElement>('sign-out')], () => signOut());
   resetViews();
+  await busy([byId<HTMLButtonElement>('sign-out')], () => signOut());
   clear(byId('workspace-list'));
   showView('sign-in');
   announce('Signed out: the console session key was revoked and the admin token forgotten.');
 }
 
-const TABS = ['tab-keys', 'tab-pipelines', 'tab-webhooks'];
+const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-webhooks'];
 
 /** The ARIA tabs pattern: one tab in the tab order, arrow keys move between tabs. */
 function selectTab(tabId: string, focus = true): void {
@@ -152,6 +155,9 @@ function selectTab(tabId: string, focus = true): void {
     byId(tab.getAttribute('aria-controls')!).hidden = !selected;
     if (selected && focus) tab.focus();
   }
+  // The events tab reads its open event on a timer only while it is shown.
+  if (tabId === 'tab-events') void showEvents();
+  else leaveEvents();
   if (tabId === 'tab-pipelines') void showPipelines();
   if (tabId === 'tab-webhooks') void showWebhooks();
 }
@@ -186,6 +192,7 @@ async function boot(): Promise<void> {
     return showError(err);
   }
   initKeysView();
+  initEventsView();
   initPipelinesView();
   initWebhooksView();
   initTabs();

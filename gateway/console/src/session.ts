@@ -9,6 +9,8 @@ export const SESSION_KEY_TTL_MS = 60 * 60 * 1000;
 const RENEW_BEFORE_MS = 5 * 60 * 1000;
 /** The resources the console manages through the services' public API. */
 const SESSION_RESOURCES = ['pipelines', 'runs', 'webhooks'];
+/** Events are only read, tickets read and their validations undone: no events:write. */
+const SESSION_EXTRA_SCOPES = ['events:read', 'tickets:read', 'tickets:write'];
 
 interface SessionKey {
   id: string;
@@ -31,9 +33,9 @@ export function getMeta(): Meta {
   return meta;
 }
 
-/** pipelines:*, runs:*, webhooks:* as listed by the contract's scopes. */
+/** events:read, tickets:*, pipelines:*, runs:*, webhooks:*, in the order of the contract's scopes. */
 export function sessionScopes(): string[] {
-  return getMeta().scopes.filter((scope) => SESSION_RESOURCES.includes(scope.split(':')[0]!));
+  return getMeta().scopes.filter((scope) => SESSION_RESOURCES.includes(scope.split(':')[0]!) || SESSION_EXTRA_SCOPES.includes(scope));
 }
 
 export function requireAdminToken(): string {
@@ -59,9 +61,14 @@ export async function signIn(token: string): Promise<Page<Workspace>> {
 
 async function createSessionKey(): Promise<SessionKey> {
   const token = requireAdminToken();
-  const { id } = currentWorkspace();
+  const chosen = currentWorkspace();
   const expiresAt = Date.now() + SESSION_KEY_TTL_MS;
-  const created = await admin.createKey(token, id, { name: SESSION_KEY_NAME, scopes: sessionScopes(), expires_at: new Date(expiresAt).toISOString() });
+  const created = await admin.createKey(token, chosen.id, { name: SESSION_KEY_NAME, scopes: sessionScopes(), expires_at: new Date(expiresAt).toISOString() });
+  if (workspace !== chosen) {
+    // Left while the key was being made: nothing may hold it, so it is revoked at once.
+    await revokeQuietly(token, chosen.id, created.id);
+    throw new Error('The workspace was left.');
+  }
   sessionKey = { id: created.id, token: created.token, expiresAt };
   return sessionKey;
 }
@@ -76,7 +83,7 @@ function renewSessionKey(stale: SessionKey | null): Promise<SessionKey> {
   renewing = (async () => {
     sessionKey = null;
     try {
-      if (stale) await revokeQuietly(stale.id);
+      if (stale) await revokeQuietly(adminToken, currentWorkspace().id, stale.id);
       return await createSessionKey();
     } finally {
       renewing = null;
@@ -85,10 +92,10 @@ function renewSessionKey(stale: SessionKey | null): Promise<SessionKey> {
   return renewing;
 }
 
-async function revokeQuietly(keyId: string, keepalive = false): Promise<void> {
-  if (adminToken === null || workspace === null) return;
+async function revokeQuietly(token: string | null, workspaceId: string, keyId: string, keepalive = false): Promise<void> {
+  if (token === null) return;
   try {
-    await admin.revokeKey(adminToken, workspace.id, keyId, keepalive);
+    await admin.revokeKey(token, workspaceId, keyId, keepalive);
   } catch {
     // Already revoked or gone; it expires within the hour anyway.
   }
@@ -109,9 +116,11 @@ export async function openWorkspace(next: Workspace): Promise<void> {
 /** Revokes the session key and forgets the workspace. */
 export async function closeWorkspace(): Promise<void> {
   const key = sessionKey;
+  const left = workspace;
   sessionKey = null;
-  if (key) await revokeQuietly(key.id);
+  // Forgotten before the revocation is awaited, so a call meanwhile cannot make a new key for it.
   workspace = null;
+  if (key && left) await revokeQuietly(adminToken, left.id, key.id);
 }
 
 /** Revokes the session key and forgets the admin token. */
@@ -125,7 +134,7 @@ export async function signOut(): Promise<void> {
  * the page (fetch keepalive can carry the Authorization header; sendBeacon cannot).
  */
 export function revokeOnPageHide(): void {
-  if (sessionKey) void revokeQuietly(sessionKey.id, true);
+  if (sessionKey && workspace) void revokeQuietly(adminToken, workspace.id, sessionKey.id, true);
 }
 
 /**

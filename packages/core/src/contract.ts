@@ -66,11 +66,16 @@ export type WebhookRouteKey = keyof typeof WEBHOOK_ENDPOINT_ROUTES;
 export const ROUTES = {
   events: {
     'POST /events': { scope: 'events:write' },
+    'GET /events': { scope: 'events:read' },
     'GET /events/:id': { scope: 'events:read' },
     'POST /events/:id/tickets': { scope: 'events:write' },
     'GET /events/:id/tickets': { scope: 'events:read' },
+    'POST /events/:id/scans': { scope: 'tickets:write' },
+    'GET /events/:id/stats': { scope: 'events:read' },
     'GET /tickets/:id': { scope: 'tickets:read' },
     'POST /tickets/:id/validate': { scope: 'tickets:write' },
+    'POST /tickets/:id/unvalidate': { scope: 'tickets:write' },
+    'GET /tickets/:id/checkins': { scope: 'tickets:read' },
     ...WEBHOOK_ENDPOINT_ROUTES,
   },
   warehouse: {

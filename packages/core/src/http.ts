@@ -125,7 +125,23 @@ export function notFoundHandler(): RequestHandler {
   return (_req, _res, next) => next(noSuchEndpoint());
 }
 
-const TRANSIENT_DB_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);
+// 40P01 and 40001: PostgreSQL chose this transaction to undo (a deadlock or a serialization
+// failure); nothing was written, and the same call again can succeed.
+const TRANSIENT_DB_CODES = new Set([
+  'P1001',
+  'P1002',
+  'P1008',
+  'P1017',
+  'P2024',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01',
+  '57P03',
+  '53300',
+  '40P01',
+  '40001',
+]);
 // Prisma driver adapters (adapter-pg) throw DriverAdapterError with `cause.kind` and the kind as the message.
 const TRANSIENT_ADAPTER_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);
 

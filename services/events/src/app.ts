@@ -10,7 +10,7 @@ export type EventsDeps = ServiceAppDeps<EventsServiceStores>;
 
 export function createApp(deps: EventsDeps): Express {
   const { stores } = deps;
-  const definitions = eventsRouteDefinitions(stores.events, webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }));
+  const definitions = eventsRouteDefinitions(stores, webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }));
   return createServiceApp({
     service: 'events',
     logger: deps.logger,

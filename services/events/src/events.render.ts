@@ -1,6 +1,7 @@
 import { timestamp } from '@platform/core';
-import type { Event as EventRow, Ticket as TicketRow } from './generated/prisma/client';
-import type { Event, Ticket, Validation } from './events.resources';
+import type { Checkin as CheckinRow, Event as EventRow, Ticket as TicketRow } from './generated/prisma/client';
+import type { Checkin, Event, EventStats, ScanResult, Ticket, Validation } from './events.resources';
+import type { EventFigures, ScanResult as ScanResultRow } from './checkins';
 
 type Metadata = Ticket['metadata'];
 
@@ -28,6 +29,7 @@ export function renderTicket(ticket: TicketRow): Ticket {
     validator_id: ticket.validatorId,
     gate: ticket.gate,
     created_at: timestamp(ticket.createdAt),
+    updated_at: timestamp(ticket.updatedAt),
   };
 }
 
@@ -40,5 +42,43 @@ export function renderValidation(ticket: TicketRow): Validation {
     validated_at: timestamp(ticket.validatedAt!),
     gate: ticket.gate,
     validator_id: ticket.validatorId,
+  };
+}
+
+/** A scan's result as an upload answers it (the same bytes on every replay). */
+export function renderScanResult(result: ScanResultRow): ScanResult {
+  return {
+    scan_id: result.scanId,
+    ticket_id: result.ticketId,
+    status: result.status,
+    validated_at: timestamp(result.validatedAt),
+    validator_id: result.validatorId,
+    gate: result.gate,
+  };
+}
+
+/** One entry of a ticket's check-in history. */
+export function renderCheckin(checkin: CheckinRow): Checkin {
+  return {
+    id: checkin.id,
+    ticket_id: checkin.ticketId,
+    action: checkin.action,
+    at: timestamp(checkin.createdAt),
+    gate: checkin.gate,
+    validator_id: checkin.validatorId,
+    scan_id: checkin.scanId,
+    reason: checkin.reason,
+  };
+}
+
+/** An event's live figures; a counter row's gate '' is the gate null of the API. */
+export function renderStats(eventId: string, figures: EventFigures): EventStats {
+  const validated = figures.gates.reduce((sum, entry) => sum + entry.validated, 0);
+  return {
+    event_id: eventId,
+    tickets: { total: figures.ticketsTotal, issued: figures.ticketsTotal - validated, validated },
+    gates: figures.gates.map((entry) => ({ gate: entry.gate === '' ? null : entry.gate, validated: entry.validated })),
+    rejected_duplicates: figures.rejectedDuplicates,
+    as_of: timestamp(figures.asOf),
   };
 }

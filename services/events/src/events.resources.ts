@@ -46,6 +46,7 @@ export const Ticket = z
     validator_id: Uuid.nullable(),
     gate: z.string().nullable(),
     created_at: UtcTimestamp,
+    updated_at: UtcTimestamp.meta({ description: 'Its last validation or reversal; its creation until then. `updated_since` lists by it.' }),
   })
   .meta({
     id: 'Ticket',
@@ -61,11 +62,19 @@ export const Ticket = z
         validator_id: null,
         gate: null,
         created_at: '2024-12-01T09:31:00.000Z',
+        updated_at: '2024-12-01T09:31:00.000Z',
       },
     ],
   });
 export type Ticket = z.infer<typeof Ticket>;
 
+/** `data` of `ticket.unvalidated`: the ticket as the API returns it, plus the reason given. */
+export const UnvalidatedTicket = Ticket.extend({ reason: z.string() }).meta({
+  id: 'UnvalidatedTicket',
+  description: 'The ticket, `issued` again, and why its validation was undone.',
+});
+
+export const EventList = listOf(Event, 'EventList');
 export const TicketList = listOf(Ticket, 'TicketList');
 
 /** The answer of a successful validation. */
@@ -103,5 +112,108 @@ export const ALREADY_VALIDATED_EXAMPLE = {
   validator_id: EXAMPLE_VALIDATOR_ID,
   gate: 'north-1',
 };
+
+export const ScanStatus = z.enum(['validated', 'already_validated', 'not_found', 'wrong_event']);
+
+/** What one offline scan did, recorded the first time its scan_id arrived. */
+export const ScanResult = z
+  .object({
+    scan_id: z.string(),
+    ticket_id: Uuid,
+    status: ScanStatus.meta({
+      description:
+        '`validated`: this scan validated the ticket (`validated_at` is its `scanned_at`); `already_validated`: another scan or call validated it first ' +
+        "(the fields are that validation's); `not_found`: no such ticket in the workspace; `wrong_event`: a ticket of another event.",
+    }),
+    validated_at: UtcTimestamp.nullable(),
+    validator_id: Uuid.nullable(),
+    gate: z.string().nullable(),
+  })
+  .meta({ id: 'ScanResult', description: "One scan's result; the fields are null for `not_found` and `wrong_event`." });
+export type ScanResult = z.infer<typeof ScanResult>;
+
+export const ScanResults = z.object({ results: z.array(ScanResult).meta({ description: 'One per scan, in request order.' }) }).meta({
+  id: 'ScanResults',
+  examples: [
+    {
+      results: [
+        {
+          scan_id: 'north-1-000042',
+          ticket_id: EXAMPLE_TICKET_ID,
+          status: 'validated',
+          validated_at: '2025-06-01T18:05:12.345Z',
+          validator_id: EXAMPLE_VALIDATOR_ID,
+          gate: 'north-1',
+        },
+      ],
+    },
+  ],
+});
+export type ScanResults = z.infer<typeof ScanResults>;
+
+export const CheckinAction = z.enum(['validated', 'unvalidated', 'rejected_duplicate']);
+
+export const Checkin = z
+  .object({
+    id: Uuid,
+    ticket_id: Uuid,
+    action: CheckinAction,
+    at: UtcTimestamp.meta({ description: "A scan's `scanned_at`; the request's time otherwise." }),
+    gate: z.string().nullable(),
+    validator_id: Uuid.nullable(),
+    scan_id: z.string().nullable(),
+    reason: z.string().nullable().meta({ description: 'Why a validation was undone (`unvalidated` only).' }),
+  })
+  .meta({
+    id: 'Checkin',
+    description: 'One check-in attempt of a ticket: a validation, a reversal, or a refused duplicate with its own gate, validator and scan id.',
+    examples: [
+      {
+        id: '0193a8f2-4c3b-7000-8000-000000000042',
+        ticket_id: EXAMPLE_TICKET_ID,
+        action: 'rejected_duplicate',
+        at: '2025-06-01T18:07:40.120Z',
+        gate: 'south-2',
+        validator_id: EXAMPLE_VALIDATOR_ID,
+        scan_id: 'south-2-000007',
+        reason: null,
+      },
+    ],
+  });
+export type Checkin = z.infer<typeof Checkin>;
+
+export const CheckinList = listOf(Checkin, 'CheckinList');
+
+export const EventStats = z
+  .object({
+    event_id: Uuid,
+    tickets: z.object({
+      total: z.number().int(),
+      issued: z.number().int(),
+      validated: z.number().int(),
+    }),
+    gates: z
+      .array(z.object({ gate: z.string().nullable().meta({ description: 'null: validations without a gate.' }), validated: z.number().int() }))
+      .meta({ description: 'Each gate with at least one current validation, by name (no gate last).' }),
+    rejected_duplicates: z.number().int().meta({ description: 'Refused duplicate validations and scans, all gates.' }),
+    as_of: UtcTimestamp.meta({ description: 'The instant the figures are consistent with the tickets at.' }),
+  })
+  .meta({
+    id: 'EventStats',
+    description: "An event's live check-in figures.",
+    examples: [
+      {
+        event_id: EXAMPLE_EVENT_ID,
+        tickets: { total: 1200, issued: 388, validated: 812 },
+        gates: [
+          { gate: 'north-1', validated: 530 },
+          { gate: 'south-2', validated: 282 },
+        ],
+        rejected_duplicates: 17,
+        as_of: '2025-06-01T19:02:03.456Z',
+      },
+    ],
+  });
+export type EventStats = z.infer<typeof EventStats>;
 
 export const EXAMPLE_IDS = { event: EXAMPLE_EVENT_ID, ticket: EXAMPLE_TICKET_ID, validator: EXAMPLE_VALIDATOR_ID };

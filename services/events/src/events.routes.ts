@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   codePointString,
+  type Cursor,
   ListQuery,
   pageOf,
   resource,
@@ -15,9 +16,37 @@ import {
   type WebhookRouteKey,
 } from '@platform/core';
 import { webhookRouteDeclarations } from '@platform/webhooks';
-import { ALREADY_VALIDATED_EXAMPLE, Event, EXAMPLE_IDS, Ticket, TicketList, TicketStatus, Validation } from './events.resources';
+import type { CheckinsStore } from './checkins.store';
+import {
+  ALREADY_VALIDATED_EXAMPLE,
+  CheckinList,
+  Event,
+  EventList,
+  EventStats,
+  EXAMPLE_IDS,
+  ScanResults,
+  Ticket,
+  TicketList,
+  TicketStatus,
+  Validation,
+} from './events.resources';
 import type { EventsStore } from './events.store';
-import { createEvent, getEvent, getTicket, issueTicket, renderEvent, renderTicket, renderValidation, validateTicket } from './events.service';
+import {
+  createEvent,
+  eventFigures,
+  getEvent,
+  getTicket,
+  issueTicket,
+  renderCheckin,
+  renderEvent,
+  renderScanResult,
+  renderStats,
+  renderTicket,
+  renderValidation,
+  unvalidateTicket,
+  uploadScans,
+  validateTicket,
+} from './events.service';
 
 const IdParams = z.object({ id: Uuid });
 
@@ -37,12 +66,52 @@ export const IssueTicketBody = z.strictObject({
   metadata: TicketMetadata.optional(),
 });
 
-export const ListTicketsQuery = ListQuery.extend({ status: TicketStatus.optional().meta({ description: 'Only tickets in this status.' }) });
+export const ListTicketsQuery = ListQuery.extend({
+  status: TicketStatus.optional().meta({ description: 'Only tickets in this status.' }),
+  updated_since: Timestamp.optional().meta({
+    description:
+      'Only tickets changed (issued, validated or undone) after this instant, in (`updated_at`, `id`) order: an offline scanner downloads the list once, ' +
+      'then asks for the changes since the newest `updated_at` it holds. A change commits a few milliseconds after its `updated_at`; ask with a margin ' +
+      '(we suggest 5 s before the newest `updated_at` held): a ticket seen twice is harmless.',
+  }),
+});
+
+const Gate = Slug.pipe(codePointString(1, 64)).nullable().optional().meta({ description: 'The entrance, a slug such as `north-1`.' });
+const ValidatorId = Uuid.nullable().optional().meta({ description: 'Who or what scanned the ticket.' });
 
 export const ValidateTicketBody = z.strictObject({
-  gate: Slug.pipe(codePointString(1, 64)).nullable().optional().meta({ description: 'The entrance, a slug such as `north-1`.' }),
-  validator_id: Uuid.nullable().optional().meta({ description: 'Who or what scanned the ticket.' }),
+  gate: Gate,
+  validator_id: ValidatorId,
   event_id: Uuid.nullable().optional().meta({ description: 'The event whose entrance scans; a ticket of another event is refused with 400 `wrong_event`.' }),
+});
+
+/** How far ahead of the platform's clock a scanner's clock may run. */
+const SCANNED_AT_MAX_AHEAD_MS = 5 * 60_000;
+
+export const OfflineScan = z.strictObject({
+  scan_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters')
+    .meta({ description: 'Chosen by the scanner, unique per event: 1-64 visible ASCII characters. Sent again, it gets the result recorded the first time.' }),
+  ticket_id: Uuid,
+  scanned_at: Timestamp.refine((at) => at.getTime() <= Date.now() + SCANNED_AT_MAX_AHEAD_MS, {
+    message: 'must be at most 5 minutes in the future',
+    params: { code: 'invalid_range' },
+  }).meta({
+    description: 'When the scanner scanned the ticket (RFC 3339), at most 5 minutes in the future; a validation by this scan has it as `validated_at`.',
+  }),
+  gate: Gate,
+  validator_id: ValidatorId,
+});
+
+export const UploadScansBody = z.strictObject({
+  scans: z.array(OfflineScan).min(1).max(500).meta({ description: '1-500 scans.' }),
+});
+
+export const UnvalidateTicketBody = z.strictObject({
+  reason: codePointString(1, 500).meta({ description: 'Why the validation is undone (1-500 characters), kept in the history.' }),
 });
 
 const event = resource({ name: 'event', params: IdParams, schema: Event });
@@ -59,6 +128,14 @@ export const eventsRouteDeclarations = {
       responses: { 201: { description: 'The event.', schema: Event } },
       errors: { 400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).' },
       requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
+    },
+  },
+  'GET /events': {
+    query: ListQuery,
+    docs: {
+      operationId: 'listEvents',
+      summary: 'List events',
+      responses: { 200: { description: "One page of the workspace's events, oldest first.", schema: EventList } },
     },
   },
   'GET /events/:id': event.retrieve(),
@@ -78,7 +155,46 @@ export const eventsRouteDeclarations = {
       operationId: 'listTickets',
       summary: "List an event's tickets",
       tag: 'Tickets',
-      responses: { 200: { description: 'One page of tickets, oldest first.', schema: TicketList } },
+      responses: {
+        200: { description: 'One page of tickets: oldest first; with `updated_since`, the changed ones in (`updated_at`, `id`) order.', schema: TicketList },
+      },
+    },
+  }),
+  'POST /events/:id/scans': event.route({
+    body: UploadScansBody,
+    docs: {
+      operationId: 'uploadScans',
+      summary: 'Upload offline scans',
+      tag: 'Check-in',
+      description:
+        'Up to 500 scans made while the scanner was offline, each with a `scan_id` of its own; the answer has one result per scan in request order. ' +
+        'Exactly once: a `scan_id` sent again (a retried upload, or twice in one upload) gets the result recorded the first time, byte for byte, ' +
+        'whatever else it carries and whatever happened since (an undo does not make a replay validate again). Among the scans of one ticket ' +
+        'in one upload the earliest `scanned_at` wins; across uploads and online validations the first to commit wins. ' +
+        'The body is validated whole: one bad scan refuses the upload with every problem (`scans.3.scanned_at`). Each new validation emits `ticket.validated`.',
+      responses: { 200: { description: "Each scan's result, in request order.", schema: ScanResults } },
+      requestExample: {
+        scans: [
+          {
+            scan_id: 'north-1-000042',
+            ticket_id: EXAMPLE_IDS.ticket,
+            scanned_at: '2025-06-01T18:05:12.345Z',
+            gate: 'north-1',
+            validator_id: EXAMPLE_IDS.validator,
+          },
+        ],
+      },
+    },
+  }),
+  'GET /events/:id/stats': event.route({
+    docs: {
+      operationId: 'getEventStats',
+      summary: 'Live check-in figures',
+      tag: 'Check-in',
+      description:
+        'Tickets issued and validated, validations per gate and refused duplicates, consistent with the tickets at `as_of`. ' +
+        'Read from counters kept in the transaction of every change, so the answer costs the same for 100 or 100,000 tickets.',
+      responses: { 200: { description: "The event's figures.", schema: EventStats } },
     },
   }),
   'GET /tickets/:id': ticket.retrieve(),
@@ -101,16 +217,50 @@ export const eventsRouteDeclarations = {
       requestExample: { gate: 'north-1', validator_id: EXAMPLE_IDS.validator, event_id: EXAMPLE_IDS.event },
     },
   }),
+  'POST /tickets/:id/unvalidate': ticket.route({
+    body: UnvalidateTicketBody,
+    docs: {
+      operationId: 'unvalidateTicket',
+      summary: 'Undo a validation',
+      tag: 'Check-in',
+      description:
+        'The ticket is `issued` again (validation fields null) and can be validated again; the reason is kept in its history. Emits `ticket.unvalidated`.',
+      responses: { 200: { description: 'The ticket, `issued`.', schema: Ticket } },
+      errors: { 409: 'The ticket is not validated (`errors[0] = { in: "path", field: "id", code: "not_validated" }`).' },
+      requestExample: { reason: 'Scanned the wrong ticket at north-1.' },
+    },
+  }),
+  'GET /tickets/:id/checkins': ticket.route({
+    query: ListQuery,
+    docs: {
+      operationId: 'listCheckins',
+      summary: "A ticket's check-in history",
+      tag: 'Check-in',
+      description:
+        "Every validation, reversal and refused duplicate (every 409 of validate and every `already_validated` scan, with that attempt's own gate, validator and scan id), " +
+        'oldest first by `at`; check-ins of one instant in the order they were recorded.',
+      responses: { 200: { description: 'One page of check-ins.', schema: CheckinList } },
+    },
+  }),
 } satisfies Record<RoutesOf<'events'>, RouteDeclaration>;
 
 /** The events service's route declarations wired to handlers with the store; handlers call events.service. */
-export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<WebhookRouteKey, RouteDefinition>): Record<RoutesOf<'events'>, RouteDefinition> {
+export function eventsRouteDefinitions(
+  stores: { events: EventsStore; checkins: CheckinsStore },
+  webhooks: Record<WebhookRouteKey, RouteDefinition>,
+): Record<RoutesOf<'events'>, RouteDefinition> {
+  const { events: store, checkins } = stores;
   return {
     ...webhooks,
     'POST /events': route(eventsRouteDeclarations['POST /events'], async ({ identity, body }) => {
       const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
       return { status: 201, body: renderEvent(event) };
     }),
+
+    'GET /events': route(eventsRouteDeclarations['GET /events'], async ({ identity, query }) => ({
+      status: 200,
+      body: await pageOf(query, (page) => store.listEvents(identity.workspaceId, page), renderEvent),
+    })),
 
     'GET /events/:id': route(eventsRouteDeclarations['GET /events/:id'], async ({ identity, params }) => ({
       status: 200,
@@ -124,11 +274,30 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
 
     'GET /events/:id/tickets': route(eventsRouteDeclarations['GET /events/:id/tickets'], async ({ identity, params, query }) => {
       await getEvent(store, identity.workspaceId, params.id);
-      return {
-        status: 200,
-        body: await pageOf(query, (page) => store.listTickets(identity.workspaceId, params.id, { status: query.status, ...page }), renderTicket),
-      };
+      const filter = { status: query.status, updatedSince: query.updated_since };
+      const fetch = (page: { after?: Cursor; take: number }) => store.listTickets(identity.workspaceId, params.id, { ...filter, ...page });
+      // With updated_since the list runs in (updated_at, id) order, and so do its cursors.
+      const positionOf =
+        query.updated_since === undefined ? undefined : (ticket: { updatedAt: Date; id: string }) => ({ createdAt: ticket.updatedAt, id: ticket.id });
+      return { status: 200, body: await pageOf(query, fetch, renderTicket, positionOf) };
     }),
+
+    'POST /events/:id/scans': route(eventsRouteDeclarations['POST /events/:id/scans'], async ({ identity, params, body }) => {
+      const scans = body.scans.map((scan) => ({
+        scanId: scan.scan_id,
+        ticketId: scan.ticket_id,
+        scannedAt: scan.scanned_at,
+        gate: scan.gate ?? null,
+        validatorId: scan.validator_id ?? null,
+      }));
+      const results = await uploadScans(store, checkins, identity.workspaceId, params.id, scans);
+      return { status: 200, body: { results: results.map(renderScanResult) } };
+    }),
+
+    'GET /events/:id/stats': route(eventsRouteDeclarations['GET /events/:id/stats'], async ({ identity, params }) => ({
+      status: 200,
+      body: renderStats(params.id, await eventFigures(checkins, identity.workspaceId, params.id)),
+    })),
 
     'GET /tickets/:id': route(eventsRouteDeclarations['GET /tickets/:id'], async ({ identity, params }) => ({
       status: 200,
@@ -136,12 +305,25 @@ export function eventsRouteDefinitions(store: EventsStore, webhooks: Record<Webh
     })),
 
     'POST /tickets/:id/validate': route(eventsRouteDeclarations['POST /tickets/:id/validate'], async ({ identity, params, body }) => {
-      const ticket = await validateTicket(store, identity.workspaceId, params.id, {
+      const ticket = await validateTicket(checkins, identity.workspaceId, params.id, {
         eventId: body.event_id ?? null,
         gate: body.gate ?? null,
         validatorId: body.validator_id ?? null,
       });
       return { status: 200, body: renderValidation(ticket) };
+    }),
+
+    'POST /tickets/:id/unvalidate': route(eventsRouteDeclarations['POST /tickets/:id/unvalidate'], async ({ identity, params, body }) => ({
+      status: 200,
+      body: renderTicket(await unvalidateTicket(checkins, identity.workspaceId, params.id, body.reason)),
+    })),
+
+    'GET /tickets/:id/checkins': route(eventsRouteDeclarations['GET /tickets/:id/checkins'], async ({ identity, params, query }) => {
+      await getTicket(store, identity.workspaceId, params.id);
+      return {
+        status: 200,
+        body: await pageOf(query, (page) => checkins.listCheckins(identity.workspaceId, params.id, page), renderCheckin),
+      };
     }),
   };
 }

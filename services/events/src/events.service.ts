@@ -1,7 +1,9 @@
 import { conflict, invalidRequest, notFound, timestamp, type WorkspaceId } from '@platform/core';
+import { firstOfEachScanId, type Attempt, type EventFigures, type ScanInput, type ScanResult } from './checkins';
+import type { CheckinsStore } from './checkins.store';
 import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
 
-export { renderEvent, renderTicket, renderValidation } from './events.render';
+export { renderCheckin, renderEvent, renderScanResult, renderStats, renderTicket, renderValidation } from './events.render';
 
 export async function createEvent(
   store: EventsStore,
@@ -36,29 +38,59 @@ export async function getTicket(store: EventsStore, workspaceId: WorkspaceId, id
   return ticket;
 }
 
-export interface Scan {
-  eventId: string | null;
-  gate: string | null;
-  validatorId: string | null;
+/**
+ * Validates a ticket exactly once (the store's conditional update decides). Otherwise: unknown
+ * (404), issued for another event (400), or already validated (409 with the original
+ * validation; the refused attempt is in the ticket's history).
+ */
+export async function validateTicket(store: CheckinsStore, workspaceId: WorkspaceId, ticketId: string, attempt: Attempt, now = new Date()): Promise<TicketRow> {
+  const result = await store.validate(workspaceId, ticketId, attempt, now);
+  switch (result.outcome) {
+    case 'validated':
+      return result.ticket;
+    case 'not_found':
+      throw notFound('Ticket');
+    case 'wrong_event':
+      throw invalidRequest([{ in: 'body', field: 'event_id', code: 'wrong_event', message: 'the ticket is valid for another event' }]);
+    case 'already_validated':
+      throw conflict('Ticket already validated.', {
+        ticket_id: result.ticket.id,
+        validated_at: timestamp(result.ticket.validatedAt),
+        validator_id: result.ticket.validatorId,
+        gate: result.ticket.gate,
+      });
+  }
+}
+
+/** Undoes a validation (the ticket can be validated again); 409 `not_validated` for a ticket that is not validated. */
+export async function unvalidateTicket(store: CheckinsStore, workspaceId: WorkspaceId, ticketId: string, reason: string, now = new Date()): Promise<TicketRow> {
+  const result = await store.unvalidate(workspaceId, ticketId, reason, now);
+  if (result.outcome === 'not_found') throw notFound('Ticket');
+  if (result.outcome === 'not_validated') {
+    throw conflict('Ticket is not validated.', undefined, [{ in: 'path', field: 'id', code: 'not_validated', message: 'the ticket is not validated' }]);
+  }
+  return result.ticket;
 }
 
 /**
- * Validates a ticket exactly once. The conditional update decides the winner; a loser reads the
- * ticket only to explain why: unknown (404), already validated (409 with the original
- * validation), or issued for another event (400).
+ * One upload of offline scans to an event of the workspace: each scan's result in request order.
+ * A scan_id sent twice (in this upload or before) answers what was recorded the first time.
  */
-export async function validateTicket(store: EventsStore, workspaceId: WorkspaceId, ticketId: string, scan: Scan, now = new Date()): Promise<TicketRow> {
-  const won = await store.validateIfIssued(workspaceId, ticketId, { ...scan, validatedAt: now });
-  if (won) return won;
-  const ticket = await store.findTicket(workspaceId, ticketId);
-  if (!ticket) throw notFound('Ticket');
-  if (ticket.status === 'validated') {
-    throw conflict('Ticket already validated.', {
-      ticket_id: ticket.id,
-      validated_at: timestamp(ticket.validatedAt),
-      validator_id: ticket.validatorId,
-      gate: ticket.gate,
-    });
-  }
-  throw invalidRequest([{ in: 'body', field: 'event_id', code: 'wrong_event', message: 'the ticket is valid for another event' }]);
+export async function uploadScans(
+  events: EventsStore,
+  checkins: CheckinsStore,
+  workspaceId: WorkspaceId,
+  eventId: string,
+  scans: ScanInput[],
+): Promise<ScanResult[]> {
+  await getEvent(events, workspaceId, eventId);
+  const recorded = await checkins.upload(workspaceId, eventId, firstOfEachScanId(scans));
+  return scans.map((scan) => recorded.get(scan.scanId)!);
+}
+
+/** The event's live figures. */
+export async function eventFigures(store: CheckinsStore, workspaceId: WorkspaceId, eventId: string): Promise<EventFigures> {
+  const figures = await store.figures(workspaceId, eventId);
+  if (!figures) throw notFound('Event');
+  return figures;
 }
