@@ -1,17 +1,32 @@
 // Builds the gateway's own pages into dist/: each page's static files (its style sheet and icon),
-// the base style sheet they share, and its index.html, the shared shell around the page's body.
-// tsc has already put the page's scripts there, so dist/ alone is the deployable gateway.
+// the base style sheet they share, the files it takes from npm packages, and its index.html, the
+// shared shell around the page's body. tsc has already put the page's scripts there, so dist/
+// alone is the deployable gateway.
 import { copyFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const gateway = join(here, '..');
+const require = createRequire(import.meta.url);
 
-/** Each page: served at /{name}, its title, its own style sheet and entry script, and where "Skip to content" leads. */
+/**
+ * Each page: served at /{name}, its title, its style sheets after base.css and its entry script,
+ * where "Skip to content" leads, and the files it serves unchanged from npm packages (served name →
+ * file in node_modules), so nothing is fetched from another origin.
+ */
 const PAGES = [
-  { name: 'console', title: 'Workspace console', stylesheet: 'console.css', script: 'main.js', main: 'main' },
-  { name: 'docs', title: 'API reference', stylesheet: 'docs.css', script: 'docs.js', main: 'content' },
+  {
+    name: 'console',
+    title: 'Workspace console',
+    // uPlot's sheet first, so console.css can adjust the usage charts.
+    stylesheets: ['uPlot.min.css', 'console.css'],
+    script: 'main.js',
+    main: 'main',
+    packageFiles: { 'uPlot.esm.js': 'uplot/dist/uPlot.esm.js', 'uPlot.min.css': 'uplot/dist/uPlot.min.css' },
+  },
+  { name: 'docs', title: 'API reference', stylesheets: ['docs.css'], script: 'docs.js', main: 'content', packageFiles: {} },
 ];
 
 const shell = readFileSync(join(here, 'shell.html'), 'utf8');
@@ -20,7 +35,12 @@ for (const page of PAGES) {
   const out = join(gateway, 'dist', page.name);
   cpSync(join(gateway, page.name, 'static'), out, { recursive: true });
   copyFileSync(join(here, 'base.css'), join(out, 'base.css'));
-  const values = { ...page, body: readFileSync(join(gateway, page.name, 'body.html'), 'utf8') };
+  for (const [served, file] of Object.entries(page.packageFiles)) copyFileSync(require.resolve(file), join(out, served));
+  const values = {
+    ...page,
+    stylesheets: page.stylesheets.map((sheet) => `<link rel="stylesheet" href="/${page.name}/${sheet}" />`).join('\n    '),
+    body: readFileSync(join(gateway, page.name, 'body.html'), 'utf8'),
+  };
   writeFileSync(
     join(out, 'index.html'),
     shell.replace(/{{(\w+)}}/g, (_, key) => {

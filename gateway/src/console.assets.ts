@@ -1,4 +1,4 @@
-import { DEFAULT_VERSION, EVENT_TYPES, ROUTES, SCOPES, SERVICES, type ServiceName } from '@platform/core';
+import { BUCKET_LIMITS, DEFAULT_VERSION, EVENT_TYPES, ROUTES, SCOPES, SERVICES, type BucketName, type ServiceName } from '@platform/core';
 import { builtPageDir, CONTENT_TYPES, loadPageAssets, pageAsset, type PageAssets } from './page-assets';
 
 /** The URL path the workspace console is served under. */
@@ -17,7 +17,8 @@ const EVENT_SOURCES: Record<string, ServiceName> = { ticket: 'events', item: 'wa
 
 /**
  * What the console needs from the contract, from @platform/core so the page never carries a
- * copy: the scopes of the key form, each service's prefix, whether the gateway routes its
+ * copy: the scopes of the key form, the rate limit buckets with the platform's limit per minute
+ * (a key's own limits replace them), each service's prefix, whether the gateway routes its
  * webhook endpoints yet, and the event types it emits.
  */
 export function consoleMeta() {
@@ -30,7 +31,8 @@ export function consoleMeta() {
       return source === undefined || source === name;
     }),
   }));
-  return { version: DEFAULT_VERSION, scopes: SCOPES, services };
+  const rateLimitBuckets = (Object.keys(BUCKET_LIMITS) as BucketName[]).map((name) => ({ name, limit: BUCKET_LIMITS[name] }));
+  return { version: DEFAULT_VERSION, scopes: SCOPES, rate_limit_buckets: rateLimitBuckets, services };
 }
 
 /** The built console's files (read once, see loadPageAssets) and its meta.json. */

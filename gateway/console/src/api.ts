@@ -31,10 +31,19 @@ export interface ServiceMeta {
   event_types: string[];
 }
 
+/** A rate limit bucket (contract section 6) and the platform's limit in it, requests per minute. */
+export interface RateLimitBucket {
+  name: string;
+  limit: number;
+}
+
 /** Served by the gateway from @platform/core (never copied into the page). */
 export interface Meta {
   version: string;
   scopes: string[];
+  rate_limit_buckets: RateLimitBucket[];
+  /** The highest limit per minute a key may have in a bucket. */
+  rate_limit_max: number;
   services: ServiceMeta[];
 }
 
@@ -59,6 +68,26 @@ export interface ApiKey {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** Bucket → requests per minute for this key; a bucket not named (or null) has the platform's limit. */
+  rate_limits: RateLimits | null;
+}
+
+export type RateLimits = Record<string, number>;
+
+/** What PATCH changes; a field left out stays as it is (contract section 16). */
+export interface KeyChanges {
+  name?: string;
+  scopes?: string[] | null;
+  rate_limits?: RateLimits | null;
+}
+
+export type StatusClass = '2xx' | '3xx' | '4xx' | '429' | '5xx';
+
+/** A key's requests in one UTC hour (or day) by status class; "4xx" leaves out 429 (contract section 16). */
+export interface UsageBucket {
+  start: string;
+  requests: number;
+  by_status: Record<StatusClass, number>;
 }
 
 export interface ConnectorSpec {
@@ -234,6 +263,8 @@ export async function loadMeta(): Promise<Meta> {
   return (await res.json()) as Meta;
 }
 
+const keyPath = (workspaceId: string, keyId: string): string => `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys/${encodeURIComponent(keyId)}`;
+
 const cursorQuery = (cursor: string | null | undefined): string => (cursor ? `&cursor=${encodeURIComponent(cursor)}` : '');
 
 /** The admin API (contract section 3) with the admin token. */
@@ -242,10 +273,19 @@ export const admin = {
   createWorkspace: (token: string, name: string) => call<Workspace>('POST', '/admin/v1/workspaces', token, { body: { name } }),
   listKeys: (token: string, workspaceId: string, cursor?: string | null) =>
     call<Page<ApiKey>>('GET', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys?limit=100${cursorQuery(cursor)}`, token),
-  createKey: (token: string, workspaceId: string, body: { name: string; scopes: string[] | null; expires_at: string | null }) =>
-    call<ApiKey & { token: string }>('POST', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys`, token, { body }),
-  revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) =>
-    call<void>('DELETE', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys/${encodeURIComponent(keyId)}`, token, { keepalive }),
+  createKey: (
+    token: string,
+    workspaceId: string,
+    body: { name: string; scopes: string[] | null; expires_at: string | null; rate_limits?: RateLimits | null },
+  ) => call<ApiKey & { token: string }>('POST', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys`, token, { body }),
+  revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) => call<void>('DELETE', keyPath(workspaceId, keyId), token, { keepalive }),
+  updateKey: (token: string, workspaceId: string, keyId: string, body: KeyChanges) => call<ApiKey>('PATCH', keyPath(workspaceId, keyId), token, { body }),
+  /** A new key like this one (its token shown once); this one keeps working `expiresInSeconds` longer at most. */
+  rollKey: (token: string, workspaceId: string, keyId: string, expiresInSeconds: number) =>
+    call<ApiKey & { token: string }>('POST', `${keyPath(workspaceId, keyId)}/roll`, token, { body: { expires_in_seconds: expiresInSeconds } }),
+  /** The key's requests per UTC hour from `from` until now, oldest first, hours with traffic only. */
+  keyUsage: (token: string, workspaceId: string, keyId: string, from: string) =>
+    call<{ data: UsageBucket[] }>('GET', `${keyPath(workspaceId, keyId)}/usage?granularity=hour&from=${encodeURIComponent(from)}`, token),
 };
 
 /**

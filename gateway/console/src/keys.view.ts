@@ -1,48 +1,56 @@
-// API keys: create (name, scopes, expiry; token shown once), list, revoke with confirmation.
-import { admin, type ApiKey } from './api.js';
+// API keys: create (name, scopes, rate limits, expiry; token shown once), list, revoke with
+// confirmation; an open key shows its usage chart, edits its name, scopes and rate limits, and rolls
+// (a new token shown once, the old one working for a chosen overlap).
+import { admin, ApiCallError, type ApiKey, type RateLimits } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { describeLimits, keyState } from './keys.format.js';
+import { accessFields, limitFields, limitsFromForm, scopeChoices, scopesFromForm } from './keys.fields.js';
+import { usageView, type UsageView } from './keys.usage.js';
 import { announce, clearError, showError } from './messages.js';
 import { currentWorkspace, getMeta, requireAdminToken, sessionKeyId } from './session.js';
 
+/** How long the old token of a rolled key keeps working (the API's default is 24 hours). */
+const ROLL_OVERLAPS = [
+  { seconds: 0, label: 'No: it stops at once', outcome: 'stops working at once' },
+  { seconds: 3600, label: 'For 1 hour', outcome: 'keeps working for 1 hour, then stops' },
+  { seconds: 86_400, label: 'For 24 hours', outcome: 'keeps working for 24 hours, then stops' },
+  { seconds: 604_800, label: 'For 7 days', outcome: 'keeps working for 7 days, then stops' },
+] as const;
+const DEFAULT_ROLL_OVERLAP = 86_400;
+
+interface OpenKey {
+  /** As last read or saved. */
+  key: ApiKey;
+  region: HTMLElement;
+  title: HTMLElement;
+  usage: UsageView;
+}
+
 let nextCursor: string | null = null;
+let open: OpenKey | undefined;
 
 const form = () => byId<HTMLFormElement>('key-form');
 const tbody = () => byId<HTMLTableElement>('keys-table').tBodies[0]!;
 
-function scopeCheckboxId(scope: string): string {
-  return `scope-${scope.replace(/[^a-z0-9]/gi, '-')}`;
-}
-
-/** One checkbox per contract scope, grouped by resource, from the gateway's meta (core's SCOPES). */
-function renderScopeCheckboxes(): void {
-  const groups = byId('key-scope-groups');
-  clear(groups);
-  for (const scope of getMeta().scopes) {
-    const id = scopeCheckboxId(scope);
-    groups.append(h('label', { class: 'choice', for: id }, h('input', { type: 'checkbox', id, name: 'key-scope', value: scope }), scope));
-  }
-}
+const describeScopes = (scopes: string[] | null): string => (scopes === null ? 'unrestricted' : scopes.join(', '));
 
 function keyStatus(key: ApiKey): HTMLElement {
-  if (key.revoked_at) return h('span', {}, badge('revoked'), ' ', time(key.revoked_at));
-  if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) return badge('expired');
-  return badge('active');
+  const state = keyState(key, Date.now());
+  if (state === 'revoked') return h('span', {}, badge('revoked'), ' ', time(key.revoked_at));
+  return badge(state);
 }
 
 function keyRow(key: ApiKey): HTMLTableRowElement {
   const isSession = key.id === sessionKeyId();
+  const label = `${key.name} (${key.token_prefix}…)`;
+  const openButton = h('button', { type: 'button', class: 'secondary', 'aria-label': `Open key ${label}`, onclick: () => openKey(key) }, 'Open');
   const revoke = key.revoked_at
     ? null
     : h(
         'button',
-        {
-          type: 'button',
-          class: 'danger',
-          'aria-label': `Revoke ${key.name} (${key.token_prefix})`,
-          onclick: (e: Event) => void revokeKey(key, e.currentTarget as HTMLButtonElement),
-        },
+        { type: 'button', class: 'danger', 'aria-label': `Revoke ${label}`, onclick: (e: Event) => void revokeKey(key, e.currentTarget as HTMLButtonElement) },
         'Revoke',
       );
   return h(
@@ -51,26 +59,37 @@ function keyRow(key: ApiKey): HTMLTableRowElement {
     cell('Name', key.name, isSession ? h('span', {}, ' ', badge('this console', 'self')) : null),
     cell('Prefix', h('code', { class: 'nowrap' }, `${key.token_prefix}…`)),
     cell('Scopes', key.scopes === null ? h('em', {}, 'all (unrestricted)') : key.scopes.join(', ')),
+    cell('Limits', describeLimits(key.rate_limits, getMeta().rate_limit_buckets)),
     cell('Created', time(key.created_at)),
     cell('Expires', time(key.expires_at, 'never')),
     cell('Last used', time(key.last_used_at, 'never')),
     cell('Status', keyStatus(key)),
-    cell('', revoke),
+    cell('', h('span', { class: 'actions' }, openButton, revoke)),
   );
+}
+
+/** What an open key's region shows of it: a change in any of these redraws the region. */
+const shownFacts = (key: ApiKey): string => JSON.stringify([key.name, key.scopes, key.rate_limits, key.expires_at, key.revoked_at, keyState(key, Date.now())]);
+
+function showKeys(keys: ApiKey[], replace: boolean): void {
+  if (replace) clear(tbody());
+  tbody().append(...keys.map(keyRow));
+  // The open key as just read (a roll set its expiry, someone revoked it meanwhile).
+  const current = open && keys.find((key) => key.id === open!.key.id);
+  if (current && shownFacts(current) !== shownFacts(open!.key)) openKey(current, false);
 }
 
 /** Reloads the key list of the current workspace (first page; more on demand). */
 export async function loadKeys(): Promise<void> {
   const page = await admin.listKeys(requireAdminToken(), currentWorkspace().id);
-  clear(tbody());
-  tbody().append(...page.data.map(keyRow));
+  showKeys(page.data, true);
   nextCursor = page.next_cursor;
   byId('keys-more').hidden = nextCursor === null;
 }
 
 async function loadMoreKeys(): Promise<void> {
   const page = await admin.listKeys(requireAdminToken(), currentWorkspace().id, nextCursor);
-  tbody().append(...page.data.map(keyRow));
+  showKeys(page.data, false);
   nextCursor = page.next_cursor;
   byId('keys-more').hidden = nextCursor === null;
 }
@@ -98,6 +117,145 @@ async function revokeKey(key: ApiKey, button: HTMLButtonElement): Promise<void> 
   }
 }
 
+const keyTitle = (key: ApiKey): string => `Key “${key.name}”`;
+
+/** The open key's name, access, scopes and rate limits; saved with PATCH, then its row shows the key as saved. */
+function editForm(entry: OpenKey): HTMLFormElement {
+  const { key } = entry;
+  const prefix = `edit-${key.id}`;
+  const titleId = `${prefix}-title`;
+  const name = h('input', { id: `${prefix}-name`, type: 'text', required: true, maxlength: 200, autocomplete: 'off', value: key.name });
+  const limits = h('fieldset', { class: 'limits' }, ...limitFields(prefix, key.rate_limits));
+  const submit = h('button', { type: 'submit' }, 'Save changes');
+  const editor = h(
+    'form',
+    { class: 'key-edit stack', 'aria-labelledby': titleId },
+    h('h4', { id: titleId }, 'Edit the key'),
+    h('div', { class: 'field' }, h('label', { for: name.id }, 'Name'), name),
+    ...accessFields(prefix, key.scopes),
+    limits,
+    submit,
+  );
+  editor.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearError();
+    const changes = () => {
+      if (!name.value.trim()) throw new Error('Give the key a name.');
+      return { name: name.value.trim(), scopes: scopesFromForm(editor, prefix), rate_limits: limitsFromForm(limits) };
+    };
+    busy([submit], async () => {
+      const saved = await admin.updateKey(requireAdminToken(), currentWorkspace().id, key.id, changes());
+      tbody().querySelector(`tr[data-key-id="${key.id}"]`)?.replaceWith(keyRow(saved));
+      entry.key = saved;
+      entry.title.textContent = keyTitle(saved);
+      announce(
+        `Key “${saved.name}” saved: scopes ${describeScopes(saved.scopes)}; rate limits ${describeLimits(saved.rate_limits, getMeta().rate_limit_buckets)}.`,
+      );
+    }).catch((err: unknown) => showError(err, 'Could not save the key'));
+  });
+  return editor;
+}
+
+/** A roll: the overlap chosen here, confirmed in the dialog; the new token is shown once, and the list read again. */
+function rollForm(entry: OpenKey): HTMLFormElement {
+  const { key } = entry;
+  const titleId = `roll-${key.id}-title`;
+  const overlap = h(
+    'select',
+    { id: `roll-${key.id}-overlap` },
+    ...ROLL_OVERLAPS.map(({ seconds, label }) => h('option', { value: seconds, selected: seconds === DEFAULT_ROLL_OVERLAP }, label)),
+  );
+  const submit = h('button', { type: 'submit' }, 'Roll key');
+  const roller = h(
+    'form',
+    { class: 'key-roll stack', 'aria-labelledby': titleId },
+    h('h4', { id: titleId }, 'Roll the key'),
+    h('p', { class: 'hint' }, 'A new key with the same name, scopes and rate limits replaces this one; its token is shown once.'),
+    h('div', { class: 'field' }, h('label', { for: overlap.id }, 'The old token keeps working'), overlap),
+    submit,
+  );
+  roller.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const choice = ROLL_OVERLAPS.find(({ seconds }) => seconds === Number(overlap.value)) ?? ROLL_OVERLAPS[2];
+    void rollKey(entry.key, choice, submit);
+  });
+  return roller;
+}
+
+async function rollKey(key: ApiKey, overlap: (typeof ROLL_OVERLAPS)[number], button: HTMLButtonElement): Promise<void> {
+  const confirmed = await confirmAction({
+    title: `Roll “${key.name}”?`,
+    message: `A new key with the same name, scopes and rate limits is created and its token shown once. The old token ${key.token_prefix}… ${overlap.outcome}.`,
+    confirmLabel: 'Roll key',
+  });
+  if (!confirmed) {
+    announce('Roll cancelled.');
+    return;
+  }
+  clearError();
+  try {
+    const created = await busy([button], () => admin.rollKey(requireAdminToken(), currentWorkspace().id, key.id, overlap.seconds));
+    showToken(created.token);
+    announce(`Key “${key.name}” rolled: copy the new token now, it is shown only once. The old token ${overlap.outcome}.`);
+    await loadKeys();
+  } catch (err) {
+    showError(err, 'Could not roll the key');
+    // Revoked or expired meanwhile: the list shows it as it is now.
+    if (err instanceof ApiCallError && err.status === 409) await loadKeys().catch(() => undefined);
+  }
+}
+
+function keyRegion(key: ApiKey): OpenKey {
+  const titleId = `key-${key.id}-title`;
+  const state = keyState(key, Date.now());
+  const close = h('button', { type: 'button', class: 'secondary' }, 'Close key');
+  const fact = (term: string, value: Node | string) => [h('dt', {}, term), h('dd', { 'data-fact': term }, value)];
+  const entry: OpenKey = { key, region: h('section'), title: h('h3', { id: titleId, tabindex: -1 }, keyTitle(key)), usage: usageView(key) };
+  const changes =
+    key.id === sessionKeyId()
+      ? [h('p', { class: 'hint' }, 'This is the console’s own session key: the console replaces it itself, so it is not edited or rolled here.')]
+      : [
+          state === 'revoked' ? h('p', { class: 'hint' }, 'A revoked key can no longer be edited or rolled.') : editForm(entry),
+          state === 'active' ? rollForm(entry) : null,
+          state === 'expired' ? h('p', { class: 'hint' }, 'An expired key can no longer be rolled.') : null,
+        ];
+  entry.region = h(
+    'section',
+    { class: 'card key', 'aria-labelledby': titleId, 'data-key-id': key.id },
+    h('header', {}, entry.title, close),
+    h(
+      'dl',
+      { class: 'facts' },
+      ...fact('Prefix', h('code', {}, `${key.token_prefix}…`)),
+      ...fact('Status', keyStatus(key)),
+      ...fact('Expires', time(key.expires_at, 'never')),
+    ),
+    entry.usage.section,
+    ...changes,
+  );
+  close.addEventListener('click', () => {
+    closeKey();
+    tbody().querySelector<HTMLButtonElement>(`tr[data-key-id="${key.id}"] button`)?.focus();
+  });
+  return entry;
+}
+
+/** Shows one key below the list (its usage read at once); another open key closes. */
+function openKey(key: ApiKey, focus = true): void {
+  clearError();
+  closeKey();
+  open = keyRegion(key);
+  byId('key-detail').replaceChildren(open.region);
+  if (focus) open.region.querySelector('h3')?.focus();
+  open.usage.refresh().catch((err: unknown) => showError(err, 'Could not read the usage'));
+}
+
+function closeKey(): void {
+  open?.usage.destroy();
+  open = undefined;
+  clear(byId('key-detail'));
+}
+
 /** When the chosen expiry is, as RFC 3339, or null for never. */
 function expiryFromForm(): string | null {
   const choice = byId<HTMLSelectElement>('key-expiry').value;
@@ -114,15 +272,14 @@ async function createKey(event: SubmitEvent): Promise<void> {
   event.preventDefault();
   clearError();
   const name = byId<HTMLInputElement>('key-name').value.trim();
-  const unrestricted = form().querySelector<HTMLInputElement>('input[name="key-access"]:checked')?.value === 'unrestricted';
-  const scopes = [...form().querySelectorAll<HTMLInputElement>('input[name="key-scope"]:checked')].map((box) => box.value);
   try {
     if (!name) throw new Error('Give the key a name.');
-    if (!unrestricted && scopes.length === 0) throw new Error('Choose at least one scope, or Unrestricted access.');
+    const scopes = scopesFromForm(form(), 'key');
+    const rateLimits: RateLimits | null = limitsFromForm(byId('key-limits'));
     const expiresAt = expiryFromForm();
     const submit = form().querySelector<HTMLButtonElement>('button[type="submit"]');
     const created = await busy([submit], () =>
-      admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes: unrestricted ? null : scopes, expires_at: expiresAt }),
+      admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes, expires_at: expiresAt, rate_limits: rateLimits }),
     );
     showToken(created.token);
     form().reset();
@@ -160,7 +317,8 @@ function syncExpiry(): void {
 }
 
 export function initKeysView(): void {
-  renderScopeCheckboxes();
+  byId('key-scope-groups').replaceChildren(...scopeChoices('key', []));
+  byId('key-limits').append(...limitFields('key', null));
   form().addEventListener('submit', (e) => void createKey(e));
   for (const radio of form().querySelectorAll<HTMLInputElement>('input[name="key-access"]')) radio.addEventListener('change', syncAccess);
   byId('key-expiry').addEventListener('change', syncExpiry);
@@ -186,6 +344,7 @@ export function initKeysView(): void {
 
 export function resetKeysView(): void {
   hideToken();
+  closeKey();
   clear(tbody());
   nextCursor = null;
   byId('keys-more').hidden = true;
