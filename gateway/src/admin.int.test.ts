@@ -105,6 +105,7 @@ describe('API keys', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'scanner',
       scopes: ['tickets:read', 'tickets:write'],
+      rate_limits: null,
       token: expect.stringMatching(/^plk_[0-9A-Za-z]{32,}$/),
       token_prefix: res.body.token.slice(0, 12),
       created_at: expect.stringMatching(TIMESTAMP),

@@ -15,15 +15,27 @@ import {
 import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from './admin.schemas';
 import type { KeyCache } from './key-cache';
 import type { KeysStore } from './keys.store';
-import { createApiKey, createWorkspace, getWorkspace, listApiKeys, listWorkspaces, renderApiKey, renderWorkspace, revokeApiKey } from './keys.service';
+import {
+  createApiKey,
+  createWorkspace,
+  getWorkspace,
+  keyUsage,
+  listApiKeys,
+  listWorkspaces,
+  renderApiKey,
+  renderWorkspace,
+  revokeApiKey,
+  rollApiKey,
+  updateApiKey,
+} from './keys.service';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
-import type { RevocationPublisher } from './revocations';
+import type { KeyChangePublisher } from './key-changes';
 import { bearerToken } from './tokens';
 
 export interface AdminDeps {
   store: KeysStore;
   keys: KeyCache;
-  publisher: RevocationPublisher;
+  publisher: KeyChangePublisher;
   limiter: Limiter;
   limits: Limits;
   adminToken: string;
@@ -71,7 +83,12 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     })),
 
     'POST /workspaces/:id/api-keys': route(SCHEMAS['POST /workspaces/:id/api-keys'], async ({ params, body }) => {
-      const { key, token } = await createApiKey(store, params.id, { name: body.name, scopes: body.scopes ?? null, expiresAt: body.expires_at ?? null });
+      const { key, token } = await createApiKey(store, params.id, {
+        name: body.name,
+        scopes: body.scopes ?? null,
+        expiresAt: body.expires_at ?? null,
+        rateLimits: body.rate_limits ?? null,
+      });
       return { status: 201, body: renderApiKey(key, token) };
     }),
 
@@ -86,6 +103,24 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
       deps.keys.evict(key.tokenHash);
       return { status: 204 };
     }),
+
+    'PATCH /workspaces/:id/api-keys/:key_id': route(SCHEMAS['PATCH /workspaces/:id/api-keys/:key_id'], async ({ params, body }) => {
+      const change = { name: body.name, scopes: body.scopes, rateLimits: body.rate_limits };
+      const { key } = await updateApiKey(store, deps.publisher, params.id, params.key_id, change, deps.logger);
+      deps.keys.evict(key.tokenHash);
+      return { status: 200, body: renderApiKey(key) };
+    }),
+
+    'POST /workspaces/:id/api-keys/:key_id/roll': route(SCHEMAS['POST /workspaces/:id/api-keys/:key_id/roll'], async ({ params, body }) => {
+      const { key, token, old } = await rollApiKey(store, deps.publisher, params.id, params.key_id, body.expires_in_seconds, deps.logger);
+      deps.keys.evict(old.tokenHash);
+      return { status: 201, body: renderApiKey(key, token) };
+    }),
+
+    'GET /workspaces/:id/api-keys/:key_id/usage': route(SCHEMAS['GET /workspaces/:id/api-keys/:key_id/usage'], async ({ params, query }) => ({
+      status: 200,
+      body: await keyUsage(store, params.id, params.key_id, query),
+    })),
   };
 }
 

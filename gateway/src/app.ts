@@ -6,22 +6,22 @@ import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
 import { gatewayHandler } from './gateway.handler';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, IdempotencyStore } from './idempotency';
+import { KeyActivityRecorder } from './key-activity';
 import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
 import type { KeysStore } from './keys.store';
-import { LastUsedRecorder } from './last-used';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
 import { defaultLimits, FailoverLimiter, MemorySlidingWindow, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
 import { DEFAULT_REDIS_PREFIX } from './redis';
-import { listenForRevocations, redisRevocationPublisher } from './revocations';
+import { listenForKeyChanges, redisKeyChangePublisher } from './key-changes';
 import { RouteTable } from './route-table';
 
 export interface GatewayDeps {
   /** Workspaces and API keys: the gateway's one store (its app never holds the database client). */
   store: KeysStore;
-  /** Command connection (rate limits, idempotency records, publishing revocations). */
+  /** Command connection (rate limits, idempotency records, publishing key changes). */
   redis: Redis;
-  /** Pub/sub connection (revocations from other instances). */
+  /** Pub/sub connection (key changes from other instances). */
   subscriber: Redis;
   logger: Logger;
   adminToken: string;
@@ -34,7 +34,8 @@ export interface GatewayDeps {
   limits?: Partial<Limits>;
   rateLimitWindowMs?: number;
   keyCache?: Partial<KeyCacheOptions>;
-  lastUsedFlushMs?: number;
+  /** How often last use and usage counts are written (default 5 s; the contract allows usage 60 s behind). */
+  activityFlushMs?: number;
   /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
   consoleDir?: string | null;
   /** Where the gateway's metrics go (served by main on METRICS_PORT); default: a registry nobody reads. */
@@ -47,12 +48,12 @@ export interface GatewayState {
 }
 
 export interface GatewayApp extends RequestListener {
-  /** Stops timers and listeners, writes pending last-use times, closes upstream pools. Idempotent. */
+  /** Stops timers and listeners, writes pending key activity, closes upstream pools. Idempotent. */
   close(): Promise<void>;
   /** Degradation and cache facts, for metrics. */
   state(): GatewayState;
-  /** Writes pending last-use times now. */
-  flushLastUsed(): Promise<void>;
+  /** Writes pending key activity (last use, usage) now. */
+  flushKeyActivity(): Promise<void>;
 }
 
 /** The gateway as a node:http request listener; it never listens itself. */
@@ -69,17 +70,17 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     },
     { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache },
   );
-  const stopListening = listenForRevocations(
+  const stopListening = listenForKeyChanges(
     deps.subscriber,
     redisPrefix,
-    { onRevoked: (message) => keys.evict(message.token_hash), onResync: () => keys.clear() },
+    { onChanged: (message) => keys.evict(message.token_hash), onResync: () => keys.clear() },
     deps.logger,
   );
 
   const memoryLimiter = new MemorySlidingWindow(windowMs).start();
   const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
   const limiter = new FailoverLimiter(deps.redis, redisLimiter, memoryLimiter, deps.logger);
-  const lastUsed = new LastUsedRecorder(store, deps.logger, deps.lastUsedFlushMs).start();
+  const activity = new KeyActivityRecorder(store, deps.logger, deps.activityFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
@@ -101,7 +102,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const admin = createAdminApp({
     store,
     keys,
-    publisher: redisRevocationPublisher(deps.redis, redisPrefix),
+    publisher: redisKeyChangePublisher(deps.redis, redisPrefix),
     limiter,
     limits,
     adminToken: deps.adminToken,
@@ -115,7 +116,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     limits,
     proxy,
     idempotency,
-    lastUsed,
+    activity,
     internalSecret: deps.internalSecret,
     logger: deps.logger,
     admin,
@@ -131,10 +132,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       (closing ??= (async () => {
         stopListening();
         memoryLimiter.close();
-        await lastUsed.close();
+        await activity.close();
         await proxy.close();
       })()),
     state,
-    flushLastUsed: () => lastUsed.flush(),
+    flushKeyActivity: () => activity.flush(),
   });
 }

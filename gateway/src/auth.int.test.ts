@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expectErrorBody, uniqueName } from '@platform/testing';
 import { revokeApiKey } from './keys.service';
-import { redisRevocationPublisher } from './revocations';
+import { redisKeyChangePublisher } from './key-changes';
 import { ADMIN_TOKEN, allUpstreams, createTestKey, startEchoGateway, startGateway, type EchoGateway } from './test/gateway';
 import { generateToken } from './tokens';
 
@@ -55,12 +55,12 @@ describe('tokens (contract section 3)', () => {
 
   test('last_used_at is written later, in a batch, not by the request', async () => {
     const key = await createTestKey(gw.store);
-    await gw.app.flushLastUsed();
+    await gw.app.flushKeyActivity();
     const before = Date.now();
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
     const row = async () => (await gw.store.listApiKeys(key.workspaceId, { take: 1 }))[0]!;
     expect((await row()).lastUsedAt).toBeNull();
-    await gw.app.flushLastUsed();
+    await gw.app.flushKeyActivity();
     expect((await row()).lastUsedAt!.getTime()).toBeGreaterThanOrEqual(before - 5);
   });
 });
@@ -96,7 +96,7 @@ describe('revocation reaches every instance', () => {
   test('a revocation made outside the gateway (the CLI’s path) is announced the same way', async () => {
     const key = await createTestKey(gw.store);
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
-    await revokeApiKey(gw.store, redisRevocationPublisher(gw.redis, gw.redisPrefix), key.workspaceId, key.keyId);
+    await revokeApiKey(gw.store, redisKeyChangePublisher(gw.redis, gw.redisPrefix), key.workspaceId, key.keyId);
     const started = Date.now();
     let status = 200;
     while (status !== 401 && Date.now() - started < 2_000) status = (await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status;

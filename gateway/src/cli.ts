@@ -7,7 +7,7 @@ import { createDatabase, type Database } from './database';
 import { keysStore, type KeysStore } from './keys.store';
 import { MIGRATIONS_DIR } from './migrate';
 import { DEFAULT_REDIS_PREFIX } from './redis';
-import { redisRevocationPublisher, type RevocationPublisher } from './revocations';
+import { redisKeyChangePublisher, type KeyChangePublisher } from './key-changes';
 
 async function main(): Promise<number> {
   const config = loadConfig(CliConfig);
@@ -19,12 +19,12 @@ async function main(): Promise<number> {
       process.argv.slice(2),
       {
         store: () => (store ??= keysStore((db ??= createDatabase(config.GATEWAY_DATABASE_URL, config)))),
-        publisher: async (): Promise<RevocationPublisher> => {
+        publisher: async (): Promise<KeyChangePublisher> => {
           // One attempt, no retries: a CLI should report an unreachable Redis, not wait for it.
           redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
           redis.on('error', () => undefined);
           await redis.connect();
-          return redisRevocationPublisher(redis, DEFAULT_REDIS_PREFIX);
+          return redisKeyChangePublisher(redis, DEFAULT_REDIS_PREFIX);
         },
         migrate: () => migrate(config.GATEWAY_DATABASE_URL, MIGRATIONS_DIR),
       },

@@ -18,6 +18,8 @@ export const GatewayConfig = z.object({
   GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** 400 while events is beta v0; 800 once GA (contract section 6). */
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
+  /** How often each gateway writes the keys' last use and usage counts (contract section 16: usage at most 60 s behind). */
+  GATEWAY_USAGE_FLUSH_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -36,8 +36,8 @@ import {
   type ClaimOutcome,
   type IdempotencyStore,
 } from './idempotency';
+import type { KeyActivityRecorder } from './key-activity';
 import type { CachedKey, KeyCache } from './key-cache';
-import type { LastUsedRecorder } from './last-used';
 import type { GatewayMetrics } from './metrics';
 import { forwardedResponseHeaders, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
@@ -52,7 +52,8 @@ export interface GatewayHandlerDeps {
   limits: Limits;
   proxy: UpstreamProxy;
   idempotency: IdempotencyStore;
-  lastUsed: LastUsedRecorder;
+  /** Last use and usage per key, written to the database periodically. */
+  activity: KeyActivityRecorder;
   internalSecret: string;
   logger: Logger;
   /** The Express app behind /admin/v1. */
@@ -103,6 +104,8 @@ interface RequestLog {
   requestId: string;
   route?: string;
   workspaceId?: string;
+  /** The authenticated key: its usage counts the answer. */
+  keyId?: string;
   /** Resolved once the request's route is known; the gateway's own answers resolve it at the end. */
   metrics?: RouteMetrics;
 }
@@ -115,7 +118,7 @@ interface RequestLog {
  * anything else is 404.
  */
 export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
-  const { routes, keys, limiter, limits, proxy, idempotency, lastUsed, logger, metrics } = deps;
+  const { routes, keys, limiter, limits, proxy, idempotency, activity, logger, metrics } = deps;
   // One key per service (contract section 4): a signature made for one service is refused by the others.
   const signingKeys = {
     events: serviceSigningKey(deps.internalSecret, 'events'),
@@ -128,6 +131,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     res.once('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - log.start) / 1e6;
       (log.metrics ?? metrics.own(req.method!, log.route)).observe(res.statusCode, durationMs / 1e3);
+      if (log.keyId !== undefined) activity.answered(log.keyId, res.statusCode);
       if (!logRequests) return;
       logger.info(
         {
@@ -177,13 +181,14 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       return sendError(res, ipLimit.allowed ? unauthorized(key) : rateLimited(), requestId, headers);
     }
     log.workspaceId = key.workspaceId;
-    lastUsed.mark(key.id);
+    log.keyId = key.id;
+    activity.used(key.id);
 
     // Every authenticated request counts in exactly one bucket, an unknown route in the service's
     // general one; the limit decides only after the checks the contract orders before it.
     const route = match.route;
     const bucket = route ? route.bucket : match.generalBucket;
-    const limit = await limiter.hit(`key:${key.id}:${bucket}`, limits[bucket]);
+    const limit = await limiter.hit(`key:${key.id}:${bucket}`, key.rateLimits?.[bucket] ?? limits[bucket]);
     Object.assign(headers, rateLimitHeaders(limit));
 
     // 3. Unknown route.

@@ -1,6 +1,6 @@
 import { KeyCache, type CachedKey } from './key-cache';
 
-const key: CachedKey = { id: 'k1', workspaceId: 'w1', scopes: null, expiresAt: null, revokedAt: null };
+const key: CachedKey = { id: 'k1', workspaceId: 'w1', scopes: null, expiresAt: null, revokedAt: null, rateLimits: null };
 
 function setup() {
   let now = 0;

@@ -1,4 +1,4 @@
-import type { ApiKey } from './keys.store';
+import type { ApiKey, RateLimits } from './keys.store';
 
 /** What the hot path needs to know about a key. */
 export interface CachedKey {
@@ -7,6 +7,8 @@ export interface CachedKey {
   scopes: readonly string[] | null;
   expiresAt: number | null;
   revokedAt: number | null;
+  /** The key's own limits; null = the platform's. */
+  rateLimits: RateLimits | null;
 }
 
 export function cachedKey(key: ApiKey): CachedKey {
@@ -16,6 +18,7 @@ export function cachedKey(key: ApiKey): CachedKey {
     scopes: key.scopes,
     expiresAt: key.expiresAt?.getTime() ?? null,
     revokedAt: key.revokedAt?.getTime() ?? null,
+    rateLimits: key.rateLimits,
   };
 }
 

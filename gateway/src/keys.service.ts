@@ -1,6 +1,6 @@
-import { invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
-import type { ApiKey, KeysStore, Workspace } from './keys.store';
-import type { RevocationPublisher } from './revocations';
+import { conflict, invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
+import type { ApiKey, KeysStore, RateLimits, UsageBucket, UsageGranularity, Workspace } from './keys.store';
+import type { KeyChangePublisher } from './key-changes';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
 
 export function renderWorkspace(workspace: Workspace) {
@@ -13,6 +13,7 @@ export function renderApiKey(key: ApiKey, token?: string) {
     id: key.id,
     name: key.name,
     scopes: key.scopes,
+    rate_limits: key.rateLimits,
     ...(token === undefined ? {} : { token }),
     token_prefix: key.tokenPrefix,
     created_at: timestamp(key.createdAt),
@@ -33,7 +34,11 @@ export interface NewApiKey {
   /** null = unrestricted. */
   scopes: readonly string[] | null;
   expiresAt: Date | null;
+  /** null = the platform's limits. */
+  rateLimits: RateLimits | null;
 }
+
+const distinct = (scopes: readonly string[] | null): string[] | null => (scopes === null ? null : [...new Set(scopes)]);
 
 /** Creates a key; the token exists only in this return value, the database keeps its SHA-256. */
 export async function createApiKey(store: KeysStore, workspaceId: string, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
@@ -44,34 +49,129 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
   const token = generateToken();
   const key = await store.createApiKey(workspaceId, {
     name: input.name,
-    scopes: input.scopes === null ? null : [...new Set(input.scopes)],
+    scopes: distinct(input.scopes),
     tokenHash: hashToken(token),
     tokenPrefix: tokenPrefix(token),
     expiresAt: input.expiresAt,
+    rateLimits: input.rateLimits,
   });
   return { key, token };
 }
 
 /**
- * Revokes a key and announces it to every gateway instance. The database is the truth: when the
- * announcement cannot be sent, instances still drop the key when its cache entry expires.
+ * Tells every gateway instance to drop the key from its cache (it reads the key again on its next
+ * request). The database is the truth: when the announcement cannot be sent, instances still pick
+ * the change up when their cache entry expires.
  */
+async function announceKeyChange(publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> {
+  try {
+    await publisher.publish({ key_id: key.id, token_hash: key.tokenHash });
+    return true;
+  } catch (err) {
+    logger?.warn({ err, key_id: key.id }, 'key change saved but not announced; instances pick it up when their cache entry expires');
+    return false;
+  }
+}
+
+export interface ApiKeyChange {
+  name?: string;
+  /** null = unrestricted. */
+  scopes?: readonly string[] | null;
+  /** null = the platform's limits; replaces the whole map. */
+  rateLimits?: RateLimits | null;
+}
+
+/** Changes a key's name, scopes or limits (the fields given) and announces it to every gateway instance. */
+export async function updateApiKey(
+  store: KeysStore,
+  publisher: KeyChangePublisher,
+  workspaceId: string,
+  keyId: string,
+  change: ApiKeyChange,
+  logger?: Pick<Logger, 'warn'>,
+): Promise<{ key: ApiKey; announced: boolean }> {
+  const key = await store.updateApiKey(workspaceId, keyId, {
+    name: change.name,
+    scopes: change.scopes === undefined ? undefined : distinct(change.scopes),
+    rateLimits: change.rateLimits,
+  });
+  if (!key) throw notFound('API key');
+  return { key, announced: await announceKeyChange(publisher, key, logger) };
+}
+
+/**
+ * Rolls a key: a new token with the old key's name, scopes and limits, and the old token working
+ * for `overlapSeconds` more (never longer than it already would). 409 for a revoked or expired key.
+ */
+export async function rollApiKey(
+  store: KeysStore,
+  publisher: KeyChangePublisher,
+  workspaceId: string,
+  keyId: string,
+  overlapSeconds: number,
+  logger?: Pick<Logger, 'warn'>,
+  now = new Date(),
+): Promise<{ key: ApiKey; token: string; old: ApiKey; announced: boolean }> {
+  const token = generateToken();
+  const rolled = await store.rollApiKey(workspaceId, keyId, now, new Date(now.getTime() + overlapSeconds * 1000), {
+    tokenHash: hashToken(token),
+    tokenPrefix: tokenPrefix(token),
+  });
+  if (rolled.outcome === 'not_found') throw notFound('API key');
+  if (rolled.outcome === 'conflict') {
+    throw conflict(rolled.key.revokedAt ? 'A revoked API key cannot be rolled.' : 'An expired API key cannot be rolled.');
+  }
+  return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(publisher, rolled.old, logger) };
+}
+
+const HOUR_MS = 3_600_000;
+const DEFAULT_USAGE_WINDOW_MS = 24 * HOUR_MS;
+/** The widest range one usage answer covers: at most 744 hourly or 366 daily buckets. */
+export const MAX_USAGE_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * 24 * HOUR_MS, day: 366 * 24 * HOUR_MS };
+
+export function renderUsageBucket(bucket: UsageBucket) {
+  const counts = bucket.counts;
+  return {
+    start: timestamp(bucket.start),
+    requests: counts['2xx'] + counts['3xx'] + counts['4xx'] + counts['429'] + counts['5xx'],
+    by_status: counts,
+  };
+}
+
+/** A key's requests per UTC hour or day whose start is in [from, to) (default: the last 24 hours by hour), buckets with traffic only. */
+export async function keyUsage(
+  store: KeysStore,
+  workspaceId: string,
+  keyId: string,
+  query: { from?: Date; to?: Date; granularity: UsageGranularity },
+  now = new Date(),
+) {
+  const to = query.to ?? now;
+  const from = query.from ?? new Date(to.getTime() - DEFAULT_USAGE_WINDOW_MS);
+  if (from.getTime() >= to.getTime()) {
+    throw invalidRequest([{ in: 'query', field: 'from', code: 'not_before_to', message: 'must be before to' }]);
+  }
+  if (to.getTime() - from.getTime() > MAX_USAGE_RANGE_MS[query.granularity]) {
+    const most = query.granularity === 'hour' ? '31 days with granularity=hour' : '366 days with granularity=day';
+    throw invalidRequest([{ in: 'query', field: 'from', code: 'range_too_large', message: `at most ${most} before to` }]);
+  }
+  const key = await store.findApiKey(workspaceId, keyId);
+  if (!key) throw notFound('API key');
+  const buckets = await store.keyUsage(workspaceId, keyId, { from, to, granularity: query.granularity });
+  return { data: buckets.map(renderUsageBucket) };
+}
+
+/** Revokes a key and announces it to every gateway instance. */
 export async function revokeApiKey(
   store: KeysStore,
-  publisher: RevocationPublisher,
+  publisher: KeyChangePublisher,
   workspaceId: string,
   keyId: string,
   logger?: Pick<Logger, 'warn'>,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.revokeApiKey(workspaceId, keyId, new Date());
   if (!key) throw notFound('API key');
-  try {
-    await publisher.publish({ key_id: key.id, token_hash: key.tokenHash });
-    return { key, announced: true };
-  } catch (err) {
-    logger?.warn({ err, key_id: key.id }, 'revocation saved but not announced; instances drop the key when their cache entry expires');
-    return { key, announced: false };
-  }
+  return { key, announced: await announceKeyChange(publisher, key, logger) };
 }
 
 export const DEMO_WORKSPACE_NAME = 'Demo';
@@ -79,7 +179,7 @@ export const DEMO_WORKSPACE_NAME = 'Demo';
 /** The "Demo" workspace (created once) and a fresh unrestricted key for it. */
 export async function demoSeed(store: KeysStore): Promise<{ workspace_id: string; token: string }> {
   const workspace = await store.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
-  const { token } = await createApiKey(store, workspace.id, { name: `demo ${new Date().toISOString()}`, scopes: null, expiresAt: null });
+  const { token } = await createApiKey(store, workspace.id, { name: `demo ${new Date().toISOString()}`, scopes: null, expiresAt: null, rateLimits: null });
   return { workspace_id: workspace.id, token };
 }
 

@@ -1,8 +1,11 @@
-import { afterCursor, LIST_ORDER, type Cursor } from '@platform/core';
+import { afterCursor, LIST_ORDER, type BucketName, type Cursor } from '@platform/core';
 import type { Database } from './database';
 import type { Workspace } from './generated/prisma/client';
 
 export type { Workspace };
+
+/** A key's own limits per bucket (requests per minute); a bucket not named keeps the platform's limit. */
+export type RateLimits = Partial<Record<BucketName, number>>;
 
 /**
  * An API key row. `scopes` null = unrestricted; Prisma reads a NULL list as [], so every
@@ -19,6 +22,8 @@ export interface ApiKey {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** null = the platform's limits. */
+  rateLimits: RateLimits | null;
 }
 
 interface ApiKeyRow {
@@ -32,6 +37,7 @@ interface ApiKeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  rate_limits: RateLimits | null;
 }
 
 function apiKeyFromRow(row: ApiKeyRow): ApiKey {
@@ -46,8 +52,36 @@ function apiKeyFromRow(row: ApiKeyRow): ApiKey {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    rateLimits: row.rate_limits,
   };
 }
+
+/** A JSONB parameter: SQL NULL for null (JSON.stringify would store the JSON value null). */
+const jsonb = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
+
+/** The status classes of a key's usage, in the order of the usage table's columns. */
+export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx'] as const;
+export type StatusClass = (typeof STATUS_CLASSES)[number];
+
+/** Requests of one key in one UTC hour, per status class (in `STATUS_CLASSES` order). */
+export interface UsageCount {
+  keyId: string;
+  hour: Date;
+  counts: readonly number[];
+}
+
+export interface UsageBucket {
+  start: Date;
+  counts: Record<StatusClass, number>;
+}
+
+export type UsageGranularity = 'hour' | 'day';
+
+/** How long hourly usage is kept, and how long a flush is remembered for recognising its retry. */
+export const USAGE_RETENTION_DAYS = 90;
+const FLUSH_MEMORY = '1 day';
+
+export type RollOutcome = { outcome: 'not_found' } | { outcome: 'conflict'; key: ApiKey } | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
 
 /** Every query of the gateway: workspaces and their API keys. */
 export function keysStore(db: Database) {
@@ -75,13 +109,62 @@ export function keysStore(db: Database) {
 
     async createApiKey(
       workspaceId: string,
-      data: { name: string; scopes: string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null },
+      data: { name: string; scopes: string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null; rateLimits: RateLimits | null },
     ): Promise<ApiKey> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
-        INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at")
-        VALUES (gen_random_uuid(), ${workspaceId}::uuid, ${data.name}, ${data.scopes}::text[], ${data.tokenHash}, ${data.tokenPrefix}, ${data.expiresAt}::timestamptz)
+        INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits")
+        VALUES (gen_random_uuid(), ${workspaceId}::uuid, ${data.name}, ${data.scopes}::text[], ${data.tokenHash}, ${data.tokenPrefix},
+                ${data.expiresAt}::timestamptz, ${jsonb(data.rateLimits)}::jsonb)
         RETURNING *`;
       return apiKeyFromRow(rows[0]!);
+    },
+
+    async findApiKey(workspaceId: string, keyId: string): Promise<ApiKey | null> {
+      const rows = await db.$queryRaw<ApiKeyRow[]>`
+        SELECT * FROM "api_keys" WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid`;
+      return rows[0] ? apiKeyFromRow(rows[0]) : null;
+    },
+
+    /** Changes the fields given (undefined = unchanged; null scopes or limits are written as NULL); null when the workspace has no such key. */
+    async updateApiKey(
+      workspaceId: string,
+      keyId: string,
+      change: { name?: string; scopes?: string[] | null; rateLimits?: RateLimits | null },
+    ): Promise<ApiKey | null> {
+      const rows = await db.$queryRaw<ApiKeyRow[]>`
+        UPDATE "api_keys" SET
+          "name" = CASE WHEN ${change.name !== undefined} THEN ${change.name ?? null}::text ELSE "name" END,
+          "scopes" = CASE WHEN ${change.scopes !== undefined} THEN ${change.scopes ?? null}::text[] ELSE "scopes" END,
+          "rate_limits" = CASE WHEN ${change.rateLimits !== undefined} THEN ${jsonb(change.rateLimits ?? null)}::jsonb ELSE "rate_limits" END
+        WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
+        RETURNING *`;
+      return rows[0] ? apiKeyFromRow(rows[0]) : null;
+    },
+
+    /**
+     * Rolls a key in one transaction: the old row is locked, refused when revoked or expired at
+     * `now`, given `expires_at = least(expires_at, oldExpiresAt)`, and a new key with its name,
+     * scopes and limits is inserted. Two concurrent rolls of one key run one after the other.
+     */
+    rollApiKey(workspaceId: string, keyId: string, now: Date, oldExpiresAt: Date, token: { tokenHash: string; tokenPrefix: string }): Promise<RollOutcome> {
+      return db.$transaction(async (tx): Promise<RollOutcome> => {
+        const found = await tx.$queryRaw<ApiKeyRow[]>`
+          SELECT * FROM "api_keys" WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR UPDATE`;
+        if (!found[0]) return { outcome: 'not_found' };
+        const current = apiKeyFromRow(found[0]);
+        if (current.revokedAt !== null || (current.expiresAt !== null && current.expiresAt.getTime() <= now.getTime())) {
+          return { outcome: 'conflict', key: current };
+        }
+        const old = await tx.$queryRaw<ApiKeyRow[]>`
+          UPDATE "api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", ${oldExpiresAt}::timestamptz), ${oldExpiresAt}::timestamptz)
+          WHERE "id" = ${keyId}::uuid RETURNING *`;
+        const created = await tx.$queryRaw<ApiKeyRow[]>`
+          INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits", "created_at")
+          SELECT gen_random_uuid(), "workspace_id", "name", "scopes", ${token.tokenHash}, ${token.tokenPrefix}, NULL, "rate_limits", ${now}::timestamptz
+          FROM "api_keys" WHERE "id" = ${keyId}::uuid
+          RETURNING *`;
+        return { outcome: 'rolled', old: apiKeyFromRow(old[0]!), key: apiKeyFromRow(created[0]!) };
+      });
     },
 
     async listApiKeys(workspaceId: string, filter: { after?: Cursor; take: number }): Promise<ApiKey[]> {
@@ -111,15 +194,69 @@ export function keysStore(db: Database) {
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
     },
 
-    /** One statement for a whole batch of last-use times; a time never moves backwards. */
-    async touchLastUsed(entries: { keyId: string; usedAt: Date }[]): Promise<void> {
-      if (entries.length === 0) return;
-      const ids = entries.map((e) => e.keyId);
-      const times = entries.map((e) => e.usedAt);
-      await db.$executeRaw`
-        UPDATE "api_keys" AS k SET "last_used_at" = GREATEST(COALESCE(k."last_used_at", v.t), v.t)
-        FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS v(id, t)
-        WHERE k."id" = v.id`;
+    /**
+     * Writes what a gateway counted since its last flush, in one transaction: last-use times (never
+     * moved backwards) and requests added to each key's hourly usage. `flushId` makes it idempotent:
+     * a flush retried after its answer was lost (it may have committed) is not added twice.
+     */
+    async recordKeyActivity(flushId: string, lastUsed: { keyId: string; usedAt: Date }[], usage: UsageCount[]): Promise<void> {
+      // Rows in key order, so two gateways flushing the same keys lock them in the same order.
+      const byKey = [...usage].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.hour.getTime() - b.hour.getTime()));
+      const column = (i: number) => byKey.map((u) => u.counts[i] ?? 0);
+      const touched = [...lastUsed].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0));
+      await db.$transaction(async (tx) => {
+        const claimed = await tx.$executeRaw`INSERT INTO "api_key_usage_flushes" ("id") VALUES (${flushId}::uuid) ON CONFLICT DO NOTHING`;
+        if (claimed === 0) return;
+        if (byKey.length > 0) {
+          await tx.$executeRaw`
+            INSERT INTO "api_key_usage" ("key_id", "workspace_id", "hour", "status_2xx", "status_3xx", "status_4xx", "status_429", "status_5xx")
+            SELECT v.key_id, k."workspace_id", v.hour, v.s2, v.s3, v.s4, v.s429, v.s5
+            FROM unnest(${byKey.map((u) => u.keyId)}::uuid[], ${byKey.map((u) => u.hour)}::timestamptz[], ${column(0)}::bigint[],
+                        ${column(1)}::bigint[], ${column(2)}::bigint[], ${column(3)}::bigint[], ${column(4)}::bigint[])
+                 WITH ORDINALITY AS v(key_id, hour, s2, s3, s4, s429, s5, n)
+            JOIN "api_keys" AS k ON k."id" = v.key_id
+            ORDER BY v.n
+            ON CONFLICT ("key_id", "hour") DO UPDATE SET
+              "status_2xx" = "api_key_usage"."status_2xx" + EXCLUDED."status_2xx",
+              "status_3xx" = "api_key_usage"."status_3xx" + EXCLUDED."status_3xx",
+              "status_4xx" = "api_key_usage"."status_4xx" + EXCLUDED."status_4xx",
+              "status_429" = "api_key_usage"."status_429" + EXCLUDED."status_429",
+              "status_5xx" = "api_key_usage"."status_5xx" + EXCLUDED."status_5xx"`;
+        }
+        if (touched.length > 0) {
+          await tx.$executeRaw`
+            UPDATE "api_keys" AS k SET "last_used_at" = GREATEST(COALESCE(k."last_used_at", v.t), v.t)
+            FROM unnest(${touched.map((e) => e.keyId)}::uuid[], ${touched.map((e) => e.usedAt)}::timestamptz[]) AS v(id, t)
+            WHERE k."id" = v.id`;
+        }
+      });
+    },
+
+    /** Drops usage older than the retention and flush ids too old to be retried. */
+    async pruneKeyActivity(): Promise<void> {
+      await db.$executeRaw`DELETE FROM "api_key_usage" WHERE "hour" < now() - make_interval(days => ${USAGE_RETENTION_DAYS})`;
+      await db.$executeRaw`DELETE FROM "api_key_usage_flushes" WHERE "flushed_at" < now() - ${FLUSH_MEMORY}::interval`;
+    },
+
+    /** A key's requests per UTC hour or day whose start is in [from, to), oldest first, buckets with traffic only. */
+    async keyUsage(workspaceId: string, keyId: string, range: { from: Date; to: Date; granularity: UsageGranularity }): Promise<UsageBucket[]> {
+      // A day's hours can lie up to a day before its start is in range: the hour bounds only narrow the index scan.
+      const margin = range.granularity === 'day' ? 86_400_000 : 0;
+      const rows = await db.$queryRaw<{ start: Date; s2: bigint; s3: bigint; s4: bigint; s429: bigint; s5: bigint }[]>`
+        SELECT u.start, sum(u."status_2xx") AS s2, sum(u."status_3xx") AS s3, sum(u."status_4xx") AS s4, sum(u."status_429") AS s429, sum(u."status_5xx") AS s5
+        FROM (
+          SELECT date_trunc(${range.granularity}, "hour", 'UTC') AS start, "status_2xx", "status_3xx", "status_4xx", "status_429", "status_5xx"
+          FROM "api_key_usage"
+          WHERE "key_id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
+            AND "hour" >= ${new Date(range.from.getTime() - margin)}::timestamptz AND "hour" < ${new Date(range.to.getTime() + margin)}::timestamptz
+        ) AS u
+        WHERE u.start >= ${range.from}::timestamptz AND u.start < ${range.to}::timestamptz
+        GROUP BY u.start
+        ORDER BY u.start`;
+      return rows.map((row) => ({
+        start: row.start,
+        counts: { '2xx': Number(row.s2), '3xx': Number(row.s3), '4xx': Number(row.s4), '429': Number(row.s429), '5xx': Number(row.s5) },
+      }));
     },
 
     /** Resolves when the database answers (readiness). */

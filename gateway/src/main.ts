@@ -21,6 +21,7 @@ runProcess({ name: 'gateway', config }, async ({ logger, metrics, metricsServerS
     upstreams: { events: config.EVENTS_URL, warehouse: config.WAREHOUSE_URL, pipelines: config.PIPELINES_URL },
     upstreamTimeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS,
     limits: { events: config.EVENTS_RATE_LIMIT },
+    activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     metrics,
   });
 

@@ -7,7 +7,7 @@ import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFo
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
 import { createGatewayServer } from '../server';
-import { keysStore, type KeysStore } from '../keys.store';
+import { keysStore, type KeysStore, type RateLimits } from '../keys.store';
 import { createApiKey } from '../keys.service';
 import type { Upstreams } from '../proxy';
 import { closeRedis, createRedis, createSubscriber } from '../redis';
@@ -115,7 +115,7 @@ export function allUpstreams(url: string): Upstreams {
 }
 
 export interface GatewayOptions extends Partial<
-  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'lastUsedFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
+  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'activityFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
 > {
   upstreams?: Upstreams;
   redisUrl?: string;
@@ -163,7 +163,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     redisPrefix,
     limits: options.limits,
     keyCache: options.keyCache,
-    lastUsedFlushMs: options.lastUsedFlushMs,
+    activityFlushMs: options.activityFlushMs,
     rateLimitWindowMs: options.rateLimitWindowMs,
     consoleDir: options.consoleDir,
     metrics: options.metrics,
@@ -234,7 +234,7 @@ export interface TestKey {
 /** A new workspace with one key, made with the domain functions (or, for an already expired key, the store). */
 export async function createTestKey(
   store: KeysStore,
-  options: { scopes?: string[] | null; expiresAt?: Date | null; workspaceId?: string } = {},
+  options: { scopes?: string[] | null; expiresAt?: Date | null; workspaceId?: string; rateLimits?: RateLimits | null } = {},
 ): Promise<TestKey> {
   const workspaceId = options.workspaceId ?? (await store.createWorkspace(uniqueName('ws'))).id;
   if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
@@ -245,10 +245,16 @@ export async function createTestKey(
       tokenHash: hashToken(token),
       tokenPrefix: tokenPrefix(token),
       expiresAt: options.expiresAt,
+      rateLimits: null,
     });
     return { token, keyId: key.id, workspaceId };
   }
-  const { key, token } = await createApiKey(store, workspaceId, { name: 'test', scopes: options.scopes ?? null, expiresAt: options.expiresAt ?? null });
+  const { key, token } = await createApiKey(store, workspaceId, {
+    name: 'test',
+    scopes: options.scopes ?? null,
+    expiresAt: options.expiresAt ?? null,
+    rateLimits: options.rateLimits ?? null,
+  });
   return { token, keyId: key.id, workspaceId };
 }
 
