@@ -9,6 +9,8 @@ import { openBrowser, screenshot, WAIT_MS, type BrowserSession } from './browser
 const gatewayUrl = process.env.E2E_GATEWAY_URL!;
 const adminToken = process.env.E2E_ADMIN_TOKEN!;
 const RUN_WAIT_MS = 20_000;
+/** The gateway writes the usage it counted every GATEWAY_USAGE_FLUSH_MS (5 s by default, less in e2e/src/platform.ts). */
+const USAGE_WAIT_MS = 15_000;
 
 let browser: BrowserSession;
 let context: BrowserContext;
@@ -87,6 +89,38 @@ const rowsOf = (table: Locator): Promise<Record<string, string>[]> =>
     .evaluateAll((rows) =>
       rows.map((row) => Object.fromEntries([...row.querySelectorAll<HTMLElement>('td[data-label]')].map((td) => [td.dataset.label!, td.textContent]))),
     );
+
+/** The keys made for the edit, roll and usage steps: the edited one and the key its roll made. */
+const limitedKey = { id: '', token: '' };
+const rolledKey = { id: '', token: '' };
+/** Every status answered to a request with a token, so its usage can be checked against what was sent. */
+const answered = new Map<string, number[]>();
+
+/** A request with a key's token to the events service; its status and the X-RateLimit-Limit it carried. */
+async function withKey(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; limit: string | null }> {
+  const res = await fetch(`${gatewayUrl}/events/v0${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'platform-version': '2024-12-01', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await res.arrayBuffer();
+  answered.set(token, [...(answered.get(token) ?? []), res.status]);
+  return { status: res.status, limit: res.headers.get('x-ratelimit-limit') };
+}
+
+/** The usage API's status classes, in its order. */
+const STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx'];
+
+/** Requests per status class as the usage API counts them ("4xx" without 429). */
+function countByStatus(statuses: number[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(STATUS_CLASSES.map((status) => [status, 0]));
+  for (const status of statuses) counts[status === 429 ? '429' : `${Math.floor(status / 100)}xx`]!++;
+  return counts;
+}
+
+const keyRowOf = (id: string): Locator => page.locator(`#keys-table tbody tr[data-key-id="${id}"]`);
+const keyCell = (id: string, column: string) => keyRowOf(id).locator(`td[data-label="${column}"]`).textContent();
+const listedKey = async (id: string) => (await adminApi('GET', `/workspaces/${workspaceId}/api-keys`)).body.data.find((k: { id: string }) => k.id === id);
 
 beforeAll(async () => {
   browser = await openBrowser(gatewayUrl);
@@ -205,6 +239,161 @@ describe('workspace console in Chromium', () => {
 
     // Contract section 3: a revoked key gets 401 within a second.
     await eventually(async () => expect((await api(token, 'GET', `/pipelines/v3/pipelines/${listedPipelineId}`)).status).toBe(401), 1_000);
+  });
+
+  test('an open key with no traffic says so; editing its name, scopes and rate limits updates its row, the admin API and the limit its requests get', async () => {
+    const created = await adminApi('POST', `/workspaces/${workspaceId}/api-keys`, { name: 'e2e limited key', scopes: ['events:read'] });
+    expect(created.status).toBe(201);
+    Object.assign(limitedKey, { id: created.body.id, token: created.body.token });
+    await page.getByRole('button', { name: 'Refresh keys' }).click();
+    await keyRowOf(limitedKey.id).waitFor();
+    expect(await keyCell(limitedKey.id, 'Limits')).toBe('default');
+
+    await keyRowOf(limitedKey.id)
+      .getByRole('button', { name: /^Open key e2e limited key/ })
+      .click();
+    const key = page.getByRole('region', { name: 'Key “e2e limited key”' });
+    await key.getByText('No requests in the last 24 hours').waitFor();
+    expect(await key.locator('canvas').count()).toBe(0);
+
+    const editor = key.getByRole('form', { name: 'Edit the key' });
+    expect(await editor.getByLabel('events:read', { exact: true }).isChecked()).toBe(true);
+    await editor.getByLabel('Name', { exact: true }).fill('e2e edited key');
+    await editor.getByLabel('tickets:read', { exact: true }).check();
+    // Empty fields show the platform's limits (meta.json, from core) and keep them.
+    const eventsLimit = editor.getByLabel('events per minute');
+    expect(await eventsLimit.getAttribute('placeholder')).toBe('400');
+    expect(await editor.getByLabel('warehouse-bulk per minute').getAttribute('placeholder')).toBe('60');
+    await eventsLimit.fill('5');
+    await editor.getByRole('button', { name: 'Save changes' }).click();
+
+    await eventually(async () => expect(await keyCell(limitedKey.id, 'Limits')).toBe('events 5/min'));
+    expect(await keyCell(limitedKey.id, 'Name')).toBe('e2e edited key');
+    expect(await keyCell(limitedKey.id, 'Scopes')).toBe('events:read, tickets:read');
+    await page.getByRole('region', { name: 'Key “e2e edited key”' }).waitFor();
+    expect(await listedKey(limitedKey.id)).toMatchObject({ name: 'e2e edited key', scopes: ['events:read', 'tickets:read'], rate_limits: { events: 5 } });
+
+    // Contract section 16: every gateway applies the change within a second; X-RateLimit-Limit shows the key's own limit.
+    await eventually(async () => expect((await withKey(limitedKey.token, 'GET', '/events')).limit).toBe('5'), 1_000 + 500);
+    expect(answered.get(limitedKey.token)!.at(-1)).toBe(200);
+  });
+
+  test('rolling the key: the overlap chosen, confirmed; the new token is shown once and works, the old key’s row shows its new expiry', async () => {
+    const key = page.getByRole('region', { name: 'Key “e2e edited key”' });
+    const roller = key.getByRole('form', { name: 'Roll the key' });
+    expect(await roller.getByLabel('The old token keeps working').inputValue()).toBe('86400');
+    await roller.getByLabel('The old token keeps working').selectOption({ label: 'For 1 hour' });
+    const before = Date.now();
+    await roller.getByRole('button', { name: 'Roll key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Roll “e2e edited key”?' });
+    await dialog.getByText('keeps working for 1 hour').waitFor();
+    await dialog.getByRole('button', { name: 'Roll key' }).click();
+
+    const tokenField = page.getByLabel('New token', { exact: true });
+    await eventually(async () => expect(await tokenField.inputValue()).toMatch(/^plk_[0-9A-Za-z]{32,}$/));
+    const after = Date.now();
+    rolledKey.token = await tokenField.inputValue();
+    expect(rolledKey.token).not.toBe(limitedKey.token);
+    await page.getByRole('button', { name: 'Copy token' }).click();
+    await eventually(async () => expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(rolledKey.token));
+
+    // The new key: same name, scopes and limits, no expiry. The old one: expires an hour after the roll.
+    const keys = (await adminApi('GET', `/workspaces/${workspaceId}/api-keys`)).body.data;
+    const rolled = keys.find((k: { id: string; name: string }) => k.name === 'e2e edited key' && k.id !== limitedKey.id);
+    expect(rolled).toMatchObject({ scopes: ['events:read', 'tickets:read'], rate_limits: { events: 5 }, expires_at: null, revoked_at: null });
+    rolledKey.id = rolled.id;
+    const old = keys.find((k: { id: string }) => k.id === limitedKey.id);
+    expect(Date.parse(old.expires_at)).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+    expect(Date.parse(old.expires_at)).toBeLessThanOrEqual(after + 3_600_000 + 1_000);
+    await eventually(async () => expect(await keyRowOf(limitedKey.id).locator('td[data-label="Expires"] time').getAttribute('datetime')).toBe(old.expires_at));
+    expect(await keyCell(rolledKey.id, 'Expires')).toBe('never');
+    expect(await keyCell(rolledKey.id, 'Limits')).toBe('events 5/min');
+    // The open key is the old one, shown as it is now.
+    await eventually(async () => expect(await key.locator('dd[data-fact="Expires"] time').getAttribute('datetime')).toBe(old.expires_at));
+
+    // Both tokens work until the old one expires; the new one has the key's limits.
+    expect(await withKey(rolledKey.token, 'GET', '/events')).toEqual({ status: 200, limit: '5' });
+    expect((await withKey(limitedKey.token, 'GET', '/events')).status).toBe(200);
+    await screenshot(page, 'console-key-rolled.png');
+
+    // Shown once: gone from the page when stored.
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.content()).not.toContain(rolledKey.token);
+
+    // Revoked meanwhile (elsewhere): the page's roll is refused with the API's message, and the key shows as revoked.
+    expect((await adminApi('DELETE', `/workspaces/${workspaceId}/api-keys/${limitedKey.id}`)).status).toBe(204);
+    const refused = await adminApi('POST', `/workspaces/${workspaceId}/api-keys/${limitedKey.id}/roll`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('conflict');
+    await roller.getByRole('button', { name: 'Roll key' }).click();
+    await dialog.getByRole('button', { name: 'Roll key' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `Could not roll the key: ${refused.body.error.message}` })
+      .waitFor();
+    await key.getByText('A revoked key can no longer be edited or rolled.').waitFor();
+    expect(await tokenField.isHidden()).toBe(true);
+  });
+
+  test("a key's usage chart: uPlot draws its requests per hour by status class; its table of numbers matches the admin usage API", async () => {
+    // 2xx, a 404 and a 403 (no events:write), then past the key's 5 a minute: 429.
+    await withKey(rolledKey.token, 'GET', '/events');
+    await withKey(rolledKey.token, 'GET', `/events/${randomUUID()}`);
+    await withKey(rolledKey.token, 'POST', '/events', { name: 'not allowed', starts_at: new Date().toISOString() });
+    for (let i = 0; i < 4; i++) await withKey(rolledKey.token, 'GET', '/events');
+    const sent = countByStatus(answered.get(rolledKey.token)!);
+    expect(sent['2xx']).toBeGreaterThan(0);
+    expect(sent['4xx']).toBe(2);
+    expect(sent['429']).toBeGreaterThan(0);
+
+    // The gateway counts in memory and writes every few seconds.
+    const usagePath = `/workspaces/${workspaceId}/api-keys/${rolledKey.id}/usage`;
+    let usage: { start: string; requests: number; by_status: Record<string, number> }[] = [];
+    await eventually(async () => {
+      usage = (await adminApi('GET', usagePath)).body.data;
+      const total = countByStatus([]);
+      for (const hour of usage) for (const [status, count] of Object.entries(hour.by_status)) total[status]! += count;
+      expect(total).toEqual(sent);
+    }, USAGE_WAIT_MS);
+
+    await keyRowOf(rolledKey.id)
+      .getByRole('button', { name: /^Open key/ })
+      .click();
+    const key = page.getByRole('region', { name: 'Key “e2e edited key”' });
+    const total = Object.values(sent).reduce((a, b) => a + b, 0);
+    const described = `${total} requests in the last 24 hours: ${STATUS_CLASSES.filter((status) => sent[status]! > 0)
+      .map((status) => `${sent[status]} ${status}`)
+      .join(', ')}`;
+    await key.getByText(described).waitFor();
+
+    // Drawn by uPlot, fetched from the gateway itself on first use.
+    await key.locator('.usage-chart .uplot canvas').first().waitFor();
+    expect(await key.locator('.usage-chart').getAttribute('aria-label')).toContain(described);
+    expect(await page.evaluate(() => performance.getEntriesByType('resource').map((entry) => entry.name))).toContain(`${gatewayUrl}/console/uPlot.esm.js`);
+
+    // The text alternative: a row per hour with traffic, the API's numbers.
+    await key.getByText('Requests per hour').click();
+    const table = key.getByRole('table', { name: 'Requests per hour' });
+    const rows = await table
+      .locator('tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.querySelector('time')!.getAttribute('datetime'),
+          ...[...tr.querySelectorAll<HTMLElement>('td[data-label]')].slice(1).map((td) => td.textContent),
+        ]),
+      );
+    expect(rows).toEqual(usage.map((hour) => [hour.start, String(hour.requests), ...STATUS_CLASSES.map((s) => String(hour.by_status[s]))]));
+    await screenshot(page, 'console-key-usage.png');
+
+    // Unrestricted access and every limit field emptied: scopes null and rate_limits null (the platform's limits).
+    const editor = key.getByRole('form', { name: 'Edit the key' });
+    await editor.getByLabel('Unrestricted', { exact: false }).check();
+    expect(await editor.getByLabel('tickets:read', { exact: true }).isDisabled()).toBe(true);
+    await editor.getByLabel('events per minute').fill('');
+    await editor.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(async () => expect(await keyCell(rolledKey.id, 'Limits')).toBe('default'));
+    expect(await keyCell(rolledKey.id, 'Scopes')).toBe('all (unrestricted)');
+    expect(await listedKey(rolledKey.id)).toMatchObject({ scopes: null, rate_limits: null });
   });
 
   test("lists the workspace's pipelines, creates a sample pipeline, pauses and resumes it, watches a run reach succeeded and reads its log", async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
+import { BUCKET_LIMITS, EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
+import { MAX_KEY_RATE_LIMIT } from './admin.schemas';
 import { CONSOLE_PATH, consoleMeta, defaultConsoleDir, loadConsoleAssets, type ConsoleAssets } from './console.assets';
 
 // These tests read the built console (dist/console): turbo builds before it tests.
@@ -15,6 +16,12 @@ beforeAll(() => {
 const text = (path: string): string => assets.get(path)!.body.toString('utf8');
 const files = (): string[] => [...assets.keys()].filter((path) => path.startsWith(`${CONSOLE_PATH}/`) && path !== `${CONSOLE_PATH}/`);
 
+/** The files the build copies unchanged from npm packages (pages/build-pages.mjs), by the path they are served at. */
+const PACKAGE_FILES: Record<string, string> = {
+  '/console/uPlot.esm.js': 'uplot/dist/uPlot.esm.js',
+  '/console/uPlot.min.css': 'uplot/dist/uPlot.min.css',
+};
+
 describe('console assets', () => {
   test('the page, its style sheet, its entry module and every module it imports are built', () => {
     for (const path of [
@@ -25,15 +32,24 @@ describe('console assets', () => {
       '/console/console.css',
       '/console/main.js',
       '/console/meta.json',
+      ...Object.keys(PACKAGE_FILES),
     ]) {
       expect(assets.has(path)).toBe(true);
     }
     expect(assets.get('/console')).toBe(assets.get('/console/index.html'));
   });
 
+  test('the chart library is served as published: its ES module and style sheet are the npm package’s files, byte for byte', () => {
+    for (const [path, file] of Object.entries(PACKAGE_FILES)) {
+      expect({ path, same: assets.get(path)!.body.equals(readFileSync(require.resolve(file))) }).toEqual({ path, same: true });
+    }
+  });
+
   test('no asset references another origin: no URL with a scheme or protocol-relative URL (an SVG namespace name is not fetched)', () => {
     for (const path of files()) {
-      const body = text(path).replaceAll('xmlns="http://www.w3.org/2000/svg"', '');
+      // A published library keeps its comments (credits, sources of its algorithms): a URL there is never fetched.
+      const code = path in PACKAGE_FILES ? text(path).replace(/^\s*(\/\/|\/?\*).*$/gm, '') : text(path);
+      const body = code.replaceAll('xmlns="http://www.w3.org/2000/svg"', '');
       expect({ path, urls: body.match(/[a-z][a-z0-9+.-]*:\/\/[^\s"'`)]*/gi) ?? [] }).toEqual({ path, urls: [] });
       expect({ path, protocolRelative: body.match(/(?:src|href|action)\s*=\s*["']\/\/|url\(\s*["']?\/\//gi) ?? [] }).toEqual({ path, protocolRelative: [] });
     }
@@ -57,7 +73,8 @@ describe('console assets', () => {
 
   test('the modules run without a bundler: every import is a relative path to a built module', () => {
     for (const path of files().filter((p) => p.endsWith('.js'))) {
-      for (const [, specifier] of text(path).matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
+      for (const [, staticImport, dynamicImport] of text(path).matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
+        const specifier = staticImport ?? dynamicImport;
         expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
         expect(assets.has(`${CONSOLE_PATH}/${specifier!.slice(2)}`)).toBe(true);
       }
@@ -79,7 +96,9 @@ describe('console assets', () => {
     const page = text('/console/index.html');
     expect(page).toMatch(/^<!doctype html>\n<html lang="en">/);
     expect(page).toContain('<title>Workspace console · Platform</title>');
-    expect(page).toMatch(/<link rel="stylesheet" href="\/console\/base.css" \/>\s*<link rel="stylesheet" href="\/console\/console.css" \/>/);
+    expect(page).toMatch(
+      /<link rel="stylesheet" href="\/console\/base.css" \/>\s*<link rel="stylesheet" href="\/console\/uPlot.min.css" \/>\s*<link rel="stylesheet" href="\/console\/console.css" \/>/,
+    );
     expect(page).toContain(
       `<a class="skip-link" href="#main">Skip to content</a>\n    ${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}\n  </body>`,
     );
@@ -89,11 +108,14 @@ describe('console assets', () => {
 });
 
 describe('console meta (from @platform/core, never copied into the page)', () => {
-  test('lists every contract scope in order, the service prefixes and whether the gateway routes webhook endpoints', () => {
+  test('lists every contract scope in order, the rate limit buckets with their platform limits, the service prefixes and whether the gateway routes webhook endpoints', () => {
     const meta = JSON.parse(text('/console/meta.json'));
     expect(meta).toEqual(consoleMeta());
     expect(meta.scopes).toEqual([...SCOPES]);
     expect(meta.version).toBe('2024-12-01');
+    expect(meta.rate_limit_buckets).toEqual(Object.entries(BUCKET_LIMITS).map(([name, limit]) => ({ name, limit })));
+    expect(meta.rate_limit_buckets[0]).toEqual({ name: 'events', limit: 400 });
+    expect(meta.rate_limit_max).toBe(MAX_KEY_RATE_LIMIT);
     expect(meta.services.map((s: { name: string; prefix: string }) => [s.name, s.prefix])).toEqual([
       ['events', '/events/v0'],
       ['warehouse', '/warehouse/v1'],

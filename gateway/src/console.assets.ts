@@ -1,4 +1,5 @@
 import { BUCKET_LIMITS, DEFAULT_VERSION, EVENT_TYPES, ROUTES, SCOPES, SERVICES, type BucketName, type ServiceName } from '@platform/core';
+import { MAX_KEY_RATE_LIMIT } from './admin.schemas';
 import { builtPageDir, CONTENT_TYPES, loadPageAssets, pageAsset, type PageAssets } from './page-assets';
 
 /** The URL path the workspace console is served under. */
@@ -18,8 +19,8 @@ const EVENT_SOURCES: Record<string, ServiceName> = { ticket: 'events', item: 'wa
 /**
  * What the console needs from the contract, from @platform/core so the page never carries a
  * copy: the scopes of the key form, the rate limit buckets with the platform's limit per minute
- * (a key's own limits replace them), each service's prefix, whether the gateway routes its
- * webhook endpoints yet, and the event types it emits.
+ * (a key's own limits replace them) and the highest limit a key may set, each service's prefix,
+ * whether the gateway routes its webhook endpoints yet, and the event types it emits.
  */
 export function consoleMeta() {
   const services = (Object.keys(SERVICES) as ServiceName[]).map((name) => ({
@@ -32,7 +33,7 @@ export function consoleMeta() {
     }),
   }));
   const rateLimitBuckets = (Object.keys(BUCKET_LIMITS) as BucketName[]).map((name) => ({ name, limit: BUCKET_LIMITS[name] }));
-  return { version: DEFAULT_VERSION, scopes: SCOPES, rate_limit_buckets: rateLimitBuckets, services };
+  return { version: DEFAULT_VERSION, scopes: SCOPES, rate_limit_buckets: rateLimitBuckets, rate_limit_max: MAX_KEY_RATE_LIMIT, services };
 }
 
 /** The built console's files (read once, see loadPageAssets) and its meta.json. */

@@ -1,5 +1,5 @@
 import type { RateLimitBucket, UsageBucket } from './api';
-import { describeLimits, describeUsage, keyState, limitsFromFields, usageChart, usageHours, USAGE_HOURS } from './keys.format';
+import { describeLimits, describeUsage, keyState, limitsFromFields, oldTokenOutcome, usageChart, usageHours, USAGE_HOURS } from './keys.format';
 
 const BUCKETS: RateLimitBucket[] = [
   { name: 'events', limit: 400 },
@@ -20,6 +20,22 @@ describe('keyState', () => {
     expect(keyState({ revoked_at: null, expires_at: '2025-06-01T12:00:00.000Z' }, now)).toBe('expired');
     expect(keyState({ revoked_at: null, expires_at: '2025-06-01T12:00:00.001Z' }, now)).toBe('active');
     expect(keyState({ revoked_at: null, expires_at: null }, now)).toBe('active');
+  });
+});
+
+describe('oldTokenOutcome', () => {
+  const now = Date.parse('2025-06-01T12:00:00.000Z');
+  const hour = { seconds: 3600, span: '1 hour' };
+
+  test('no overlap stops the old token at once; else it works for the overlap', () => {
+    expect(oldTokenOutcome(null, { seconds: 0, span: 'no time' }, now)).toBe('stops working at once');
+    expect(oldTokenOutcome(null, hour, now)).toBe('keeps working for 1 hour, then stops');
+    expect(oldTokenOutcome('2025-06-01T13:00:00.001Z', hour, now)).toBe('keeps working for 1 hour, then stops');
+  });
+
+  test('a roll never extends a key: one expiring within the overlap keeps its expiry', () => {
+    expect(oldTokenOutcome('2025-06-01T13:00:00.000Z', hour, now)).toBe('keeps working until its own expiry, which comes sooner');
+    expect(oldTokenOutcome('2025-06-01T12:30:00.000Z', hour, now)).toBe('keeps working until its own expiry, which comes sooner');
   });
 });
 

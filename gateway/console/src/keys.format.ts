@@ -17,6 +17,16 @@ export function keyState(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, now: nu
   return 'active';
 }
 
+/**
+ * What a roll with this overlap does to the old token, for the confirmation: a roll never extends
+ * a key, so one expiring within the overlap keeps its own expiry.
+ */
+export function oldTokenOutcome(expiresAt: string | null, overlap: { seconds: number; span: string }, now: number): string {
+  if (overlap.seconds === 0) return 'stops working at once';
+  if (expiresAt !== null && Date.parse(expiresAt) <= now + overlap.seconds * 1000) return 'keeps working until its own expiry, which comes sooner';
+  return `keeps working for ${overlap.span}, then stops`;
+}
+
 /** `default`, or each limit of the key's own as `events 50/min`, in the order of the buckets. */
 export function describeLimits(limits: RateLimits | null, buckets: readonly RateLimitBucket[]): string {
   if (!limits) return 'default';

@@ -5,7 +5,7 @@ import { admin, ApiCallError, type ApiKey, type RateLimits } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, time } from './dom.js';
-import { describeLimits, keyState } from './keys.format.js';
+import { describeLimits, keyState, oldTokenOutcome } from './keys.format.js';
 import { accessFields, limitFields, limitsFromForm, scopeChoices, scopesFromForm } from './keys.fields.js';
 import { usageView, type UsageView } from './keys.usage.js';
 import { announce, clearError, showError } from './messages.js';
@@ -13,18 +13,21 @@ import { currentWorkspace, getMeta, requireAdminToken, sessionKeyId } from './se
 
 /** How long the old token of a rolled key keeps working (the API's default is 24 hours). */
 const ROLL_OVERLAPS = [
-  { seconds: 0, label: 'No: it stops at once', outcome: 'stops working at once' },
-  { seconds: 3600, label: 'For 1 hour', outcome: 'keeps working for 1 hour, then stops' },
-  { seconds: 86_400, label: 'For 24 hours', outcome: 'keeps working for 24 hours, then stops' },
-  { seconds: 604_800, label: 'For 7 days', outcome: 'keeps working for 7 days, then stops' },
+  { seconds: 0, label: 'No: it stops at once', span: 'no time' },
+  { seconds: 3600, label: 'For 1 hour', span: '1 hour' },
+  { seconds: 86_400, label: 'For 24 hours', span: '24 hours' },
+  { seconds: 604_800, label: 'For 7 days', span: '7 days' },
 ] as const;
 const DEFAULT_ROLL_OVERLAP = 86_400;
 
-interface OpenKey {
-  /** As last read or saved. */
+/** What an open key's forms change: the key as last read or saved, and the heading naming it. */
+interface ShownKey {
   key: ApiKey;
-  region: HTMLElement;
   title: HTMLElement;
+}
+
+interface OpenKey extends ShownKey {
+  region: HTMLElement;
   usage: UsageView;
 }
 
@@ -45,7 +48,19 @@ function keyStatus(key: ApiKey): HTMLElement {
 function keyRow(key: ApiKey): HTMLTableRowElement {
   const isSession = key.id === sessionKeyId();
   const label = `${key.name} (${key.token_prefix}…)`;
-  const openButton = h('button', { type: 'button', class: 'secondary', 'aria-label': `Open key ${label}`, onclick: () => openKey(key) }, 'Open');
+  const openButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      'aria-label': `Open key ${label}`,
+      onclick: () => {
+        clearError();
+        openKey(key);
+      },
+    },
+    'Open',
+  );
   const revoke = key.revoked_at
     ? null
     : h(
@@ -120,7 +135,7 @@ async function revokeKey(key: ApiKey, button: HTMLButtonElement): Promise<void> 
 const keyTitle = (key: ApiKey): string => `Key “${key.name}”`;
 
 /** The open key's name, access, scopes and rate limits; saved with PATCH, then its row shows the key as saved. */
-function editForm(entry: OpenKey): HTMLFormElement {
+function editForm(entry: ShownKey): HTMLFormElement {
   const { key } = entry;
   const prefix = `edit-${key.id}`;
   const titleId = `${prefix}-title`;
@@ -157,7 +172,7 @@ function editForm(entry: OpenKey): HTMLFormElement {
 }
 
 /** A roll: the overlap chosen here, confirmed in the dialog; the new token is shown once, and the list read again. */
-function rollForm(entry: OpenKey): HTMLFormElement {
+function rollForm(entry: ShownKey): HTMLFormElement {
   const { key } = entry;
   const titleId = `roll-${key.id}-title`;
   const overlap = h(
@@ -183,9 +198,10 @@ function rollForm(entry: OpenKey): HTMLFormElement {
 }
 
 async function rollKey(key: ApiKey, overlap: (typeof ROLL_OVERLAPS)[number], button: HTMLButtonElement): Promise<void> {
+  const outcome = oldTokenOutcome(key.expires_at, overlap, Date.now());
   const confirmed = await confirmAction({
     title: `Roll “${key.name}”?`,
-    message: `A new key with the same name, scopes and rate limits is created and its token shown once. The old token ${key.token_prefix}… ${overlap.outcome}.`,
+    message: `A new key with the same name, scopes and rate limits is created and its token shown once. The old token ${key.token_prefix}… ${outcome}.`,
     confirmLabel: 'Roll key',
   });
   if (!confirmed) {
@@ -196,7 +212,7 @@ async function rollKey(key: ApiKey, overlap: (typeof ROLL_OVERLAPS)[number], but
   try {
     const created = await busy([button], () => admin.rollKey(requireAdminToken(), currentWorkspace().id, key.id, overlap.seconds));
     showToken(created.token);
-    announce(`Key “${key.name}” rolled: copy the new token now, it is shown only once. The old token ${overlap.outcome}.`);
+    announce(`Key “${key.name}” rolled: copy the new token now, it is shown only once. The old token ${outcome}.`);
     await loadKeys();
   } catch (err) {
     showError(err, 'Could not roll the key');
@@ -210,19 +226,20 @@ function keyRegion(key: ApiKey): OpenKey {
   const state = keyState(key, Date.now());
   const close = h('button', { type: 'button', class: 'secondary' }, 'Close key');
   const fact = (term: string, value: Node | string) => [h('dt', {}, term), h('dd', { 'data-fact': term }, value)];
-  const entry: OpenKey = { key, region: h('section'), title: h('h3', { id: titleId, tabindex: -1 }, keyTitle(key)), usage: usageView(key) };
+  const shown: ShownKey = { key, title: h('h3', { id: titleId, tabindex: -1 }, keyTitle(key)) };
+  const usage = usageView(key);
   const changes =
     key.id === sessionKeyId()
       ? [h('p', { class: 'hint' }, 'This is the console’s own session key: the console replaces it itself, so it is not edited or rolled here.')]
       : [
-          state === 'revoked' ? h('p', { class: 'hint' }, 'A revoked key can no longer be edited or rolled.') : editForm(entry),
-          state === 'active' ? rollForm(entry) : null,
+          state === 'revoked' ? h('p', { class: 'hint' }, 'A revoked key can no longer be edited or rolled.') : editForm(shown),
+          state === 'active' ? rollForm(shown) : null,
           state === 'expired' ? h('p', { class: 'hint' }, 'An expired key can no longer be rolled.') : null,
         ];
-  entry.region = h(
+  const region = h(
     'section',
     { class: 'card key', 'aria-labelledby': titleId, 'data-key-id': key.id },
-    h('header', {}, entry.title, close),
+    h('header', {}, shown.title, close),
     h(
       'dl',
       { class: 'facts' },
@@ -230,19 +247,19 @@ function keyRegion(key: ApiKey): OpenKey {
       ...fact('Status', keyStatus(key)),
       ...fact('Expires', time(key.expires_at, 'never')),
     ),
-    entry.usage.section,
+    usage.section,
     ...changes,
   );
   close.addEventListener('click', () => {
     closeKey();
     tbody().querySelector<HTMLButtonElement>(`tr[data-key-id="${key.id}"] button`)?.focus();
   });
-  return entry;
+  // The same object the forms hold, so a save shows in `open.key`.
+  return Object.assign(shown, { region, usage });
 }
 
 /** Shows one key below the list (its usage read at once); another open key closes. */
 function openKey(key: ApiKey, focus = true): void {
-  clearError();
   closeKey();
   open = keyRegion(key);
   byId('key-detail').replaceChildren(open.region);
