@@ -57,3 +57,16 @@ export async function inParallel<T, R>(items: T[], limit: number, task: (item: T
   );
   return results;
 }
+
+/** One call to the platform's admin API (first gateway, admin token); throws unless 2xx. */
+export async function adminCall<T = Record<string, unknown>>(ctx: BenchContext, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${ctx.platform.gatewayUrl}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ctx.platform.adminToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} /admin/v1${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}

@@ -14,11 +14,13 @@ import { startPlatform, startRedisServer, type Platform, type RedisServer } from
 import { checkinCase, type CheckinPlan } from './cases/checkin';
 import { gatewayAbCase } from './cases/gateway-ab';
 import { hotPathCase } from './cases/hot-path';
+import { BEFORE_KEY_LIMITS_REF, keysAbCase } from './cases/keys-ab';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
 import { rateLimitCase } from './cases/rate-limit';
 import { runsCase, type RunsPlan } from './cases/runs';
 import { schedulesCase, type SchedulesPlan } from './cases/schedules';
 import type { BenchContext } from './context';
+import { buildOfRef } from './ref-build';
 import { markdownTable, tableRows, textTable, type BenchResults } from './report';
 
 const quick = process.argv.includes('--quick');
@@ -27,6 +29,7 @@ const only = process.argv
   ?.slice(7)
   .split(',');
 const runCase = (name: string) => !only || only.includes(name);
+const argument = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
 const WORKER_CONCURRENCY = 4; // the worker's default (WORKER_CONCURRENCY)
 
@@ -36,17 +39,14 @@ const proxyPlan: ProxyPlan = quick
 // A/B of a gateway setting (--only=gateway-ab --b-env=NAME=value,...): at least 10 interleaved rounds.
 const abPlan = quick
   ? { rounds: 2, connections: [1, 50], durationS: { 1: 1, 50: 1 }, tickets: 30_000 }
-  : { rounds: Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 10), connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 300_000 };
+  : { rounds: Number(argument('rounds') ?? 10), connections: [1, 50], durationS: { 1: 3, 50: 4 }, tickets: 300_000 };
+// keys-ab runs a second A as well: five variants a round instead of four (at most ~20,000 tickets a round on the README's machine).
+const keysAbPlan = { ...abPlan, tickets: quick ? 40_000 : 40_000 * abPlan.rounds };
 const bEnv = Object.fromEntries(
-  (
-    process.argv
-      .find((a) => a.startsWith('--b-env='))
-      ?.slice(8)
-      .split(',') ?? []
-  )
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  (argument('b-env')?.split(',') ?? []).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
+// Gateway A from another commit's build (gateway-ab when given; keys-ab: the gateway before per-key limits by default).
+const aRef = only?.includes('keys-ab') ? (argument('a-ref') ?? BEFORE_KEY_LIMITS_REF) : only?.includes('gateway-ab') ? argument('a-ref') : undefined;
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
@@ -91,6 +91,8 @@ async function main(): Promise<void> {
   let platform: Platform | undefined;
   const pools: pg.Pool[] = [];
   try {
+    // Before the platform starts: a build that fails stops the bench at once.
+    const aBuild = aRef ? buildOfRef(aRef, log) : undefined;
     redis = await startRedisServer();
     log(`redis-server on ${redis.url}; starting the platform`);
     platform = await startPlatform({
@@ -133,8 +135,12 @@ async function main(): Promise<void> {
       results.proxy = await measured('proxy', () => proxyCase(ctx, proxyPlan));
     }
     if (only?.includes('gateway-ab')) {
-      log(`case A/B: the gateway as configured vs a second gateway with ${JSON.stringify(bEnv)}`);
-      results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, bEnv, redis?.pid));
+      log(`case A/B: the gateway ${aBuild ? `of ${aRef}` : 'as configured'} vs a second gateway with ${JSON.stringify(bEnv)}`);
+      results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, { bEnv, a: aBuild }, redis?.pid));
+    }
+    if (only?.includes('keys-ab') && aBuild) {
+      log(`case keys A/B: the gateway of ${aRef} vs this one with per-key rate_limits and usage counting`);
+      results.keysAb = await measured('keys-ab', () => keysAbCase(ctx, keysAbPlan, aBuild, redis?.pid));
     }
     if (runCase('hot-path')) {
       log('case 2: gateway hot path, counted database and Redis round trips');
@@ -172,7 +178,7 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, ab: abPlan, runs: runsPlan, schedules: schedulesPlan, checkin: checkinPlan, rateLimit: rateLimitPlan },
+      plans: { proxy: proxyPlan, ab: abPlan, keysAb: keysAbPlan, runs: runsPlan, schedules: schedulesPlan, checkin: checkinPlan, rateLimit: rateLimitPlan },
       table: rows,
       results,
     };

@@ -27,6 +27,8 @@ export interface ProcessSpec {
   env?: Record<string, string>;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeArgs?: string[];
+  /** Another checkout whose build this process runs (default: the platform's), e.g. an older commit's gateway for an A/B. */
+  root?: string;
 }
 
 export interface PlatformOptions {
@@ -260,8 +262,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const spawnChild = async (child: Child): Promise<void> => {
     const { name, kind } = child.spec;
-    const proc = spawn(process.execPath, [...(child.spec.nodeArgs ?? []), '--enable-source-maps', join(root, ENTRIES[kind])], {
-      cwd: root,
+    const checkout = child.spec.root ?? root;
+    const proc = spawn(process.execPath, [...(child.spec.nodeArgs ?? []), '--enable-source-maps', join(checkout, ENTRIES[kind])], {
+      cwd: checkout,
       env: envOf(child),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
