@@ -26,7 +26,14 @@ beforeAll(async () => {
       {
         kind: 'events',
         // Webhooks to a receiver on 127.0.0.1, retried within a second.
-        env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SCHEDULE_MS: '200,400,800', WEBHOOKS_TIMEOUT_MS: '2000' },
+        env: {
+          WEBHOOKS_ALLOW_PRIVATE: 'true',
+          WEBHOOKS_RETRY_SCHEDULE_MS: '200,400,800',
+          WEBHOOKS_TIMEOUT_MS: '2000',
+          // An attempt in flight when the process is killed keeps its job locked this long (30 s by default).
+          WEBHOOKS_LOCK_DURATION_MS: '2000',
+          WEBHOOKS_STALLED_INTERVAL_MS: '500',
+        },
       },
       'pipelines',
       {
@@ -128,8 +135,9 @@ test('the run worker SIGKILLed mid-run: every run finishes on retry (or ends fai
 
 test('the events service SIGKILLed right after committing changes (its webhook relay and delivery worker with it): every event is still delivered after the restart', async () => {
   receiver = await startReceiver();
-  // The first delivery attempt fails: a retry is pending in the queue when the process dies.
-  receiver.answer('/hook', 500, 204);
+  // The first delivery attempt is still waiting for its answer when the process dies (its job stays
+  // locked until the lock expires), the second fails (a retry is pending in the queue), the rest succeed.
+  receiver.answer('/hook', 'hang', 500, 204);
   const key = await platform.createApiKey({ name: 'webhooks' });
   const client = gateway(platform, key.token);
   const endpoint = await client.post('/events/v0/webhook-endpoints', { url: receiver.url('/hook'), events: ['ticket.validated'] });
@@ -140,6 +148,7 @@ test('the events service SIGKILLed right after committing changes (its webhook r
   for (let i = 0; i < 12; i++) tickets.push((await events.post(`/events/${event.body.id}/tickets`, { holder_name: `guest ${i}` })).body.id);
 
   for (const ticket of tickets) expect((await client.post(`/events/v0/tickets/${ticket}/validate`, { gate: 'north' })).status).toBe(200);
+  await waitFor('the first delivery attempt in flight', () => receiver!.at('/hook').length > 0, 5_000, 10);
   await platform.kill('events', 'SIGKILL');
   const deliveredBeforeKill = new Set(receiver.at('/hook').map((r) => JSON.parse(r.body).data.id as string));
 

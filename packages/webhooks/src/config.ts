@@ -33,6 +33,13 @@ export const WebhooksConfig = z.object({
   WEBHOOKS_RETRY_SCHEDULE_MS: durations.optional(),
   WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOKS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  /**
+   * A delivery job's lock not renewed this long means its process died: the job goes back to the
+   * queue at the next stalled check. Above the longest attempt is not needed (BullMQ renews the lock
+   * at half the duration while the attempt runs).
+   */
+  WEBHOOKS_LOCK_DURATION_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  WEBHOOKS_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Days a published outbox row is kept after `published_at` (unpublished rows are never deleted). */
   WEBHOOKS_OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
   /** Days a delivery record (`GET /webhook-endpoints/{id}/deliveries`) is kept after `created_at`, as Stripe keeps events 30 days. */
@@ -50,6 +57,8 @@ export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
   WEBHOOKS_RETRY_SCHEDULE_MS: [50, 100],
   WEBHOOKS_TIMEOUT_MS: 2000,
   WEBHOOKS_RELAY_POLL_MS: 50,
+  WEBHOOKS_LOCK_DURATION_MS: 30_000,
+  WEBHOOKS_STALLED_INTERVAL_MS: 30_000,
   WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
   WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
 };

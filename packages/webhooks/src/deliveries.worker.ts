@@ -163,6 +163,10 @@ export interface DeliveryWorkerOptions {
   timeoutMs?: number;
   /** WEBHOOKS_ALLOW_PRIVATE. */
   allowPrivate?: boolean;
+  /** BullMQ's job lock (default 30 s): after a crash, an attempt in flight is retried once its lock has expired. */
+  lockDurationMs?: number;
+  /** How often BullMQ looks for jobs whose lock expired (default 30 s). */
+  stalledIntervalMs?: number;
   /** Deliveries in flight per worker (default 10). */
   concurrency?: number;
   logger?: Logger;
@@ -215,6 +219,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency ?? 10,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
       settings: { backoffStrategy: (attemptsMade: number) => schedule[attemptsMade - 1] ?? -1 },
     },
   );

@@ -88,6 +88,8 @@ export function startServiceWebhooks(options: {
     schedule: config.WEBHOOKS_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
     allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE,
+    lockDurationMs: config.WEBHOOKS_LOCK_DURATION_MS,
+    stalledIntervalMs: config.WEBHOOKS_STALLED_INTERVAL_MS,
     logger,
     onOutcome: outcomes && ((outcome) => outcomes[outcome].inc()),
     onUndeliverable: reasons && ((reason) => reasons[reason].inc()),
