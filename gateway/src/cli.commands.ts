@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ApiError, errorBody, fieldErrorsFromZod, invalidRequest, isTransientBackendError, ListQuery, Uuid, type FieldError } from '@platform/core';
 import type { z } from 'zod';
-import { CreateApiKeyBody, CreateWorkspaceBody, RollApiKeyBody, UpdateApiKeyBody, UsageQuery } from './admin.schemas';
+import { CreateApiKeyBody, CreateWorkspaceBody, RollApiKeyBody, UpdateApiKeyBody, UsageQuery } from '@platform/admin-api';
 import type { KeysStore } from './keys.store';
 import {
   createApiKey,
