@@ -6,7 +6,8 @@ export function adminApiDocument(): OpenApiDocument {
   return adminOpenApiDocument({
     title: 'Admin API',
     version: '1',
-    description: "The workspace settings: workspaces and their API keys (create, list, change, roll, revoke, usage). For the platform's operators, not its tenants.",
+    description:
+      "The workspace settings: workspaces and their API keys (create, list, change, roll, revoke, usage). For the platform's operators, not its tenants.",
     routes: ADMIN_ROUTE_SCHEMAS,
     tags: [
       { name: 'Workspaces', description: 'Tenants of the platform.' },

@@ -68,7 +68,11 @@ export const ApiKey = z.object({ ...apiKeyFields, ...apiKeyDates }).meta({
 export type ApiKey = z.infer<typeof ApiKey>;
 
 export const ApiKeyWithToken = z
-  .object({ ...apiKeyFields, token: z.string().meta({ description: 'The secret: `plk_` and 32 or more base62 characters. Shown only in this answer.' }), ...apiKeyDates })
+  .object({
+    ...apiKeyFields,
+    token: z.string().meta({ description: 'The secret: `plk_` and 32 or more base62 characters. Shown only in this answer.' }),
+    ...apiKeyDates,
+  })
   .meta({
     id: 'ApiKeyWithToken',
     description: 'A new API key with its token, the only time the token is shown.',

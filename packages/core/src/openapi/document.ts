@@ -273,7 +273,13 @@ function parametersOf(converter: SchemaConverter, schema: z.ZodType | undefined,
 /** Who may call an operation: an API key with a scope (counted in a bucket), or the admin token. */
 type OperationAuth = { auth: 'api-key'; scope: Scope; bucket: BucketName } | { auth: 'admin-token' };
 
-function operationFor(converter: SchemaConverter, method: string, path: string, spec: OperationAuth, declaration: RouteDeclaration | undefined): OpenApiOperation {
+function operationFor(
+  converter: SchemaConverter,
+  method: string,
+  path: string,
+  spec: OperationAuth,
+  declaration: RouteDeclaration | undefined,
+): OpenApiOperation {
   const { docs, ...schemas } = declaration ?? {};
   const writes = method === 'POST' || method === 'PATCH';
   const keyed = spec.auth === 'api-key';
@@ -353,7 +359,9 @@ function operationFor(converter: SchemaConverter, method: string, path: string, 
     ...(docs ? { operationId: docs.operationId, summary: docs.summary } : {}),
     description: [...(docs?.description ? [docs.description, ''] : []), access].join('\n'),
     tags: [docs?.tag ?? titleOf(path.split('/')[1] ?? '')],
-    ...(keyed ? { security: [{ bearer: [spec.scope] }], 'x-required-scope': spec.scope, 'x-rate-limit-bucket': spec.bucket } : { security: [{ adminToken: [] }] }),
+    ...(keyed
+      ? { security: [{ bearer: [spec.scope] }], 'x-required-scope': spec.scope, 'x-rate-limit-bucket': spec.bucket }
+      : { security: [{ adminToken: [] }] }),
     parameters,
     ...(requestBody ? { requestBody } : {}),
     ...(docs ? { responses } : {}),

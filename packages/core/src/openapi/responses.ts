@@ -165,8 +165,7 @@ function markdownList(lines: string[]): string {
 
 /** What decides an operation's platform errors: a service route's scope and bucket, or an admin route's admin token. */
 export type OperationFacts = { method: string; hasPathParams: boolean; hasInput: boolean } & (
-  | { auth: 'api-key'; scope: Scope; bucket: BucketName }
-  | { auth: 'admin-token' }
+  { auth: 'api-key'; scope: Scope; bucket: BucketName } | { auth: 'admin-token' }
 );
 
 /**
@@ -239,7 +238,11 @@ export function commonResponseHeaders(status: number, method: string, auth: Oper
     [HEADERS.requestId]: ref('headers', HEADERS.requestId),
     [HEADERS.version]: ref('headers', HEADERS.version),
     ...(auth === 'api-key'
-      ? { [HEADERS.limit]: ref('headers', HEADERS.limit), [HEADERS.remaining]: ref('headers', HEADERS.remaining), [HEADERS.reset]: ref('headers', HEADERS.reset) }
+      ? {
+          [HEADERS.limit]: ref('headers', HEADERS.limit),
+          [HEADERS.remaining]: ref('headers', HEADERS.remaining),
+          [HEADERS.reset]: ref('headers', HEADERS.reset),
+        }
       : {}),
   };
   if (status === 429 || status === 503) headers[HEADERS.retryAfter] = ref('headers', HEADERS.retryAfter);
