@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { BUCKET_LIMITS, codePointString, ListQuery, SCOPES, Timestamp, Uuid, type AdminRouteKey, type BucketName, type RouteDeclaration } from '@platform/core';
+import {
+  BUCKET_LIMITS,
+  codePointString,
+  ListQuery,
+  SCOPES,
+  Timestamp,
+  Uuid,
+  type AdminRouteKey,
+  type BucketName,
+  type RouteDeclaration,
+  type RouteDocs,
+} from '@platform/core';
 import { ApiKey, ApiKeyList, ApiKeyWithToken, Usage, Workspace, WorkspaceList } from './admin.resources';
 
 export const WorkspaceParams = z.object({ id: Uuid });
@@ -78,6 +89,9 @@ export type UsageQuery = z.infer<typeof UsageQuery>;
 export const AdminListQuery = ListQuery;
 export type AdminListQuery = z.infer<typeof AdminListQuery>;
 
+/** An API-key route's docs: in the "API keys" group, a 404 for an unknown workspace or key unless it says otherwise. */
+const keyDocs = (docs: Omit<RouteDocs, 'tag'>): RouteDocs => ({ tag: 'API keys', errors: { 404: 'No such workspace or key.' }, ...docs });
+
 /** What each route of `ADMIN_ROUTES` takes and answers: the route builder validates these, the API reference documents them, and tests walk them. */
 export const ADMIN_ROUTE_SCHEMAS = {
   'POST /workspaces': {
@@ -105,74 +119,65 @@ export const ADMIN_ROUTE_SCHEMAS = {
   'POST /workspaces/:id/api-keys': {
     params: WorkspaceParams,
     body: CreateApiKeyBody,
-    docs: {
+    docs: keyDocs({
       operationId: 'createApiKey',
       summary: 'Create an API key',
-      tag: 'API keys',
       responses: { 201: { description: 'The key with its token, shown only here.', schema: ApiKeyWithToken } },
       errors: { 404: 'No such workspace.' },
       requestExample: { name: 'scanner', scopes: ['tickets:read', 'tickets:write'], rate_limits: { events: 50 } },
-    },
+    }),
   },
   'GET /workspaces/:id/api-keys': {
     params: WorkspaceParams,
     query: AdminListQuery,
-    docs: {
+    docs: keyDocs({
       operationId: 'listApiKeys',
       summary: 'List API keys',
       description: 'Every key of the workspace, revoked ones too; never a token.',
-      tag: 'API keys',
       responses: { 200: { description: 'A page of keys.', schema: ApiKeyList } },
       errors: { 404: 'No such workspace.' },
-    },
+    }),
   },
   'PATCH /workspaces/:id/api-keys/:key_id': {
     params: ApiKeyParams,
     body: UpdateApiKeyBody,
-    docs: {
+    docs: keyDocs({
       operationId: 'updateApiKey',
       summary: 'Change an API key',
       description: 'Fields omitted stay as they are. Every gateway instance applies the change within 1 s.',
-      tag: 'API keys',
       responses: { 200: { description: 'The key.', schema: ApiKey } },
-      errors: { 404: 'No such workspace or key.' },
       requestExample: { scopes: ['tickets:read'], rate_limits: { events: 5 } },
-    },
+    }),
   },
   'DELETE /workspaces/:id/api-keys/:key_id': {
     params: ApiKeyParams,
-    docs: {
+    docs: keyDocs({
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key',
       description: 'The key fails with 401 on every gateway instance within 1 s.',
-      tag: 'API keys',
       responses: { 204: { description: 'Revoked.' } },
-      errors: { 404: 'No such workspace or key.' },
-    },
+    }),
   },
   'POST /workspaces/:id/api-keys/:key_id/roll': {
     params: ApiKeyParams,
     body: RollApiKeyBody,
-    docs: {
+    docs: keyDocs({
       operationId: 'rollApiKey',
       summary: 'Roll an API key',
       description:
         'A new key (with its token) with the same name, scopes and limits; the old token keeps working for `expires_in_seconds` more, never longer than it already would.',
-      tag: 'API keys',
       responses: { 201: { description: 'The new key with its token.', schema: ApiKeyWithToken } },
       errors: { 404: 'No such workspace or key.', 409: 'The key is revoked or expired.' },
       requestExample: { expires_in_seconds: 3600 },
-    },
+    }),
   },
   'GET /workspaces/:id/api-keys/:key_id/usage': {
     params: ApiKeyParams,
     query: UsageQuery,
-    docs: {
+    docs: keyDocs({
       operationId: 'getApiKeyUsage',
       summary: "An API key's usage",
-      tag: 'API keys',
       responses: { 200: { description: 'Requests per UTC hour or day.', schema: Usage } },
-      errors: { 404: 'No such workspace or key.' },
-    },
+    }),
   },
 } as const satisfies Record<AdminRouteKey, RouteDeclaration>;
