@@ -70,8 +70,10 @@ test('a 400, a 404 and a 403 are thrown as PlatformApiError with code, errors[],
 test("a 429 is retried after the answer's Retry-After, with the same Idempotency-Key", async () => {
   const { workspaceId, keyId, client } = await newWorkspace('limited', { rate_limits: { warehouse: 1 } });
   const waits: number[] = [];
+  const keys: (string | null)[] = [];
   const platform = client({
     maxRetryDelayMs: 120_000,
+    fetch: (request) => (keys.push(request.headers.get('idempotency-key')), fetch(request)),
     retry: {
       // Instead of sitting out the minute the key's bucket asks for, the operator raises its limit (as the console would); the client's retry then passes.
       sleep: async (ms) => {
@@ -84,12 +86,15 @@ test("a 429 is retried after the answer's Retry-After, with the same Idempotency
     },
   });
   await unwrap(platform.warehouse.GET('/items'));
+  keys.length = 0;
   const created = await platform.warehouse.POST('/items', { body: { sku: 'LIMITED-1', name: 'Limited' } });
   expect(created.response.status).toBe(201);
   // One wait, of the Retry-After (close to the rest of the minute) plus at most the jitter.
   expect(waits).toHaveLength(1);
   expect(waits[0]).toBeGreaterThanOrEqual(50_000);
   expect(waits[0]).toBeLessThanOrEqual(60_250);
+  expect(keys).toHaveLength(2);
+  expect(keys[1]).toBe(keys[0]);
   const listed = await unwrap(platform.warehouse.GET('/items', { params: { query: { sku: 'LIMITED-1' } } }));
   expect(listed.data).toHaveLength(1);
 });
