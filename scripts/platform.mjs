@@ -211,6 +211,8 @@ async function start() {
     `Admin token (PLATFORM_ADMIN_TOKEN): ${env.PLATFORM_ADMIN_TOKEN}`,
     `Demo workspace: ${workspaceId}`,
     `Demo API key:   ${token}`,
+    'Manage workspaces and keys (the CLI calls the admin API with the admin token):',
+    `  PLATFORM_URL=${gateway} PLATFORM_ADMIN_TOKEN=${env.PLATFORM_ADMIN_TOKEN} node gateway/dist/cli.js keys list --workspace ${workspaceId}`,
     `Metrics:        ${processes.map(([name, , , port]) => `${name} :${port}`).join(', ')} (GET /metrics)`,
   ];
   try {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ADMIN_ROUTES, parseRouteKey, type AdminRouteKey } from '@platform/core';
 import { BAD_ESCAPES, BAD_STRINGS, BAD_TIMESTAMPS, FORGED_CURSORS, routesCovered, runBadInput, type BadInputRequest } from '@platform/testing';
-import { ADMIN_ROUTE_SCHEMAS } from './admin.schemas';
+import { ADMIN_ROUTE_SCHEMAS } from '@platform/admin-api';
 import { ADMIN_TOKEN, httpClient, startGateway, type HttpClient, type TestGateway } from './test/gateway';
 
 let gw: TestGateway;

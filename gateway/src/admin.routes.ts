@@ -12,7 +12,7 @@ import {
   type Logger,
   type RouteDefinition,
 } from '@platform/core';
-import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from './admin.schemas';
+import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from '@platform/admin-api';
 import type { KeyCache } from './key-cache';
 import type { KeysStore } from './keys.store';
 import {

@@ -1,22 +1,8 @@
 import { parseArgs } from 'node:util';
-import { ApiError, errorBody, fieldErrorsFromZod, invalidRequest, isTransientBackendError, ListQuery, Uuid, type FieldError } from '@platform/core';
-import type { z } from 'zod';
-import { CreateApiKeyBody, CreateWorkspaceBody, RollApiKeyBody, UpdateApiKeyBody, UsageQuery } from './admin.schemas';
+import { paginate, PlatformApiError, unwrap, type AdminClient } from '@platform/client';
+import { isTransientBackendError } from '@platform/core';
 import type { KeysStore } from './keys.store';
-import {
-  createApiKey,
-  createWorkspace,
-  demoSeed,
-  keyUsage,
-  listApiKeys,
-  listWorkspaces,
-  renderApiKey,
-  renderWorkspace,
-  revokeApiKey,
-  rollApiKey,
-  updateApiKey,
-} from './keys.service';
-import type { KeyChangePublisher } from './key-changes';
+import { demoSeed } from './keys.service';
 
 export const USAGE = `usage: platform <command>
   workspaces create --name NAME
@@ -28,12 +14,15 @@ export const USAGE = `usage: platform <command>
   keys usage --workspace ID --key KEY_ID [--from RFC3339] [--to RFC3339] [--granularity hour|day]
   keys revoke --workspace ID --key KEY_ID
   migrate
-  demo-seed`;
+  demo-seed
+The workspaces and keys commands call the admin API of the gateway at PLATFORM_URL (default http://127.0.0.1:8080)
+with PLATFORM_ADMIN_TOKEN; migrate and demo-seed work on the gateway's database (GATEWAY_DATABASE_URL).`;
 
 export interface CliDeps {
+  /** The admin API's client (@platform/client); throws when PLATFORM_ADMIN_TOKEN is not set. */
+  admin: () => AdminClient;
+  /** The gateway's database, for `demo-seed` only. */
   store: () => KeysStore;
-  /** Opened only by the commands that change a key (`keys update|roll|revoke`). */
-  publisher: () => Promise<KeyChangePublisher>;
   migrate: () => Promise<{ applied: string[]; skipped: string[] }>;
 }
 
@@ -44,32 +33,6 @@ export interface CliIo {
 
 class UsageError extends Error {}
 
-function parse<S extends z.ZodType>(schema: S, value: unknown, location: FieldError['in'] = 'body'): z.output<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw invalidRequest(fieldErrorsFromZod(result.error, location, value));
-  return result.data;
-}
-
-function workspaceId(value: string | undefined): string {
-  if (value === undefined) throw new UsageError('--workspace is required');
-  const result = Uuid.safeParse(value);
-  if (!result.success) throw invalidRequest([{ in: 'path', field: 'workspace', code: 'invalid_format', message: 'must be a UUID' }]);
-  return result.data;
-}
-
-const CACHE_EXPIRY_NOTE = 'gateways pick it up when their cache entry expires (30 s)';
-
-function keyOf(values: { workspace?: string; key?: string }): { id: string; keyId: string } {
-  const id = workspaceId(values.workspace);
-  if (values.key === undefined) throw new UsageError('--key is required');
-  return { id, keyId: parse(Uuid, values.key, 'path') };
-}
-
-/** The Redis publisher, or one whose every publish fails with the connection's error: the change is saved all the same. */
-function publisherOrFailing(deps: CliDeps): Promise<KeyChangePublisher> {
-  return deps.publisher().catch((err: Error) => ({ publish: () => Promise.reject(err) }));
-}
-
 /** `a,b` → ['a', 'b']. */
 function commaList(value: string): string[] {
   return value
@@ -78,7 +41,7 @@ function commaList(value: string): string[] {
     .filter(Boolean);
 }
 
-/** `events=50,pipelines=10` → { events: 50, pipelines: 10 }; a value that is not a whole number stays text so validation names it. */
+/** `events=50,pipelines=10` → { events: 50, pipelines: 10 }; a value that is not a whole number stays text so the API names it. */
 function rateLimitsArg(value: string): Record<string, unknown> {
   return Object.fromEntries(
     commaList(value).map((pair) => {
@@ -90,6 +53,9 @@ function rateLimitsArg(value: string): Record<string, unknown> {
   );
 }
 
+/** A whole number stays a number; anything else is sent as it is, so the API's validation names it. */
+const numberArg = (value: string | undefined): unknown => (value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value);
+
 /** Exactly one of a value option and the flag that means "none of it" (`--scopes`/`--unrestricted`). */
 function valueOrNull<T>(value: string | undefined, none: boolean | undefined, parseValue: (v: string) => T, names: string): T | null | undefined {
   if (value !== undefined && none) throw new UsageError(`use one of ${names}`);
@@ -97,9 +63,15 @@ function valueOrNull<T>(value: string | undefined, none: boolean | undefined, pa
   return value === undefined ? undefined : parseValue(value);
 }
 
+function required(value: string | undefined, option: string): string {
+  if (value === undefined) throw new UsageError(`${option} is required`);
+  return value;
+}
+
 /**
- * The `platform` command: the admin API's operations, run with the same domain functions
- * directly on the database. Prints JSON; returns the exit code (0 ok, 1 failed, 2 usage).
+ * The `platform` command: the admin API's operations over HTTP with the admin client (so a key
+ * change takes the gateway's one path: saved, evicted and announced to every instance), plus the
+ * database-only `migrate` and `demo-seed`. Prints JSON; returns the exit code (0 ok, 1 failed, 2 usage).
  */
 export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<number> {
   const print = (value: unknown): void => io.out(JSON.stringify(value, null, 2));
@@ -127,76 +99,73 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
       },
     });
     const command = positionals.join(' ');
-    const list = (): { limit: number; cursor?: string } => parse(ListQuery, { limit: values.limit, cursor: values.cursor }, 'query');
     if (values.help) {
       io.out(USAGE);
       return 0;
     }
-    switch (command) {
-      case 'workspaces create': {
-        const body = parse(CreateWorkspaceBody, { name: values.name });
-        print(renderWorkspace(await createWorkspace(deps.store(), body.name)));
-        return 0;
+    // The CLI passes what it was given; the admin API validates it and its 400 is printed as it is.
+    const list = { limit: numberArg(values.limit), cursor: values.cursor } as { limit?: number; cursor?: string };
+    const workspace = () => ({ id: required(values.workspace, '--workspace') });
+    const key = () => ({ id: required(values.workspace, '--workspace'), key_id: required(values.key, '--key') });
+    /** The key as the API lists it (it has no single-key read). */
+    const findKey = async (path: { id: string; key_id: string }) => {
+      for await (const found of paginate((cursor) => deps.admin().GET('/workspaces/{id}/api-keys', { params: { path, query: { cursor, limit: 100 } } }))) {
+        if (found.id === path.key_id) return found;
       }
+      return undefined;
+    };
+    switch (command) {
+      case 'workspaces create':
+        print(await unwrap(deps.admin().POST('/workspaces', { body: { name: values.name } as { name: string } })));
+        return 0;
       case 'workspaces list':
-        print(await listWorkspaces(deps.store(), list()));
+        print(await unwrap(deps.admin().GET('/workspaces', { params: { query: list } })));
         return 0;
       case 'keys create': {
-        const id = workspaceId(values.workspace);
-        const body = parse(CreateApiKeyBody, {
+        const path = workspace();
+        const body = {
           name: values.name,
           ...(values.scopes === undefined ? {} : { scopes: commaList(values.scopes) }),
           ...(values['expires-at'] === undefined ? {} : { expires_at: values['expires-at'] }),
           ...(values['rate-limits'] === undefined ? {} : { rate_limits: rateLimitsArg(values['rate-limits']) }),
-        });
-        const { key, token } = await createApiKey(deps.store(), id, {
-          name: body.name,
-          scopes: body.scopes ?? null,
-          expiresAt: body.expires_at ?? null,
-          rateLimits: body.rate_limits ?? null,
-        });
-        print(renderApiKey(key, token));
+        };
+        print(await unwrap(deps.admin().POST('/workspaces/{id}/api-keys', { params: { path }, body: body as never })));
         return 0;
       }
       case 'keys list':
-        print(await listApiKeys(deps.store(), workspaceId(values.workspace), list()));
+        print(await unwrap(deps.admin().GET('/workspaces/{id}/api-keys', { params: { path: workspace(), query: list } })));
         return 0;
       case 'keys update': {
-        const { id, keyId } = keyOf(values);
-        const body = parse(UpdateApiKeyBody, {
+        const path = key();
+        const body = {
           name: values.name,
           scopes: valueOrNull(values.scopes, values.unrestricted, commaList, '--scopes and --unrestricted'),
           rate_limits: valueOrNull(values['rate-limits'], values['default-limits'], rateLimitsArg, '--rate-limits and --default-limits'),
-        });
+        };
         if (body.name === undefined && body.scopes === undefined && body.rate_limits === undefined) {
           throw new UsageError('nothing to change: give --name, --scopes, --unrestricted, --rate-limits or --default-limits');
         }
-        const change = { name: body.name, scopes: body.scopes, rateLimits: body.rate_limits };
-        const { key, announced } = await updateApiKey(deps.store(), await publisherOrFailing(deps), id, keyId, change);
-        if (!announced) io.err(`warning: change saved but not announced over Redis; ${CACHE_EXPIRY_NOTE}`);
-        print(renderApiKey(key));
+        print(await unwrap(deps.admin().PATCH('/workspaces/{id}/api-keys/{key_id}', { params: { path }, body: body as never })));
         return 0;
       }
       case 'keys roll': {
-        const { id, keyId } = keyOf(values);
+        const path = key();
         const expiresIn = values['expires-in'];
-        const body = parse(RollApiKeyBody, expiresIn === undefined ? {} : { expires_in_seconds: /^\d{1,15}$/.test(expiresIn) ? Number(expiresIn) : expiresIn });
-        const { key, token, old, announced } = await rollApiKey(deps.store(), await publisherOrFailing(deps), id, keyId, body.expires_in_seconds);
-        if (!announced) io.err(`warning: roll saved but the old key's new expiry was not announced over Redis; ${CACHE_EXPIRY_NOTE}`);
-        print({ ...renderApiKey(key, token), rolled_from: { id: old.id, expires_at: renderApiKey(old).expires_at } });
+        const body = (expiresIn === undefined ? {} : { expires_in_seconds: numberArg(expiresIn) }) as { expires_in_seconds?: number };
+        const rolled = await unwrap(deps.admin().POST('/workspaces/{id}/api-keys/{key_id}/roll', { params: { path }, body }));
+        const old = await findKey(path);
+        print({ ...rolled, rolled_from: { id: path.key_id, expires_at: old?.expires_at ?? null } });
         return 0;
       }
       case 'keys usage': {
-        const { id, keyId } = keyOf(values);
-        const query = parse(UsageQuery, { from: values.from, to: values.to, granularity: values.granularity }, 'query');
-        print(await keyUsage(deps.store(), id, keyId, query));
+        const query = { from: values.from, to: values.to, granularity: values.granularity } as { granularity?: 'hour' | 'day' };
+        print(await unwrap(deps.admin().GET('/workspaces/{id}/api-keys/{key_id}/usage', { params: { path: key(), query } })));
         return 0;
       }
       case 'keys revoke': {
-        const { id, keyId } = keyOf(values);
-        const { key, announced } = await revokeApiKey(deps.store(), await publisherOrFailing(deps), id, keyId);
-        if (!announced) io.err(`warning: revocation saved but not announced over Redis; ${CACHE_EXPIRY_NOTE}`);
-        print(renderApiKey(key));
+        const path = key();
+        await unwrap(deps.admin().DELETE('/workspaces/{id}/api-keys/{key_id}', { params: { path } }));
+        print(await findKey(path));
         return 0;
       }
       case 'migrate':
@@ -213,8 +182,8 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
       io.err(`${(err as Error).message}\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ApiError) {
-      io.err(JSON.stringify(errorBody(err, 'cli')));
+    if (err instanceof PlatformApiError) {
+      io.err(err.status === 0 ? `gateway unreachable: ${err.message}` : JSON.stringify({ error: err.details }));
       return 1;
     }
     io.err(isTransientBackendError(err) ? `database unreachable: ${(err as Error).message}` : `failed: ${(err as Error).message}`);

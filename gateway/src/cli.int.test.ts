@@ -1,11 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { createAdminClient } from '@platform/client';
 import { migrate } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
 import { runCli, type CliDeps } from './cli.commands';
 import { MIGRATIONS_DIR } from './migrate';
-import { redisKeyChangePublisher } from './key-changes';
-import { startEchoGateway, type EchoGateway } from './test/gateway';
+import { ADMIN_TOKEN, startEchoGateway, type EchoGateway } from './test/gateway';
 
 let gw: EchoGateway;
 let deps: CliDeps;
@@ -13,9 +13,9 @@ let deps: CliDeps;
 beforeAll(async () => {
   gw = await startEchoGateway();
   deps = {
+    // The CLI's own admin client, on the running gateway.
+    admin: () => createAdminClient({ baseUrl: gw.url, adminToken: ADMIN_TOKEN }),
     store: () => gw.store,
-    // The CLI's real publisher, on the test instance's channel.
-    publisher: async () => redisKeyChangePublisher(gw.redis, gw.redisPrefix),
     migrate: () => migrate(testDatabaseUrl('gateway'), MIGRATIONS_DIR),
   };
 });

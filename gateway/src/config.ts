@@ -24,11 +24,18 @@ export const GatewayConfig = z.object({
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
-/** What the CLI needs: the database, and Redis to announce revocations. */
+/**
+ * What the CLI needs: the gateway whose admin API it calls (the same path for key changes as the
+ * console's, so every gateway instance hears of them), and the database for `migrate` and
+ * `demo-seed`, which run before any gateway does.
+ */
 export const CliConfig = GatewayConfig.pick({
   GATEWAY_DATABASE_URL: true,
-  REDIS_URL: true,
   DATABASE_CONNECT_TIMEOUT_MS: true,
   DATABASE_QUERY_TIMEOUT_MS: true,
+}).extend({
+  PLATFORM_URL: env.url('http://127.0.0.1:8080'),
+  /** Required by the commands that call the admin API (all but `migrate` and `demo-seed`). */
+  PLATFORM_ADMIN_TOKEN: env.secret().optional(),
 });
 export type CliConfig = z.infer<typeof CliConfig>;

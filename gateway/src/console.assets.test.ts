@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUCKET_LIMITS, EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
-import { MAX_KEY_RATE_LIMIT } from './admin.schemas';
+import { MAX_KEY_RATE_LIMIT } from '@platform/admin-api';
 import { CONSOLE_PATH, consoleMeta, defaultConsoleDir, loadConsoleAssets, type ConsoleAssets } from './console.assets';
 
 // These tests read the built console (dist/console): turbo builds before it tests.

@@ -1,5 +1,5 @@
 import { BUCKET_LIMITS, DEFAULT_VERSION, EVENT_TYPES, ROUTES, SCOPES, SERVICES, type BucketName, type ServiceName } from '@platform/core';
-import { MAX_KEY_RATE_LIMIT } from './admin.schemas';
+import { MAX_KEY_RATE_LIMIT } from '@platform/admin-api';
 import { builtPageDir, CONTENT_TYPES, loadPageAssets, pageAsset, type PageAssets } from './page-assets';
 
 /** The URL path the workspace console is served under. */

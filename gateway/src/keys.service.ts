@@ -1,14 +1,15 @@
+import type { ApiKey as ApiKeyResource, ApiKeyWithToken, UsageBucket as UsageBucketResource, Workspace as WorkspaceResource } from '@platform/admin-api';
 import { conflict, invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
 import type { ApiKey, KeysStore, RateLimits, UsageBucket, UsageGranularity, Workspace } from './keys.store';
 import type { KeyChangePublisher } from './key-changes';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
 
-export function renderWorkspace(workspace: Workspace) {
+export function renderWorkspace(workspace: Workspace): WorkspaceResource {
   return { id: workspace.id, name: workspace.name, created_at: timestamp(workspace.createdAt) };
 }
 
 /** An API key as the admin API shows it; `token` only on the answer that created it. */
-export function renderApiKey(key: ApiKey, token?: string) {
+export function renderApiKey(key: ApiKey, token?: string): ApiKeyResource | ApiKeyWithToken {
   return {
     id: key.id,
     name: key.name,
@@ -129,7 +130,7 @@ const DEFAULT_USAGE_WINDOW_MS = 24 * HOUR_MS;
 /** The widest range one usage answer covers: at most 744 hourly or 366 daily buckets. */
 export const MAX_USAGE_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * 24 * HOUR_MS, day: 366 * 24 * HOUR_MS };
 
-export function renderUsageBucket(bucket: UsageBucket) {
+export function renderUsageBucket(bucket: UsageBucket): UsageBucketResource {
   const counts = bucket.counts;
   return {
     start: timestamp(bucket.start),

@@ -385,10 +385,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         const { workspace_id, token: seededToken } = JSON.parse(seeded) as { workspace_id: string; token: string };
         workspaceId = workspace_id;
         token = seededToken;
-        const listed = JSON.parse(await runCli(root, ['keys', 'list', '--workspace', workspaceId, '--limit', '100'], baseEnv)) as {
-          data: { id: string; token_prefix: string }[];
-        };
-        keyId = listed.data.find((k) => token.startsWith(k.token_prefix))?.id ?? '';
+        // Without a gateway there is no admin API to list keys with (the CLI's `keys` commands call it): the key's row is read directly.
+        keyId = await seededKeyId(databaseUrls.gateway, workspaceId, token);
       }
     }
 
@@ -444,6 +442,18 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   } catch (err) {
     await stop(2_000);
     throw err;
+  }
+}
+
+/** The id of the key whose token `demo-seed` printed, from the gateway's database. */
+async function seededKeyId(databaseUrl: string, workspaceId: string, token: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; token_prefix: string }>('SELECT id, token_prefix FROM api_keys WHERE workspace_id = $1', [workspaceId]);
+    return rows.find((row) => token.startsWith(row.token_prefix))?.id ?? '';
+  } finally {
+    await client.end();
   }
 }
 

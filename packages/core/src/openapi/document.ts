@@ -5,7 +5,20 @@
  * idempotency) come from contract.ts, so the reference cannot drift from the code.
  */
 import { z } from 'zod';
-import { BUCKET_LIMITS, DEFAULT_VERSION, parseRouteKey, ROUTES, SCOPES, SERVICES, type BucketName, type Scope, type ServiceName } from '../contract';
+import {
+  ADMIN_PREFIX,
+  ADMIN_ROUTES,
+  BUCKET_LIMITS,
+  DEFAULT_VERSION,
+  parseRouteKey,
+  ROUTES,
+  SCOPES,
+  SERVICES,
+  type AdminRouteKey,
+  type BucketName,
+  type Scope,
+  type ServiceName,
+} from '../contract';
 import { ErrorBody } from '../errors';
 import type { RouteDeclaration } from '../route';
 import { Uuid, UtcTimestamp } from '../validation';
@@ -146,7 +159,8 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
   for (const [key, spec] of Object.entries(routes)) {
     const { method, path } = parseRouteKey(key);
     const declaration = options.routes[key];
-    const operation = operationFor(converter, method, path, { scope: spec.scope, bucket: spec.bucket ?? SERVICES[service].bucket }, declaration);
+    const auth = { auth: 'api-key', scope: spec.scope, bucket: spec.bucket ?? SERVICES[service].bucket } as const;
+    const operation = operationFor(converter, method, path, auth, declaration);
     for (const tag of operation.tags ?? []) if (!tags.has(tag)) tags.set(tag, undefined);
     (paths[openApiPath(path)] ??= {})[method.toLowerCase()] = operation;
   }
@@ -187,6 +201,59 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
   };
 }
 
+export interface AdminOpenApiOptions {
+  title: string;
+  version: string;
+  /** Markdown put before the conventions. */
+  description?: string;
+  /** The admin API's route declarations, keyed like `ADMIN_ROUTES`. */
+  routes: Readonly<Record<AdminRouteKey, RouteDeclaration>>;
+  tags?: { name: string; description: string }[];
+}
+
+/**
+ * Builds the OpenAPI 3.1 document of the admin API (`/admin/v1`, contract sections 3 and 16) from
+ * its route declarations: the same conventions as a service's, but authenticated with the admin
+ * token, with no scopes, rate-limit buckets or Idempotency-Key.
+ */
+export function adminOpenApiDocument(options: AdminOpenApiOptions): OpenApiDocument {
+  const converter = new SchemaConverter();
+  const paths: OpenApiDocument['paths'] = {};
+  const tags = new Map<string, string | undefined>((options.tags ?? []).map((tag) => [tag.name, tag.description]));
+  for (const key of Object.keys(ADMIN_ROUTES) as AdminRouteKey[]) {
+    const { method, path } = parseRouteKey(key);
+    const operation = operationFor(converter, method, path, { auth: 'admin-token' }, options.routes[key]);
+    for (const tag of operation.tags ?? []) if (!tags.has(tag)) tags.set(tag, undefined);
+    (paths[openApiPath(path)] ??= {})[method.toLowerCase()] = operation;
+  }
+  converter.convert(ErrorBody, 'output');
+  const description = [
+    ...(options.description ? [options.description, ''] : []),
+    '## Authentication',
+    "Send the platform's admin token as `Authorization: Bearer $PLATFORM_ADMIN_TOKEN`; any other token is a 401. After 100 failed authentications " +
+      'in a minute from one address, its further requests without the admin token get 429 with `Retry-After`.',
+    '',
+    '## Errors and conventions',
+    'As the services\': the error body `{ "error": { "code", "message", "errors"?, "request_id" } }`, JSON only, RFC 3339 UTC timestamps, UUID ids, ' +
+      'lists with `?limit=` (1-100, default 20) and `?cursor=` answering `{ "data": [...], "next_cursor" }`. No `Idempotency-Key`: a POST retried ' +
+      'after a lost answer runs again.',
+  ].join('\n');
+  return {
+    openapi: '3.1.0',
+    info: { title: options.title, version: options.version, description },
+    servers: [{ url: ADMIN_PREFIX, description: `The platform gateway, \`{gateway}${ADMIN_PREFIX}\`.` }],
+    security: [{ adminToken: [] }],
+    tags: [...tags].map(([name, tagDescription]) => (tagDescription ? { name, description: tagDescription } : { name })),
+    paths,
+    components: {
+      schemas: converter.components,
+      securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: "The platform's admin token (`PLATFORM_ADMIN_TOKEN`)." } },
+      headers: componentHeaders(),
+      parameters: componentParameters(),
+    },
+  };
+}
+
 function parametersOf(converter: SchemaConverter, schema: z.ZodType | undefined, location: 'path' | 'query' | 'header'): JsonSchema[] {
   if (!schema) return [];
   const json = converter.convert(schema, 'input');
@@ -203,20 +270,23 @@ function parametersOf(converter: SchemaConverter, schema: z.ZodType | undefined,
   });
 }
 
+/** Who may call an operation: an API key with a scope (counted in a bucket), or the admin token. */
+type OperationAuth = { auth: 'api-key'; scope: Scope; bucket: BucketName } | { auth: 'admin-token' };
+
 function operationFor(
   converter: SchemaConverter,
   method: string,
   path: string,
-  spec: { scope: Scope; bucket: BucketName },
+  spec: OperationAuth,
   declaration: RouteDeclaration | undefined,
 ): OpenApiOperation {
   const { docs, ...schemas } = declaration ?? {};
   const writes = method === 'POST' || method === 'PATCH';
+  const keyed = spec.auth === 'api-key';
   const bodySchema = docs?.body ?? schemas.body;
   const facts: OperationFacts = {
     method,
-    scope: spec.scope,
-    bucket: spec.bucket,
+    ...spec,
     hasPathParams: path.includes(':'),
     hasInput: Boolean(schemas.params ?? schemas.query ?? schemas.headers ?? bodySchema),
   };
@@ -230,9 +300,9 @@ function operationFor(
     ...pathParameters,
     ...parametersOf(converter, schemas.query, 'query'),
     ...parametersOf(converter, schemas.headers, 'header'),
-    ref('parameters', 'PlatformVersion'),
+    ...(keyed ? [ref('parameters', 'PlatformVersion')] : []),
     ref('parameters', 'RequestId'),
-    ...(writes ? [ref('parameters', 'IdempotencyKey')] : []),
+    ...(writes && keyed ? [ref('parameters', 'IdempotencyKey')] : []),
   ];
 
   let requestBody: JsonSchema | undefined;
@@ -248,7 +318,7 @@ function operationFor(
 
   const responses: Record<string, OpenApiResponse> = {};
   for (const [status, response] of Object.entries(docs?.responses ?? {})) {
-    const headers = { ...commonResponseHeaders(Number(status), method) };
+    const headers = { ...commonResponseHeaders(Number(status), method, spec.auth) };
     for (const [name, header] of Object.entries(response.headers ?? {})) {
       headers[name] = {
         description: header.description,
@@ -277,18 +347,21 @@ function operationFor(
       // The route's own 404 says what is missing; the platform's generic one adds nothing then.
       const platform = status === 404 && ownDoc ? [] : (reasons[status] ?? []);
       const lines = [...(ownDoc ? [ownDoc.description] : []), ...platform];
-      responses[String(status)] = errorResponse(status, method, lines, ownDoc?.example ?? errorExample(status, spec.scope));
+      const example = ownDoc?.example ?? errorExample(status, keyed ? spec.scope : undefined);
+      responses[String(status)] = errorResponse(status, method, lines, example, spec.auth);
     }
   }
 
-  const rateLimit = `${BUCKET_LIMITS[spec.bucket]} requests per minute per key (bucket \`${spec.bucket}\`)`;
+  const access = keyed
+    ? `**Scope:** \`${spec.scope}\` · **Rate limit:** ${BUCKET_LIMITS[spec.bucket]} requests per minute per key (bucket \`${spec.bucket}\`).`
+    : '**Authentication:** the admin token.';
   return {
     ...(docs ? { operationId: docs.operationId, summary: docs.summary } : {}),
-    description: [...(docs?.description ? [docs.description, ''] : []), `**Scope:** \`${spec.scope}\` · **Rate limit:** ${rateLimit}.`].join('\n'),
+    description: [...(docs?.description ? [docs.description, ''] : []), access].join('\n'),
     tags: [docs?.tag ?? titleOf(path.split('/')[1] ?? '')],
-    security: [{ bearer: [spec.scope] }],
-    'x-required-scope': spec.scope,
-    'x-rate-limit-bucket': spec.bucket,
+    ...(keyed
+      ? { security: [{ bearer: [spec.scope] }], 'x-required-scope': spec.scope, 'x-rate-limit-bucket': spec.bucket }
+      : { security: [{ adminToken: [] }] }),
     parameters,
     ...(requestBody ? { requestBody } : {}),
     ...(docs ? { responses } : {}),

@@ -123,8 +123,8 @@ function shortExample(error: ApiError): Omit<ErrorBody['error'], 'request_id'> {
   return { code: error.code, message: error.message };
 }
 
-/** The `error` of a typical answer with this status (without `request_id`). */
-export function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody['error'], 'request_id'> {
+/** The `error` of a typical answer with this status (without `request_id`); no scope: an admin route. */
+export function errorExample(status: ErrorStatus, scope: Scope | undefined): Omit<ErrorBody['error'], 'request_id'> {
   switch (status) {
     case 400:
       return {
@@ -133,7 +133,7 @@ export function errorExample(status: ErrorStatus, scope: Scope): Omit<ErrorBody[
         errors: [{ in: 'body', field: 'name', code: 'required', message: 'is required' }],
       };
     case 401:
-      return { code: 'unauthorized', message: 'Missing or invalid bearer token.' };
+      return { code: 'unauthorized', message: scope ? 'Missing or invalid bearer token.' : 'Missing or invalid admin token.' };
     case 403:
       return { code: 'forbidden_scope', message: `This token lacks the scope ${scope}.`, required_scope: scope };
     case 404:
@@ -163,18 +163,40 @@ function markdownList(lines: string[]): string {
   return lines.length === 1 ? lines[0]! : lines.map((line) => `- ${line}`).join('\n');
 }
 
-/** What decides an operation's platform errors. */
-export interface OperationFacts {
-  method: string;
-  scope: Scope;
-  bucket: BucketName;
-  hasPathParams: boolean;
-  hasInput: boolean;
+/** What decides an operation's platform errors: a service route's scope and bucket, or an admin route's admin token. */
+export type OperationFacts = { method: string; hasPathParams: boolean; hasInput: boolean } & (
+  { auth: 'api-key'; scope: Scope; bucket: BucketName } | { auth: 'admin-token' }
+);
+
+/**
+ * An admin route's errors: the admin token instead of a key and its scopes, no rate-limit bucket
+ * (only failed authentications are counted) and no Idempotency-Key.
+ */
+function adminErrorReasons(facts: OperationFacts, writes: boolean): Partial<Record<ErrorStatus, string[]>> {
+  return {
+    400: [
+      ...(facts.hasInput ? ['The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).'] : []),
+      ...(writes ? ['The body is not a JSON object sent as `application/json`, or unknown body fields were sent.'] : []),
+    ],
+    401: ['The bearer token is missing or is not the admin token (`PLATFORM_ADMIN_TOKEN`).'],
+    ...(facts.hasPathParams ? { 404: ['No such workspace or API key.'] } : {}),
+    408: ['The client did not send its whole request (headers and body) in time; the connection is closed after this answer.'],
+    ...(writes
+      ? {
+          413: [`The body exceeds ${MAX_BODY_BYTES} bytes (1 MiB).`],
+          415: ['The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).'],
+        }
+      : {}),
+    429: ['After 100 failed authentications in a minute, requests from that address without the admin token get 429 instead of 401; wait `Retry-After`.'],
+    500: ['Something failed on our side; the body never carries details. Quote `request_id` when asking for support.'],
+    503: ["The gateway's database is briefly unreachable."],
+  };
 }
 
 /** The platform's reasons for each error status of an operation, before the route's own. */
 export function platformErrorReasons(facts: OperationFacts): Partial<Record<ErrorStatus, string[]>> {
   const writes = facts.method === 'POST' || facts.method === 'PATCH';
+  if (facts.auth === 'admin-token') return adminErrorReasons(facts, writes);
   const reasons: Partial<Record<ErrorStatus, string[]>> = {
     400: [
       ...(facts.hasInput ? ['The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).'] : []),
@@ -207,16 +229,24 @@ export function platformErrorReasons(facts: OperationFacts): Partial<Record<Erro
   return reasons;
 }
 
-/** The headers an answer with this status carries, by reference to the shared ones. */
-export function commonResponseHeaders(status: number, method: string): Record<string, JsonSchema> {
+/**
+ * The headers an answer with this status carries, by reference to the shared ones. The admin API's
+ * answers carry no rate-limit headers (it has no bucket) and are never replayed (it takes no Idempotency-Key).
+ */
+export function commonResponseHeaders(status: number, method: string, auth: OperationFacts['auth'] = 'api-key'): Record<string, JsonSchema> {
   const headers: Record<string, JsonSchema> = {
     [HEADERS.requestId]: ref('headers', HEADERS.requestId),
     [HEADERS.version]: ref('headers', HEADERS.version),
-    [HEADERS.limit]: ref('headers', HEADERS.limit),
-    [HEADERS.remaining]: ref('headers', HEADERS.remaining),
-    [HEADERS.reset]: ref('headers', HEADERS.reset),
+    ...(auth === 'api-key'
+      ? {
+          [HEADERS.limit]: ref('headers', HEADERS.limit),
+          [HEADERS.remaining]: ref('headers', HEADERS.remaining),
+          [HEADERS.reset]: ref('headers', HEADERS.reset),
+        }
+      : {}),
   };
   if (status === 429 || status === 503) headers[HEADERS.retryAfter] = ref('headers', HEADERS.retryAfter);
+  if (auth === 'admin-token') return headers;
   if (status === 409 && (method === 'POST' || method === 'PATCH')) {
     headers[HEADERS.retryAfter] = {
       description: 'Only while the first request with the same `Idempotency-Key` still runs.',
@@ -230,10 +260,16 @@ export function commonResponseHeaders(status: number, method: string): Record<st
 }
 
 /** An error answer of an operation: its reasons as markdown, the platform's headers and an example body. */
-export function errorResponse(status: ErrorStatus, method: string, reasons: string[], example: Omit<ErrorBody['error'], 'request_id'>): OpenApiResponse {
+export function errorResponse(
+  status: ErrorStatus,
+  method: string,
+  reasons: string[],
+  example: Omit<ErrorBody['error'], 'request_id'>,
+  auth: OperationFacts['auth'] = 'api-key',
+): OpenApiResponse {
   return {
     description: `${ERROR_TITLES[status]} (\`${ERROR_CODE_OF[status]}\`).\n\n${markdownList(reasons)}`,
-    headers: commonResponseHeaders(status, method),
+    headers: commonResponseHeaders(status, method, auth),
     content: { [JSON_MEDIA_TYPE]: { schema: ref('schemas', 'Error'), example: { error: { ...example, request_id: EXAMPLE_REQUEST_ID } } } },
   };
 }

@@ -1,0 +1,3 @@
+export * from './admin.schemas';
+export * from './admin.resources';
+export * from './admin.openapi';

@@ -1,0 +1,10 @@
+export { createAdminClient, createClient, API_PREFIXES, PLATFORM_VERSION } from './client.js';
+export type { AdminClient, AdminClientOptions, ClientOptions, EventsClient, PipelinesClient, PlatformClient, WarehouseClient } from './client.js';
+export { PlatformApiError, type ErrorDetail, type FieldError } from './errors.js';
+export { newIdempotencyKey } from './idempotency-key.js';
+export { retryingFetch, type Fetch, type RetryOptions } from './retry.js';
+export { paginate, unwrap, type FetchResult, type Page } from './unwrap.js';
+export type * as admin from './generated/admin.js';
+export type * as events from './generated/events.js';
+export type * as pipelines from './generated/pipelines.js';
+export type * as warehouse from './generated/warehouse.js';
