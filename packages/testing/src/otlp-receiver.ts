@@ -75,18 +75,25 @@ export function decodeOtlpJson(body: string): ReceivedSpan[] {
 /**
  * An OTLP/HTTP trace receiver on 127.0.0.1 (what a collector is to the platform), for tests: point
  * OTEL_EXPORTER_OTLP_ENDPOINT at `endpoint` with OTEL_EXPORTER_OTLP_PROTOCOL=http/json. It keeps
- * every span it is sent; protobuf exports are counted and refused (415).
+ * every span it is sent as JSON; protobuf exports (the default protocol) are accepted and counted,
+ * not decoded (the bench's load).
  */
 export async function startOtlpReceiver() {
   const spans: ReceivedSpan[] = [];
   let requests = 0;
+  let protobufBytes = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests++;
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/v1/traces') return void res.writeHead(404).end();
-      if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return void res.writeHead(415).end();
+      const type = req.headers['content-type'] ?? '';
+      if (type.startsWith('application/x-protobuf')) {
+        protobufBytes += chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+        return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      }
+      if (!type.startsWith('application/json')) return void res.writeHead(415).end();
       try {
         spans.push(...decodeOtlpJson(Buffer.concat(chunks).toString('utf8')));
       } catch {
@@ -106,6 +113,8 @@ export async function startOtlpReceiver() {
     trace: (traceId: string): ReceivedSpan[] => spans.filter((span) => span.traceId === traceId),
     /** Export requests of any kind received so far. */
     requests: () => requests,
+    /** Bytes of protobuf exports received so far. */
+    protobufBytes: () => protobufBytes,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
