@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     }
     if (only?.includes('tracing-ab') && aBuild) {
       log(`case tracing A/B: the gateway of ${aRef} vs this one with tracing off, then this one with tracing off vs on`);
-      results.tracingAb = await measured('tracing-ab', () => tracingAbCase(ctx, keysAbPlan, aBuild, redis?.pid));
+      results.tracingAb = await measured('tracing-ab', () => tracingAbCase(ctx, keysAbPlan, aBuild, redis?.pid, argument('tracing') === 'on'));
     }
     if (runCase('hot-path')) {
       log('case 2: gateway hot path, counted database and Redis round trips');

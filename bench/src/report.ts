@@ -125,7 +125,7 @@ export function tableRows(results: BenchResults): Row[] {
     rows.push(...abRows(ab, 'A/B', `B (${settings.join(' ') || 'same settings'})`, !ab.a));
   }
   if (tracingAb) {
-    rows.push(...abRows(tracingAb.off, 'Tracing off A/B', 'B (this checkout, tracing off)', false));
+    if (tracingAb.off) rows.push(...abRows(tracingAb.off, 'Tracing off A/B', 'B (this checkout, tracing off)', false));
     rows.push(...abRows(tracingAb.on, 'Tracing on A/B', 'B (this checkout, tracing on)', false));
     rows.push({
       measurement: 'Tracing on A/B: OTLP exports the traced gateway sent',
