@@ -15,6 +15,7 @@ import { checkinCase, type CheckinPlan } from './cases/checkin';
 import { gatewayAbCase } from './cases/gateway-ab';
 import { hotPathCase } from './cases/hot-path';
 import { BEFORE_KEY_LIMITS_REF, keysAbCase } from './cases/keys-ab';
+import { BEFORE_TRACING_REF, tracingAbCase } from './cases/tracing-ab';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
 import { rateLimitCase } from './cases/rate-limit';
 import { runsCase, type RunsPlan } from './cases/runs';
@@ -46,7 +47,13 @@ const bEnv = Object.fromEntries(
   (argument('b-env')?.split(',') ?? []).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 // Gateway A from another commit's build (gateway-ab when given; keys-ab: the gateway before per-key limits by default).
-const aRef = only?.includes('keys-ab') ? (argument('a-ref') ?? BEFORE_KEY_LIMITS_REF) : only?.includes('gateway-ab') ? argument('a-ref') : undefined;
+const aRef = only?.includes('keys-ab')
+  ? (argument('a-ref') ?? BEFORE_KEY_LIMITS_REF)
+  : only?.includes('tracing-ab')
+    ? (argument('a-ref') ?? BEFORE_TRACING_REF)
+    : only?.includes('gateway-ab')
+      ? argument('a-ref')
+      : undefined;
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
@@ -141,6 +148,10 @@ async function main(): Promise<void> {
     if (only?.includes('keys-ab') && aBuild) {
       log(`case keys A/B: the gateway of ${aRef} vs this one with per-key rate_limits and usage counting`);
       results.keysAb = await measured('keys-ab', () => keysAbCase(ctx, keysAbPlan, aBuild, redis?.pid));
+    }
+    if (only?.includes('tracing-ab') && aBuild) {
+      log(`case tracing A/B: the gateway of ${aRef} vs this one with tracing off, then this one with tracing off vs on`);
+      results.tracingAb = await measured('tracing-ab', () => tracingAbCase(ctx, keysAbPlan, aBuild, redis?.pid, argument('tracing') === 'on'));
     }
     if (runCase('hot-path')) {
       log('case 2: gateway hot path, counted database and Redis round trips');

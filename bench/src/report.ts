@@ -1,6 +1,7 @@
 import type { CheckinResults } from './cases/checkin';
 import type { AbResults } from './cases/gateway-ab';
 import type { KeysAbResults } from './cases/keys-ab';
+import type { TracingAbResults } from './cases/tracing-ab';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
@@ -27,6 +28,7 @@ export interface BenchResults {
   proxy?: ProxyResults;
   ab?: AbResults;
   keysAb?: KeysAbResults;
+  tracingAb?: TracingAbResults;
   hotPath?: HotPathResults;
   runs?: RunsResults;
   schedules?: SchedulesResults;
@@ -36,7 +38,7 @@ export interface BenchResults {
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, hotPath, runs, schedules, checkin, rateLimit } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -121,6 +123,16 @@ export function tableRows(results: BenchResults): Row[] {
   if (ab) {
     const settings = Object.entries(ab.bEnv).map(([k, v]) => `${k}=${v}`);
     rows.push(...abRows(ab, 'A/B', `B (${settings.join(' ') || 'same settings'})`, !ab.a));
+  }
+  if (tracingAb) {
+    if (tracingAb.off) rows.push(...abRows(tracingAb.off, 'Tracing off A/B', 'B (this checkout, tracing off)', false));
+    rows.push(...abRows(tracingAb.on, 'Tracing on A/B', 'B (this checkout, tracing on)', false));
+    rows.push({
+      measurement: 'Tracing on A/B: OTLP exports the traced gateway sent',
+      measured: `${n0(tracingAb.on.exports)} (${n0(tracingAb.on.exportedKiB)} KiB of protobuf)`,
+      target: '> 0',
+      verdict: verdict(tracingAb.on.exports > 0),
+    });
   }
   if (keysAb) {
     rows.push(...abRows(keysAb, 'Keys A/B', 'B (this checkout, per-key rate_limits, usage counted)', false));

@@ -40,6 +40,8 @@ export interface GatewayDeps {
   consoleDir?: string | null;
   /** Where the gateway's metrics go (served by main on METRICS_PORT); default: a registry nobody reads. */
   metrics?: Registry;
+  /** Tracing is on (src/tracing.ts): requests to the services get spans and carry the gateway's `traceparent`. */
+  traced?: boolean;
 }
 
 export interface GatewayState {
@@ -81,7 +83,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
   const limiter = new FailoverLimiter(deps.redis, redisLimiter, memoryLimiter, deps.logger);
   const activity = new KeyActivityRecorder(store, deps.logger, deps.activityFlushMs).start();
-  const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs });
+  const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs, traced: deps.traced });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
 
   const state = (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } });
@@ -124,6 +126,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     docs,
     metrics,
     ready: () => readiness.require(),
+    traced: deps.traced,
   });
 
   let closing: Promise<void> | undefined;

@@ -41,6 +41,7 @@ import type { CachedKey, KeyCache } from './key-cache';
 import type { GatewayMetrics } from './metrics';
 import { forwardedResponseHeaders, type ForwardOutcome, type ForwardRequest, type UpstreamProxy } from './proxy';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
+import { startRequestSpan, withRequestSpan, type RequestSpan } from './request-spans';
 import { sendError, sendJson, sendStored } from './responses';
 import { canonicalPath, type RouteTable, type ServiceMatch } from './route-table';
 import { bearerToken, hashToken, isTokenFormat } from './tokens';
@@ -66,6 +67,8 @@ export interface GatewayHandlerDeps {
   /** The API reference at /docs: its page and the services' OpenAPI documents. */
   docs?: DocsSite;
   metrics: GatewayMetrics;
+  /** Tracing is on: requests to services get spans (request-spans.ts); off, the handler does nothing of it. */
+  traced?: boolean;
 }
 
 /** On every answer of the gateway's own and every proxied one (contract section 2). */
@@ -108,6 +111,8 @@ interface RequestLog {
   keyId?: string;
   /** Resolved once the request's route is known; the gateway's own answers resolve it at the end. */
   metrics?: RouteMetrics;
+  /** Its span, when tracing is on and it goes to a service. */
+  span?: RequestSpan;
 }
 
 /**
@@ -126,12 +131,14 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     pipelines: serviceSigningKey(deps.internalSecret, 'pipelines'),
   } as const;
   const logRequests = logger.isLevelEnabled('info');
+  const traced = deps.traced === true;
 
   function logOnFinish(req: IncomingMessage, res: ServerResponse, log: RequestLog): void {
     res.once('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - log.start) / 1e6;
       (log.metrics ?? metrics.own(req.method!, log.route)).observe(res.statusCode, durationMs / 1e3);
       if (log.keyId !== undefined) activity.answered(log.keyId, res.statusCode);
+      log.span?.end(res.statusCode, log.workspaceId);
       if (!logRequests) return;
       logger.info(
         {
@@ -141,6 +148,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
           duration_ms: durationMs,
           request_id: log.requestId,
           workspace_id: log.workspaceId,
+          ...log.span?.ids(),
         },
         'request',
       );
@@ -254,10 +262,20 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       const parsed = parseIdempotencyKey(idempotencyKey);
       if (parsed instanceof ApiError) return sendError(res, parsed, requestId, headers);
       const scope = idempotencyRecordKey(key.workspaceId, req.method!, canonicalPath({ ...match, route }), parsed);
-      return idempotentRequest(req, res, target, scope, hash ?? bodySha256(body));
+      return idempotentRequest(req, res, target, scope, hash ?? bodySha256(body), log.span);
     }
 
-    sendFailure(req, res, target, await proxy.forward(req, res, target));
+    sendFailure(req, res, target, await forward(req, res, target, log.span));
+  }
+
+  /** The proxy's forward, inside a client span that the service's spans continue when tracing is on. */
+  async function forward(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, span: RequestSpan | undefined): Promise<ForwardOutcome> {
+    if (!span) return proxy.forward(req, res, target);
+    const upstream = span.upstream(target.service, req.method!, proxy.urlOf(target));
+    Object.assign(target.requestHeaders, upstream.headers);
+    const outcome = await proxy.forward(req, res, target);
+    upstream.end(outcome.ok ? { ok: true, status: outcome.held?.status ?? outcome.status } : { ok: false });
+    return outcome;
   }
 
   /** The answer when the proxy could not deliver the service's own. */
@@ -282,7 +300,14 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
    * is stored before the client sees it, so a retry that follows the answer always finds it.
    * Later requests get the stored answer, or 409 while it runs or when their body differs.
    */
-  async function idempotentRequest(req: IncomingMessage, res: ServerResponse, target: ForwardRequest, recordKey: string, hash: string): Promise<void> {
+  async function idempotentRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ForwardRequest,
+    recordKey: string,
+    hash: string,
+    span: RequestSpan | undefined,
+  ): Promise<void> {
     const requestId = target.requestHeaders['x-request-id']!;
     const headers = target.responseHeaders;
 
@@ -301,7 +326,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (claimed.state === 'done') return sendStored(res, claimed.response, headers, true);
 
     const { claim } = claimed;
-    const outcome = await proxy.forward(req, res, { ...target, holdResponseBytes: MAX_STORED_RESPONSE_BYTES });
+    const outcome = await forward(req, res, { ...target, holdResponseBytes: MAX_STORED_RESPONSE_BYTES }, span);
     const held = outcome.ok ? outcome.held : undefined;
     // 5xx answers, failures and answers too long to hold are not stored: the key is free again.
     // A client that left meanwhile does not matter: the service's answer is stored all the same,
@@ -366,7 +391,13 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     const log: RequestLog = { start: process.hrtime.bigint(), requestId: requestIdFrom(req.headers['x-request-id']) };
     logOnFinish(req, res, log);
     const match = routes.match(req.method ?? 'GET', url);
-    const handled = match ? serviceRequest(req, res, match, log) : ownRequest(req, res, pathname, log);
+    let handled: Promise<void>;
+    if (!match) handled = ownRequest(req, res, pathname, log);
+    else if (!traced) handled = serviceRequest(req, res, match, log);
+    else {
+      const span = (log.span = startRequestSpan(req, match, pathname, log.requestId));
+      handled = withRequestSpan(span, () => serviceRequest(req, res, match, log));
+    }
     handled.catch((err: unknown) => {
       logger.error({ err, request_id: log.requestId }, 'unhandled error');
       sendError(res, internalError(), log.requestId, {

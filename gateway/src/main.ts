@@ -1,3 +1,5 @@
+// First: tracing must be in place before ioredis and pg are loaded (the imports below load them).
+import { tracing } from './tracing';
 import { closeServer, listeningAt, loadConfig, runProcess } from '@platform/core';
 import { createApp } from './app';
 import { GatewayConfig } from './config';
@@ -7,7 +9,7 @@ import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 
 const config = loadConfig(GatewayConfig);
-runProcess({ name: 'gateway', config }, async ({ logger, metrics, metricsServerStep }) => {
+runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
   const redis = createRedis(config.REDIS_URL, logger);
   const subscriber = createSubscriber(config.REDIS_URL, logger);
@@ -23,6 +25,7 @@ runProcess({ name: 'gateway', config }, async ({ logger, metrics, metricsServerS
     limits: { events: config.EVENTS_RATE_LIMIT },
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     metrics,
+    traced: tracing.enabled,
   });
 
   // The first Prisma query loads the query compiler synchronously; doing it before listening keeps

@@ -26,6 +26,9 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   'platform-version',
 ]);
 
+/** With tracing on, the gateway's own span is the service's parent: the client's trace context is replaced, not doubled. */
+const STRIPPED_REQUEST_HEADERS_TRACED = new Set([...STRIPPED_REQUEST_HEADERS, 'traceparent', 'tracestate']);
+
 const STRIPPED_RESPONSE_HEADERS = new Set([
   'connection',
   'keep-alive',
@@ -54,13 +57,18 @@ function connectionTokens(value: string | undefined): Set<string> | undefined {
  * `acceptEncoding` the service answers uncompressed (an answer the gateway stores must suit
  * every client that may later get it replayed).
  */
-export function forwardedRequestHeaders(req: IncomingMessage, added: Record<string, string>, acceptEncoding = true): string[] {
+export function forwardedRequestHeaders(
+  req: IncomingMessage,
+  added: Record<string, string>,
+  acceptEncoding = true,
+  stripped: ReadonlySet<string> = STRIPPED_REQUEST_HEADERS,
+): string[] {
   const raw = req.rawHeaders;
   const extra = connectionTokens(req.headers.connection);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (STRIPPED_REQUEST_HEADERS.has(name) || name.startsWith('x-platform-') || extra?.has(name)) continue;
+    if (stripped.has(name) || name.startsWith('x-platform-') || extra?.has(name)) continue;
     if (!acceptEncoding && name === 'accept-encoding') continue;
     out.push(name, raw[i + 1]!);
   }
@@ -163,15 +171,21 @@ export interface ProxyOptions {
   /** Longer than this without response headers (or between body chunks): 503. */
   timeoutMs: number;
   connectionsPerUpstream?: number;
+  /** Tracing is on: the gateway sends its own `traceparent` (ForwardRequest.requestHeaders) instead of the client's. */
+  traced?: boolean;
 }
 
 /** Streams requests to the services over keep-alive pools and their answers back. */
 export class UpstreamProxy {
   private readonly pools: Record<ServiceName, Pool>;
   private readonly timeoutMs: number;
+  private readonly upstreams: Upstreams;
+  private readonly stripped: ReadonlySet<string>;
 
   constructor(options: ProxyOptions) {
     this.timeoutMs = options.timeoutMs;
+    this.upstreams = options.upstreams;
+    this.stripped = options.traced ? STRIPPED_REQUEST_HEADERS_TRACED : STRIPPED_REQUEST_HEADERS;
     const pool = (origin: string): Pool =>
       new Pool(origin, {
         connections: options.connectionsPerUpstream ?? 128,
@@ -195,7 +209,7 @@ export class UpstreamProxy {
         {
           method: req.method as 'GET',
           path: target.path,
-          headers: forwardedRequestHeaders(req, target.requestHeaders, !holding),
+          headers: forwardedRequestHeaders(req, target.requestHeaders, !holding, this.stripped),
           body: target.body.length > 0 ? target.body : null,
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
@@ -217,6 +231,11 @@ export class UpstreamProxy {
       if (res.destroyed) return { ok: false, reason: 'client_gone', error };
       return { ok: false, reason: 'unavailable', error };
     }
+  }
+
+  /** Where a request goes (for its span). */
+  urlOf(target: ForwardRequest): string {
+    return `${this.upstreams[target.service]}${target.path}`;
   }
 
   async close(): Promise<void> {

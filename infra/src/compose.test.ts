@@ -12,10 +12,11 @@ describe('docker-compose.yml', () => {
     expect(composeProblems(compose)).toEqual([]);
   });
 
-  it('runs every deployable and one migration per database', () => {
+  it('runs every deployable and one migration per database (and Jaeger, only with --profile tracing)', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['postgres', 'redis', ...DEPLOYABLES.map((d) => d.name), ...IMAGES.map((m) => `migrate-${m.name}`)].sort(),
+      ['postgres', 'redis', 'jaeger', ...DEPLOYABLES.map((d) => d.name), ...IMAGES.map((m) => `migrate-${m.name}`)].sort(),
     );
+    expect(compose.services.jaeger).toMatchObject({ profiles: ['tracing'], ports: ['127.0.0.1:4318:4318', '127.0.0.1:16686:16686'] });
   });
 
   it('gives each deployable every variable its schema requires, secrets from the shell with a local default', () => {

@@ -53,6 +53,8 @@ export interface AbSetup {
   secondA?: boolean;
   /** The token each gateway's requests carry (default: the platform's key for all). */
   tokens?: Partial<Record<AbGateway, string>>;
+  /** Appended to the names of the gateways this A/B adds, so a second A/B of the same platform can add its own. */
+  nameSuffix?: string;
   /** Called once every gateway answers, before the warm-up. */
   atStart?: (gateways: Record<AbGateway, { url: string; token: string } | undefined>) => Promise<void>;
 }
@@ -86,7 +88,7 @@ export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'pr
       // Without another build, A is the platform's own gateway.
       if (gateway === 'gateway' && !root) processes.gateway = 'gateway';
       else {
-        const name = gateway === 'gateway' ? 'gateway-a' : gateway;
+        const name = `${gateway === 'gateway' ? 'gateway-a' : gateway}${setup.nameSuffix ?? ''}`;
         processes[gateway] = await platform.add({ kind: 'gateway', name, root, env: gateway === 'gateway-b' ? setup.bEnv : {} });
         added.push(name);
       }

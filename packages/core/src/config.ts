@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DatabaseTimeoutsConfig } from './database';
+import { TracingConfig } from './tracing-config';
 
 /** Thrown by parseConfig; its message is the one line that names the bad variable. */
 export class ConfigError extends Error {
@@ -56,7 +57,8 @@ export const env = {
 
 /**
  * The variables every process of the platform (the gateway, each service, the run worker) reads
- * under the same names: where it listens, Redis, its log level and its database timeouts.
+ * under the same names: where it listens, Redis, its log level, its database timeouts and its
+ * tracing (the OpenTelemetry variables; startTracing reads them before the rest is loaded).
  */
 export const CommonConfig = z.object({
   /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
@@ -64,4 +66,5 @@ export const CommonConfig = z.object({
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   LOG_LEVEL: env.logLevel(),
   ...DatabaseTimeoutsConfig.shape,
+  ...TracingConfig.shape,
 });

@@ -9,6 +9,8 @@ export * from './internal-signature';
 export * from './raw-body';
 export * from './signed-request';
 export * from './logger';
+export * from './trace-context';
+export * from './tracing-config';
 export * from './metrics';
 export * from './migrate';
 export * from './pagination';

@@ -45,6 +45,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
  *     data        Json
  *     createdAt   DateTime  @default(now()) @map("created_at") @db.Timestamptz(3)
  *     publishedAt DateTime? @map("published_at") @db.Timestamptz(3)
+ *     traceparent String?
  *     @@index([publishedAt, createdAt])
  *     @@map("outbox_events")
  *   }

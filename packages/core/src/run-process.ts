@@ -7,6 +7,7 @@ import { createMetricsRegistry, HttpMetrics, startMetricsServer } from './metric
 import { closeServer, listen } from './server';
 import type { ServiceAppDeps, ServiceStores } from './service-app';
 import { gracefulShutdown, onShutdownSignals, type ShutdownStep } from './shutdown';
+import type { Tracing } from './tracing';
 
 /** What every deployable's config (src/config.ts) has that runProcess reads. */
 export interface ProcessConfig {
@@ -30,15 +31,16 @@ export interface ProcessContext {
  * Runs a deployable's process (a service, the gateway, a worker): its logger and metrics registry,
  * `start` (which builds the dependencies and listens), then the metrics server on METRICS_PORT;
  * on SIGTERM or SIGINT the named shutdown steps `start` returned run in their order, within
- * `shutdownDeadlineMs` (gracefulShutdown's default when absent). A failed start stops the process
- * with one line.
+ * `shutdownDeadlineMs` (gracefulShutdown's default when absent), then the spans still buffered are
+ * exported (`tracing`, from the deployable's src/tracing.ts; its log lines then carry trace ids).
+ * A failed start stops the process with one line.
  */
 export function runProcess(
-  options: { name: string; config: ProcessConfig; shutdownDeadlineMs?: number },
+  options: { name: string; config: ProcessConfig; shutdownDeadlineMs?: number; tracing?: Tracing },
   start: (context: ProcessContext) => ShutdownStep[] | Promise<ShutdownStep[]>,
 ): void {
-  const { name, config } = options;
-  const logger = createLogger(name, config.LOG_LEVEL);
+  const { name, config, tracing } = options;
+  const logger = createLogger(name, config.LOG_LEVEL, { traceIds: tracing?.enabled });
   const metrics = createMetricsRegistry();
   let metricsServer: Server | undefined;
   const metricsServerStep: ShutdownStep = { name: 'metrics server', run: () => metricsServer && closeServer(metricsServer) };
@@ -47,7 +49,9 @@ export function runProcess(
     .then(
       (steps) => {
         metricsServer = startMetricsServer(config.METRICS_PORT, metrics, logger, config.HOST);
-        onShutdownSignals(gracefulShutdown(steps, logger, options.shutdownDeadlineMs));
+        // Last: the spans of everything the steps before it drained.
+        const traces: ShutdownStep[] = tracing?.enabled ? [{ name: 'traces', run: () => tracing.shutdown() }] : [];
+        onShutdownSignals(gracefulShutdown([...steps, ...traces], logger, options.shutdownDeadlineMs));
       },
       (err: Error) => {
         process.stderr.write(`${name}: failed to start: ${err.message}\n`);
@@ -102,6 +106,8 @@ export interface ServiceDefinition<Db, Stores extends ServiceStores, Config exte
   startWebhooks: StartWebhooks<Db, Config>;
   /** The service's createApp, or a function that builds what the service needs besides and returns its app with their shutdown steps. */
   createApp: (deps: ServiceAppDeps<Stores>) => RequestListener | ServiceAppParts;
+  /** The service's tracing (its src/tracing.ts, imported first by its main.ts). */
+  tracing?: Tracing;
 }
 
 /**
@@ -113,7 +119,7 @@ export function runService<Db extends { $disconnect(): Promise<void> }, Stores e
   definition: ServiceDefinition<Db, Stores, Config>,
 ): void {
   const { service, config, database } = definition;
-  runProcess({ name: service, config }, ({ logger, metrics, metricsServerStep }) => {
+  runProcess({ name: service, config, tracing: definition.tracing }, ({ logger, metrics, metricsServerStep }) => {
     const webhooks = definition.startWebhooks({ service, sql: database, redisUrl: config.REDIS_URL, config, logger, metrics });
     const created = definition.createApp({
       stores: definition.createStores(database),

@@ -143,6 +143,7 @@ export function expectErrorBody(
 }
 export * from './test-env';
 export * from './receiver';
+export * from './otlp-receiver';
 export * from './wait';
 export * from './tcp-proxy';
 export * from './metrics';

@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { EVENT_TYPES, Uuid, type Logger } from '@platform/core';
+import { EVENT_TYPES, TraceParent, Uuid, type Logger } from '@platform/core';
 
 /**
  * The delivery queue contract shared by the producer (the outbox relay) and the delivery worker:
@@ -24,10 +24,14 @@ export const WebhookEventPayload = z.strictObject({
 });
 export type WebhookEventPayload = z.infer<typeof WebhookEventPayload>;
 
-/** One job per (event, endpoint); the event travels whole so every retry sends the same body. */
+/**
+ * One job per (event, endpoint); the event travels whole so every retry sends the same body.
+ * `traceparent`: the span of the change that caused the event (tracing on); each attempt's span links to it.
+ */
 export const DeliveryJob = z.strictObject({
   endpoint_id: Uuid,
   event: WebhookEventPayload,
+  traceparent: TraceParent.optional(),
 });
 export type DeliveryJob = z.infer<typeof DeliveryJob>;
 

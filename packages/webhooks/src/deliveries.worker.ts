@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { Logger, WorkspaceId } from '@platform/core';
+import { inConsumerSpan, type Logger, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NOT_PUBLIC_MESSAGE } from '@platform/address-guard';
 import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
 import type { Sql } from './sql';
@@ -193,28 +193,46 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const dispatcher = new Agent(allowPrivate ? {} : { connect: { lookup: publicGuard.lookup } });
   const attemptOptions: AttemptOptions = { sql: options.sql, dispatcher, timeoutMs: options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, allowPrivate };
 
+  const deliver = async (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>): Promise<void> => {
+    // Never completed without a word: a job that cannot be delivered fails (kept, with its reason), is logged and counted.
+    const undeliverable = (reason: UndeliverableReason, context: object, detail?: string): never => {
+      options.logger?.warn({ job_id: job.id, queue: options.queueName, reason, ...context }, 'webhook delivery cannot be made');
+      options.onUndeliverable?.(reason);
+      throw new UnrecoverableError(detail ? `${undeliverableMessage(reason)}: ${detail}` : undeliverableMessage(reason));
+    };
+    const parsed = DeliveryJob.safeParse(job.data);
+    if (!parsed.success) return undeliverable('invalid_job', {}, parsed.error.message.slice(0, MAX_ERROR_LENGTH));
+    const attempt = job.attemptsMade + 1;
+    const outcome = await attemptDelivery(parsed.data, attempt, attemptOptions);
+    const about = { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt };
+    if (outcome.status === 'undeliverable') return undeliverable(outcome.reason, about);
+    options.logger?.info({ ...about, ...outcome }, 'webhook delivery attempt');
+    options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
+    if (outcome.status !== 'failed') return;
+    if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
+    // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.
+    throw new Error(outcome.error);
+  };
+
   const worker = new Worker<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(
     options.queueName,
-    async (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>) => {
-      // Never completed without a word: a job that cannot be delivered fails (kept, with its reason), is logged and counted.
-      const undeliverable = (reason: UndeliverableReason, context: object, detail?: string): never => {
-        options.logger?.warn({ job_id: job.id, queue: options.queueName, reason, ...context }, 'webhook delivery cannot be made');
-        options.onUndeliverable?.(reason);
-        throw new UnrecoverableError(detail ? `${undeliverableMessage(reason)}: ${detail}` : undeliverableMessage(reason));
-      };
-      const parsed = DeliveryJob.safeParse(job.data);
-      if (!parsed.success) return undeliverable('invalid_job', {}, parsed.error.message.slice(0, MAX_ERROR_LENGTH));
-      const attempt = job.attemptsMade + 1;
-      const outcome = await attemptDelivery(parsed.data, attempt, attemptOptions);
-      const about = { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt };
-      if (outcome.status === 'undeliverable') return undeliverable(outcome.reason, about);
-      options.logger?.info({ ...about, ...outcome }, 'webhook delivery attempt');
-      options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
-      if (outcome.status !== 'failed') return;
-      if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
-      // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.
-      throw new Error(outcome.error);
-    },
+    // Each attempt is a trace of its own that links to the change's: attempts go on for hours, and a
+    // child span that late would stretch the change's trace over them.
+    (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>) =>
+      inConsumerSpan(
+        '@platform/webhooks',
+        'webhook delivery',
+        {
+          links: [(job.data as { traceparent?: unknown } | null)?.traceparent],
+          attributes: {
+            'messaging.system': 'bullmq',
+            'messaging.destination.name': options.queueName,
+            'messaging.message.id': job.id ?? '',
+            'platform.attempt': job.attemptsMade + 1,
+          },
+        },
+        () => deliver(job),
+      ),
     {
       connection: options.connection,
       prefix: options.prefix,

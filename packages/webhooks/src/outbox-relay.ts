@@ -44,6 +44,7 @@ export async function publishOutboxBatch(tx: SqlClient, queue: DeliveryProducer,
             workspace_id: event.workspaceId,
             data: event.data,
           },
+          ...(event.traceparent ? { traceparent: event.traceparent } : {}),
         },
         opts: deliveryJobOptions(event.id, endpoint.id),
       });

@@ -38,6 +38,8 @@ export interface OutboxRow {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** The change's W3C traceparent; null when tracing was off. */
+  traceparent: string | null;
 }
 
 const ENDPOINT = `"id", "workspace_id" AS "workspaceId", "url", "events", "enabled", "secret", "previous_secret" AS "previousSecret",
@@ -196,7 +198,7 @@ export function outboxStore(tx: SqlClient) {
     claimUnpublished(limit: number): Promise<OutboxRow[]> {
       return Promise.resolve(
         tx.$queryRawUnsafe<OutboxRow[]>(
-          `SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt"
+          `SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt", "traceparent"
              FROM "outbox_events" WHERE "published_at" IS NULL
             ORDER BY "created_at", "id" LIMIT $1::int
             FOR UPDATE SKIP LOCKED`,

@@ -1,3 +1,5 @@
+// First: tracing must be in place before express, pg, ioredis and undici are loaded (the imports below load them).
+import { tracing } from './tracing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig, runService } from '@platform/core';
@@ -12,6 +14,7 @@ import { createRunsProducer } from './runs.queue';
 const config = loadConfig(PipelinesConfig);
 const database = createDatabase(config.PIPELINES_DATABASE_URL, config);
 runService({
+  tracing,
   service: 'pipelines',
   config,
   port: config.PIPELINES_PORT,

@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { Uuid, type Logger, type WorkspaceId } from '@platform/core';
+import { currentTraceparent, TraceParent, Uuid, type Logger, type WorkspaceId } from '@platform/core';
 
 /**
  * The run queue's contract, shared by the producer (the API) and the worker: queue name, job
@@ -28,6 +28,11 @@ export const RunJob = z.strictObject({
   // The producer took it from the gateway-signed identity, so it is a trusted workspace id.
   workspace_id: Uuid.transform((id) => id as WorkspaceId),
   pipeline_id: Uuid,
+  /**
+   * The trigger's span (tracing on): every pick-up of the run, retries and hand-backs included, is a
+   * child of it, so one run is one trace from the trigger to its end. Scheduled and re-added runs have none.
+   */
+  traceparent: TraceParent.optional(),
 });
 /** The payload as the worker sees it after parsing. */
 export type RunJob = z.output<typeof RunJob>;
@@ -107,7 +112,8 @@ export function createRunsProducer(options: {
   const cancelChannel = runCancelChannel(options.prefix, options.queueName);
   return {
     async enqueue(job) {
-      const data = RunJob.parse(job);
+      const traceparent = job.traceparent ?? currentTraceparent();
+      const data = RunJob.parse(traceparent ? { ...job, traceparent } : job);
       if (redis.status !== 'ready') throw new QueueUnavailableError(`redis is ${redis.status}`);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {

@@ -1,7 +1,7 @@
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Logger } from '@platform/core';
+import { inConsumerSpan, type Logger } from '@platform/core';
 import { executeRun, failAbandonedRun, type RunExecutorDeps } from './runs.executor';
 import { RUN_CANCELLED, RUN_JOB_NAME, runCancelChannel, RunJob, type RunJobData } from './runs.queue';
 
@@ -47,7 +47,7 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
   const { logger } = options;
   let stopping = false;
 
-  const processor = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
+  const run = async (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> => {
     const runJob = parseRunJob(job.data);
     logger.info({ run_id: runJob.run_id, pipeline_id: runJob.pipeline_id }, 'run job taken');
     const outcome = await executeRun(options.executor, runJob, {
@@ -65,6 +65,23 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
     // The run row already says failed (with its error); the job fails too, without a retry.
     if (outcome === 'failed') throw new UnrecoverableError('the run failed');
   };
+
+  // Each pick-up of the job is a span in the trigger's trace (RunJob.traceparent).
+  const processor = (job: Job<RunJobData, void, typeof RUN_JOB_NAME>, token?: string, signal?: AbortSignal): Promise<void> =>
+    inConsumerSpan(
+      '@platform/pipelines-worker',
+      'pipeline run',
+      {
+        parent: (job.data as { traceparent?: unknown } | null)?.traceparent,
+        attributes: {
+          'messaging.system': 'bullmq',
+          'messaging.destination.name': options.queueName,
+          'messaging.message.id': job.id ?? '',
+          'platform.attempts_made': job.attemptsMade,
+        },
+      },
+      () => run(job, token, signal),
+    );
 
   const worker = new Worker<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, processor, {
     connection: options.connection,

@@ -1,3 +1,5 @@
+// First: tracing must be in place before pg, ioredis and undici are loaded (the imports below load them).
+import { tracing } from './worker.tracing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { closeServer, listen, loadConfig, runProcess } from '@platform/core';
@@ -7,7 +9,7 @@ import { createRunWorker } from './worker.app';
 import { WorkerConfig } from './worker.config';
 
 const config = loadConfig(WorkerConfig);
-runProcess({ name: 'pipelines-worker', config, shutdownDeadlineMs: config.WORKER_SHUTDOWN_TIMEOUT_MS }, ({ logger, metrics, metricsServerStep }) => {
+runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: config.WORKER_SHUTDOWN_TIMEOUT_MS }, ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.PIPELINES_DATABASE_URL, config);
   const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
   destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));

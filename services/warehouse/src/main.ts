@@ -1,3 +1,5 @@
+// First: tracing must be in place before express, pg, ioredis and undici are loaded (the imports below load them).
+import { tracing } from './tracing';
 import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
@@ -8,6 +10,7 @@ import { warehouseServiceStores } from './warehouse.store';
 const config = loadConfig(WarehouseConfig);
 const database = createDatabase(config.WAREHOUSE_DATABASE_URL, config);
 runService({
+  tracing,
   service: 'warehouse',
   config,
   port: config.WAREHOUSE_PORT,
