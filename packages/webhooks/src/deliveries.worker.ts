@@ -149,6 +149,10 @@ export async function attemptDelivery(job: DeliveryJob, attempt: number, options
   return { status: 'failed', responseStatus, error, gone };
 }
 
+/** BullMQ's own defaults, named: a crashed process's attempt is made again within about a minute. */
+const DEFAULT_LOCK_DURATION_MS = 30_000;
+const DEFAULT_STALLED_INTERVAL_MS = 30_000;
+
 export interface DeliveryWorkerOptions {
   sql: Sql;
   /** Redis for BullMQ: ioredis options, or an ioredis client made with `maxRetriesPerRequest: null`. */
@@ -237,8 +241,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency ?? 10,
-      lockDuration: options.lockDurationMs,
-      stalledInterval: options.stalledIntervalMs,
+      // BullMQ takes an explicit undefined as a value, not as "its default".
+      lockDuration: options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,
+      stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
       settings: { backoffStrategy: (attemptsMade: number) => schedule[attemptsMade - 1] ?? -1 },
     },
   );
