@@ -33,10 +33,13 @@ export interface BrowserSession {
   close(): Promise<void>;
 }
 
-/** Chromium with one 1280x900 context for pages of `origin` (the gateway); what they ask of any other origin is recorded. */
-export async function openBrowser(origin: string): Promise<BrowserSession> {
+/**
+ * Chromium with one 1280x900 context for pages of `origin` (the gateway); what they ask of any other
+ * origin is recorded. `args`: more command-line switches (a host name mapped to the gateway).
+ */
+export async function openBrowser(origin: string, args: string[] = []): Promise<BrowserSession> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...args], timeout: 20_000 });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.setDefaultTimeout(WAIT_MS);
   const session: BrowserSession = { context, problems: [], otherOrigins: [], close: () => browser.close() };

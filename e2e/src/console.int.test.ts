@@ -757,3 +757,74 @@ describe('workspace console in Chromium', () => {
     expect(browser.otherOrigins).toEqual([]);
   });
 });
+
+describe('the console over plain http on a host name (not a secure context)', () => {
+  // Chromium resolves console.test to the gateway: http://console.test is no secure context, so
+  // crypto.randomUUID is missing there and the client makes Idempotency-Keys from getRandomValues.
+  const { port } = new URL(gatewayUrl);
+  const origin = `http://console.test:${port}`;
+  let insecure: BrowserSession;
+
+  beforeAll(async () => {
+    insecure = await openBrowser(origin, ['--host-resolver-rules=MAP console.test 127.0.0.1']);
+  });
+
+  afterAll(async () => {
+    await insecure?.close();
+  });
+
+  test('a service POST carries a UUID Idempotency-Key; pagehide revokes the session key with a keepalive DELETE sent by the client', async () => {
+    const tab = await insecure.context.newPage();
+    // What the page hands to fetch (the client sends Request objects): whether each went keepalive.
+    await tab.addInitScript(() => {
+      const sent: { method: string; url: string; keepalive: boolean }[] = [];
+      Object.assign(window, { sent });
+      const original = window.fetch.bind(window);
+      window.fetch = (input, init) => {
+        if (input instanceof Request) sent.push({ method: input.method, url: input.url, keepalive: init?.keepalive ?? input.keepalive });
+        return original(input, init);
+      };
+    });
+    await tab.goto(`${origin}/console`);
+    expect(await tab.evaluate(() => ({ secure: window.isSecureContext, randomUUID: typeof crypto.randomUUID }))).toEqual({
+      secure: false,
+      randomUUID: 'undefined',
+    });
+    await tab.getByLabel('Admin token').fill(adminToken);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    const name = `e2e http ${randomUUID().slice(0, 8)}`;
+    await tab.getByLabel('New workspace name').fill(name);
+    await tab.getByRole('button', { name: 'Create workspace' }).click();
+    await tab.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
+
+    await tab.getByRole('tab', { name: 'Pipelines' }).click();
+    await tab.getByLabel('Pipeline name').fill('e2e over http');
+    await tab.getByLabel('Source connector').selectOption('sample');
+    await tab.getByLabel('Destination table (postgres)').fill('e2e_console_http_records');
+    const created = tab.waitForRequest((request) => request.method() === 'POST' && new URL(request.url()).pathname === '/pipelines/v3/pipelines');
+    await tab.getByRole('button', { name: 'Create pipeline' }).click();
+    expect((await created).headers()['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    await tab.getByRole('article', { name: 'e2e over http' }).waitFor();
+
+    const id = await findWorkspaceId(name);
+    const sessionKeys = async () =>
+      (await adminApi('GET', `/workspaces/${id}/api-keys`)).body.data.filter((k: { name: string }) => k.name === 'console session');
+    expect((await sessionKeys()).filter((k: { revoked_at: string | null }) => k.revoked_at === null)).toHaveLength(1);
+    const [session] = await sessionKeys();
+    // Headless Chromium finishes a request of a closed tab even without keepalive, so the page is
+    // sent pagehide and what it handed to fetch is read instead.
+    await tab.evaluate(() => window.dispatchEvent(new PageTransitionEvent('pagehide')));
+    await eventually(async () => expect((await sessionKeys()).filter((k: { revoked_at: string | null }) => k.revoked_at === null)).toEqual([]));
+    const sent = await tab.evaluate(() => (window as unknown as { sent: { method: string; url: string; keepalive: boolean }[] }).sent);
+    expect(sent.filter((request) => request.method === 'DELETE')).toEqual([
+      { method: 'DELETE', url: `${origin}/admin/v1/workspaces/${id}/api-keys/${session.id}`, keepalive: true },
+    ]);
+    expect(sent.filter((request) => request.method !== 'DELETE').every((request) => !request.keepalive)).toBe(true);
+    await tab.close();
+  });
+
+  test('no CSP or Trusted Types violation, no script error and no request to another origin happened there either', () => {
+    expect(insecure.problems).toEqual([]);
+    expect(insecure.otherOrigins).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 // the base style sheet they share, the files it takes from npm packages, and its index.html, the
 // shared shell around the page's body. tsc has already put the page's scripts there, so dist/
 // alone is the deployable gateway.
-import { copyFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,9 @@ const require = createRequire(import.meta.url);
 
 /**
  * Each page: served at /{name}, its title, its style sheets after base.css and its entry script,
- * where "Skip to content" leads, and the files it serves unchanged from npm packages (served name →
- * file in node_modules), so nothing is fetched from another origin.
+ * where "Skip to content" leads, the files it serves unchanged from npm packages (served name →
+ * file in node_modules), so nothing is fetched from another origin, and the folders of ES modules
+ * it serves unchanged from packages (served folder → a module in that folder; its .js files).
  */
 const PAGES = [
   {
@@ -25,8 +26,10 @@ const PAGES = [
     script: 'main.js',
     main: 'main',
     packageFiles: { 'uPlot.esm.js': 'uplot/dist/uPlot.esm.js', 'uPlot.min.css': 'uplot/dist/uPlot.min.css' },
+    // The platform's client, built for browsers (packages/client/scripts/build-browser.mjs): the console's data calls.
+    packageFolders: { client: '@platform/client/browser' },
   },
-  { name: 'docs', title: 'API reference', stylesheets: ['docs.css'], script: 'docs.js', main: 'content', packageFiles: {} },
+  { name: 'docs', title: 'API reference', stylesheets: ['docs.css'], script: 'docs.js', main: 'content', packageFiles: {}, packageFolders: {} },
 ];
 
 const shell = readFileSync(join(here, 'shell.html'), 'utf8');
@@ -36,6 +39,11 @@ for (const page of PAGES) {
   cpSync(join(gateway, page.name, 'static'), out, { recursive: true });
   copyFileSync(join(here, 'base.css'), join(out, 'base.css'));
   for (const [served, file] of Object.entries(page.packageFiles)) copyFileSync(require.resolve(file), join(out, served));
+  for (const [served, module] of Object.entries(page.packageFolders)) {
+    const folder = join(out, served);
+    rmSync(folder, { recursive: true, force: true });
+    cpSync(dirname(require.resolve(module)), folder, { recursive: true, filter: (source) => statSync(source).isDirectory() || source.endsWith('.js') });
+  }
   const values = {
     ...page,
     stylesheets: page.stylesheets.map((sheet) => `<link rel="stylesheet" href="/${page.name}/${sheet}" />`).join('\n    '),

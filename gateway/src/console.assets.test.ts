@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import { BUCKET_LIMITS, EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
 import { MAX_KEY_RATE_LIMIT } from '@platform/admin-api';
 import { CONSOLE_PATH, consoleMeta, defaultConsoleDir, loadConsoleAssets, type ConsoleAssets } from './console.assets';
@@ -21,6 +21,17 @@ const PACKAGE_FILES: Record<string, string> = {
   '/console/uPlot.esm.js': 'uplot/dist/uPlot.esm.js',
   '/console/uPlot.min.css': 'uplot/dist/uPlot.min.css',
 };
+/** The platform's client built for browsers (packages/client/dist/browser), served as /console/client/. */
+const CLIENT_PATH = `${CONSOLE_PATH}/client/`;
+const clientDir = dirname(require.resolve('@platform/client/browser'));
+/** Its modules by the path they are served at. */
+const clientModules = (): Record<string, string> =>
+  Object.fromEntries(
+    readdirSync(clientDir, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.js'))
+      .map((file) => [`${CLIENT_PATH}${file.split(sep).join('/')}`, join(clientDir, file)]),
+  );
+const fromPackage = (path: string): boolean => path in PACKAGE_FILES || path.startsWith(CLIENT_PATH);
 
 describe('console assets', () => {
   test('the page, its style sheet, its entry module and every module it imports are built', () => {
@@ -32,6 +43,8 @@ describe('console assets', () => {
       '/console/console.css',
       '/console/main.js',
       '/console/meta.json',
+      '/console/client/index.js',
+      '/console/client/openapi-fetch.js',
       ...Object.keys(PACKAGE_FILES),
     ]) {
       expect(assets.has(path)).toBe(true);
@@ -45,10 +58,23 @@ describe('console assets', () => {
     }
   });
 
+  test('the platform client is served as its browser build: every module of packages/client/dist/browser byte for byte, nothing else', () => {
+    const modules = clientModules();
+    expect(Object.keys(modules)).toContain('/console/client/index.js');
+    expect(
+      files()
+        .filter((path) => path.startsWith(CLIENT_PATH))
+        .sort(),
+    ).toEqual(Object.keys(modules).sort());
+    for (const [path, file] of Object.entries(modules)) {
+      expect({ path, same: assets.get(path)!.body.equals(readFileSync(file)) }).toEqual({ path, same: true });
+    }
+  });
+
   test('no asset references another origin: no URL with a scheme or protocol-relative URL (an SVG namespace name is not fetched)', () => {
     for (const path of files()) {
       // A published library keeps its comments (credits, sources of its algorithms): a URL there is never fetched.
-      const code = path in PACKAGE_FILES ? text(path).replace(/^\s*(\/\/|\/?\*).*$/gm, '') : text(path);
+      const code = fromPackage(path) ? text(path).replace(/^\s*(\/\/|\/?\*).*$/gm, '') : text(path);
       const body = code.replaceAll('xmlns="http://www.w3.org/2000/svg"', '');
       expect({ path, urls: body.match(/[a-z][a-z0-9+.-]*:\/\/[^\s"'`)]*/gi) ?? [] }).toEqual({ path, urls: [] });
       expect({ path, protocolRelative: body.match(/(?:src|href|action)\s*=\s*["']\/\/|url\(\s*["']?\/\//gi) ?? [] }).toEqual({ path, protocolRelative: [] });
@@ -71,14 +97,25 @@ describe('console assets', () => {
     for (const [, url] of html.matchAll(/\b(?:src|href)="(\/console\/[^"]*)"/g)) expect(assets.has(url!)).toBe(true);
   });
 
-  test('the modules run without a bundler: every import is a relative path to a built module', () => {
+  test('the modules run without a bundler: every import (static or dynamic) is a relative path to a built module of the page', () => {
+    let imports = 0;
     for (const path of files().filter((p) => p.endsWith('.js'))) {
-      for (const [, staticImport, dynamicImport] of text(path).matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
-        const specifier = staticImport ?? dynamicImport;
-        expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
-        expect(assets.has(`${CONSOLE_PATH}/${specifier!.slice(2)}`)).toBe(true);
+      for (const [, staticImport, dynamicImport] of text(path).matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]?([^'")]+)['"]?\s*\)/g)) {
+        const specifier = staticImport ?? dynamicImport!;
+        expect({ path, specifier }).toEqual({ path, specifier: expect.stringMatching(/^\.{1,2}\/[\w./-]+\.js$/) });
+        const target = new URL(specifier, `https://gateway.test${path}`).pathname;
+        expect({ path, specifier, target, served: target.startsWith(`${CONSOLE_PATH}/`) && assets.has(target) }).toEqual({
+          path,
+          specifier,
+          target,
+          served: true,
+        });
+        imports++;
       }
     }
+    // The console's modules import each other and the client's; the client's import openapi-fetch.
+    expect(imports).toBeGreaterThan(20);
+    expect(text('/console/api.js')).toMatch(/from '\.\/client\/index\.js'/);
   });
 
   test('the console never writes HTML from strings or keeps the token anywhere but in memory', () => {

@@ -1,27 +1,21 @@
-// Calls to the gateway from the console: the admin API with the admin token, the services'
-// public API with the console's session key. Same origin, so no CORS and no cookie.
+// Calls to the gateway from the console, through the platform's own client (@platform/client, its
+// browser build served beside these modules as ./client/): the admin API with the admin token, the
+// services' public API with the console's session key. Same origin, so no CORS and no cookie.
+import {
+  createAdminClient,
+  createClient,
+  PlatformApiError,
+  unwrap,
+  type AdminClient,
+  type admin as adminApi,
+  type events,
+  type FetchResult,
+  type Page,
+  type pipelines,
+  type PlatformClient,
+} from './client/index.js';
 
-export interface Problem {
-  in?: string;
-  field: string;
-  code: string;
-  message: string;
-}
-
-/** A non-2xx answer, with the contract's error body (section 2) taken apart. */
-export class ApiCallError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly problems: Problem[] = [],
-    readonly requestId?: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'ApiCallError';
-  }
-}
+export { PlatformApiError, unwrap, type FetchResult, type Page, type PlatformClient };
 
 export interface ServiceMeta {
   name: string;
@@ -40,221 +34,84 @@ export interface RateLimitBucket {
 /** Served by the gateway from @platform/core (never copied into the page). */
 export interface Meta {
   version: string;
-  scopes: string[];
+  scopes: Scope[];
   rate_limit_buckets: RateLimitBucket[];
   /** The highest limit per minute a key may have in a bucket. */
   rate_limit_max: number;
   services: ServiceMeta[];
 }
 
-export interface Page<T> {
-  data: T[];
-  next_cursor: string | null;
-}
+type AdminSchemas = adminApi.components['schemas'];
+type EventsSchemas = events.components['schemas'];
+type PipelinesSchemas = pipelines.components['schemas'];
 
-export interface Workspace {
-  id: string;
-  name: string;
-  created_at: string;
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  scopes: string[] | null;
-  token?: string;
-  token_prefix: string;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  /** Bucket → requests per minute for this key; a bucket not named (or null) has the platform's limit. */
-  rate_limits: RateLimits | null;
-}
-
-export type RateLimits = Record<string, number>;
-
-/** What PATCH changes; a field left out stays as it is (contract section 16). */
-export interface KeyChanges {
-  name?: string;
-  scopes?: string[] | null;
-  rate_limits?: RateLimits | null;
-}
-
-export type StatusClass = '2xx' | '3xx' | '4xx' | '429' | '5xx';
-
+export type Workspace = AdminSchemas['Workspace'];
+export type ApiKey = AdminSchemas['ApiKey'];
+export type NewApiKey = AdminSchemas['ApiKeyWithToken'];
 /** A key's requests in one UTC hour (or day) by status class; "4xx" leaves out 429 (contract section 16). */
-export interface UsageBucket {
-  start: string;
-  requests: number;
-  by_status: Record<StatusClass, number>;
-}
+export type UsageBucket = AdminSchemas['UsageBucket'];
+export type StatusClass = `${keyof UsageBucket['by_status']}`;
+/** Bucket → requests per minute for a key; a bucket not named (or null) has the platform's limit. */
+export type RateLimits = Record<string, number>;
+/** What PATCH changes; a field left out stays as it is (contract section 16). */
+export type KeyChanges = NonNullable<adminApi.operations['updateApiKey']['requestBody']>['content']['application/json'];
+/** A scope of the contract (section 4). */
+export type Scope = NonNullable<KeyChanges['scopes']>[number];
 
+export type Pipeline = PipelinesSchemas['Pipeline'];
+/** What POST /pipelines takes. */
+export type NewPipeline = pipelines.operations['createPipeline']['requestBody']['content']['application/json'];
+/** A pipeline's schedule (contract section 13). */
+export type Schedule = NonNullable<Pipeline['schedule']>;
+/** A connector and its config, as the pipelines page shows any of them. */
 export interface ConnectorSpec {
   connector: string;
   config: Record<string, unknown>;
 }
-
-/** A pipeline's schedule (contract section 13). */
-export type Schedule = { type: 'cron'; cron: string; timezone: string } | { type: 'interval'; every_seconds: number };
-
-export interface Pipeline {
-  id: string;
-  name: string;
-  status: 'active' | 'paused';
-  source: ConnectorSpec;
-  destination: ConnectorSpec;
-  schedule: Schedule | null;
-  /** Null without a schedule or while paused. */
-  next_run_at: string | null;
-  last_successful_run_at: string | null;
-  created_at: string;
-}
-
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-
-export interface Run {
-  id: string;
-  pipeline_id: string;
-  status: RunStatus;
-  trigger: string;
-  since: string | null;
-  dry_run: boolean;
-  attempts: number;
-  stats: { records_read: number; records_written: number };
-  error: { code: string; message: string } | null;
-  /** The tick that created the run; null for every other run. */
-  scheduled_for: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
+export type Run = PipelinesSchemas['Run'];
+export type RunStatus = Run['status'];
 /** One line of a run's log (contract section 14). */
-export interface RunLogLine {
-  id: string;
-  run_id: string;
-  attempt: number;
-  at: string;
-  level: 'info' | 'warn' | 'error';
-  message: string;
-  data: Record<string, unknown> | null;
-}
+export type RunLogLine = PipelinesSchemas['RunLogLine'];
 
-export interface WebhookEndpoint {
-  id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  created_at: string;
-  secret?: string;
-}
-
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'succeeded' | 'failed';
-  response_status: number | null;
-  error: string | null;
-  created_at: string;
-}
+/** The webhook endpoints API, the same in every service (contract section 11). */
+export type WebhookEndpoint = EventsSchemas['WebhookEndpoint'] & { secret?: string };
+export type WebhookEventType = EventsSchemas['WebhookEndpoint']['events'][number];
+export type Delivery = EventsSchemas['WebhookDelivery'];
 
 /** An event of the events service (contract section 8). */
-export interface PlatformEvent {
-  id: string;
-  name: string;
-  starts_at: string;
-  ends_at: string | null;
-  created_at: string;
-}
-
-export type TicketStatus = 'issued' | 'validated';
-
-export interface Ticket {
-  id: string;
-  event_id: string;
-  status: TicketStatus;
-  holder_name: string | null;
-  metadata: Record<string, string>;
-  validated_at: string | null;
-  validator_id: string | null;
-  gate: string | null;
-  created_at: string;
-  /** Changed by every validation and reversal (contract section 15). */
-  updated_at: string;
-}
-
-export type CheckInAction = 'validated' | 'unvalidated' | 'rejected_duplicate';
-
+export type PlatformEvent = EventsSchemas['Event'];
+export type Ticket = EventsSchemas['Ticket'];
+export type TicketStatus = Ticket['status'];
 /** One entry of a ticket's check-in history (contract section 15). */
-export interface CheckIn {
-  id: string;
-  ticket_id: string;
-  action: CheckInAction;
-  at: string;
-  gate: string | null;
-  validator_id: string | null;
-  scan_id: string | null;
-  reason: string | null;
-}
-
+export type CheckIn = EventsSchemas['Checkin'];
+export type CheckInAction = CheckIn['action'];
 /** An event's live figures (contract section 15); `gate: null` counts validations without a gate. */
-export interface EventStats {
-  event_id: string;
-  tickets: { total: number; issued: number; validated: number };
-  gates: { gate: string | null; validated: number }[];
-  rejected_duplicates: number;
-  as_of: string;
-}
+export type EventStats = EventsSchemas['EventStats'];
 
-export interface CallOptions {
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Lets the request finish after the tab closes (revoking the session key on pagehide). */
-  keepalive?: boolean;
-}
+/**
+ * How every call leaves the page: never from or into the HTTP cache (answers carry tokens and
+ * workspace data), without cookies, and refused rather than followed when redirected.
+ */
+export const REQUEST_OPTIONS = { cache: 'no-store', credentials: 'omit', redirect: 'error' } as const satisfies RequestInit;
 
-/** One JSON call; resolves with the parsed body (undefined for 204), rejects with ApiCallError. */
-export async function call<T>(method: string, path: string, token: string, options: CallOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...options.headers };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      keepalive: options.keepalive,
-      cache: 'no-store',
-      credentials: 'omit',
-      redirect: 'error',
-    });
-  } catch {
-    throw new ApiCallError(0, 'network_error', 'The gateway could not be reached. Check your connection and retry.');
-  }
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (res.ok) return parsed as T;
-  const error = (parsed as { error?: Record<string, unknown> } | undefined)?.error;
-  if (!error)
-    throw new ApiCallError(res.status, 'http_error', `The gateway answered ${res.status} ${res.statusText}.`, [], res.headers.get('x-request-id') ?? undefined);
-  const { code, message, errors, request_id: requestId, ...details } = error;
-  throw new ApiCallError(
-    res.status,
-    typeof code === 'string' ? code : 'http_error',
-    typeof message === 'string' ? message : `The gateway answered ${res.status}.`,
-    Array.isArray(errors) ? (errors as Problem[]) : [],
-    typeof requestId === 'string' ? requestId : undefined,
-    details,
-  );
+/**
+ * The client's retries, kept short for a person waiting: a 429, a 503 or no answer is tried twice
+ * more within a few seconds (POSTs and PATCHes with the same Idempotency-Key, so nothing runs
+ * twice); an answer asking to wait longer is shown as it is.
+ */
+export const RETRY = { maxRetries: 2, maxRetryDelayMs: 5_000 } as const;
+
+const common = () => ({ baseUrl: window.location.origin, fetch: (request: Request) => fetch(request, REQUEST_OPTIONS), ...RETRY });
+
+/** The services' client with a session key. */
+export const platformClient = (apiKey: string): PlatformClient => createClient({ ...common(), apiKey });
+
+let adminClient: { token: string; client: AdminClient } | null = null;
+
+/** The admin API's client with this token (one kept while the token stays the same). */
+function adminApiWith(adminToken: string): AdminClient {
+  if (adminClient?.token !== adminToken) adminClient = { token: adminToken, client: createAdminClient({ ...common(), adminToken }) };
+  return adminClient.client;
 }
 
 export async function loadMeta(): Promise<Meta> {
@@ -263,30 +120,41 @@ export async function loadMeta(): Promise<Meta> {
   return (await res.json()) as Meta;
 }
 
-const keyPath = (workspaceId: string, keyId: string): string => `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys/${encodeURIComponent(keyId)}`;
-
-const cursorQuery = (cursor: string | null | undefined): string => (cursor ? `&cursor=${encodeURIComponent(cursor)}` : '');
+const keyParams = (workspaceId: string, keyId: string) => ({ path: { id: workspaceId, key_id: keyId } });
 
 /** The admin API (contract section 3) with the admin token. */
 export const admin = {
-  listWorkspaces: (token: string, cursor?: string | null) => call<Page<Workspace>>('GET', `/admin/v1/workspaces?limit=100${cursorQuery(cursor)}`, token),
-  createWorkspace: (token: string, name: string) => call<Workspace>('POST', '/admin/v1/workspaces', token, { body: { name } }),
+  listWorkspaces: (token: string, cursor?: string | null) =>
+    unwrap(adminApiWith(token).GET('/workspaces', { params: { query: { limit: 100, cursor: cursor ?? undefined } } })),
+  createWorkspace: (token: string, name: string) => unwrap(adminApiWith(token).POST('/workspaces', { body: { name } })),
   listKeys: (token: string, workspaceId: string, cursor?: string | null) =>
-    call<Page<ApiKey>>('GET', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys?limit=100${cursorQuery(cursor)}`, token),
-  createKey: (
-    token: string,
-    workspaceId: string,
-    body: { name: string; scopes: string[] | null; expires_at: string | null; rate_limits?: RateLimits | null },
-  ) => call<ApiKey & { token: string }>('POST', `/admin/v1/workspaces/${encodeURIComponent(workspaceId)}/api-keys`, token, { body }),
-  revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) => call<void>('DELETE', keyPath(workspaceId, keyId), token, { keepalive }),
-  updateKey: (token: string, workspaceId: string, keyId: string, body: KeyChanges) => call<ApiKey>('PATCH', keyPath(workspaceId, keyId), token, { body }),
+    unwrap(adminApiWith(token).GET('/workspaces/{id}/api-keys', { params: { path: { id: workspaceId }, query: { limit: 100, cursor: cursor ?? undefined } } })),
+  createKey: (token: string, workspaceId: string, body: { name: string; scopes: Scope[] | null; expires_at: string | null; rate_limits?: RateLimits | null }) =>
+    unwrap(adminApiWith(token).POST('/workspaces/{id}/api-keys', { params: { path: { id: workspaceId } }, body })),
+  /** `keepalive`: the request outlives the page (the session key's revocation on pagehide). */
+  revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) =>
+    unwrap(adminApiWith(token).DELETE('/workspaces/{id}/api-keys/{key_id}', { params: keyParams(workspaceId, keyId), keepalive })),
+  updateKey: (token: string, workspaceId: string, keyId: string, body: KeyChanges) =>
+    unwrap(adminApiWith(token).PATCH('/workspaces/{id}/api-keys/{key_id}', { params: keyParams(workspaceId, keyId), body })),
   /** A new key like this one (its token shown once); this one keeps working `expiresInSeconds` longer at most. */
   rollKey: (token: string, workspaceId: string, keyId: string, expiresInSeconds: number) =>
-    call<ApiKey & { token: string }>('POST', `${keyPath(workspaceId, keyId)}/roll`, token, { body: { expires_in_seconds: expiresInSeconds } }),
+    unwrap(
+      adminApiWith(token).POST('/workspaces/{id}/api-keys/{key_id}/roll', {
+        params: keyParams(workspaceId, keyId),
+        body: { expires_in_seconds: expiresInSeconds },
+      }),
+    ),
   /** The key's requests per UTC hour from `from` until now, oldest first, hours with traffic only. */
   keyUsage: (token: string, workspaceId: string, keyId: string, from: string) =>
-    call<{ data: UsageBucket[] }>('GET', `${keyPath(workspaceId, keyId)}/usage?granularity=hour&from=${encodeURIComponent(from)}`, token),
+    unwrap(
+      adminApiWith(token).GET('/workspaces/{id}/api-keys/{key_id}/usage', {
+        params: { ...keyParams(workspaceId, keyId), query: { granularity: 'hour', from } },
+      }),
+    ),
 };
+
+/** The query of a page of 100 from `cursor` (the first page when null). */
+export const pageAt = (cursor: string | null) => ({ limit: 100, cursor: cursor ?? undefined });
 
 /**
  * Every item of a list whose pages run oldest first (contract section 2), from the page at `from`
@@ -308,5 +176,3 @@ export async function allPages<T>(
   }
   return { items, complete: false, next: cursor };
 }
-
-export const withCursor = (path: string, cursor: string | null): string => `${path}${path.includes('?') ? '&' : '?'}limit=100${cursorQuery(cursor)}`;

@@ -1,7 +1,7 @@
 // Events (contract sections 8 and 15): the workspace's events; an open event's live figures per
 // gate and its tickets, read again every 2 s while the tab shows it; a ticket's check-in history;
 // undoing a validation with a reason.
-import { allPages, ApiCallError, withCursor, type CheckIn, type EventStats, type Page, type PlatformEvent, type Ticket } from './api.js';
+import { allPages, pageAt, PlatformApiError, type CheckIn, type EventStats, type PlatformEvent, type Ticket, type TicketStatus } from './api.js';
 import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
 import {
   describeAction,
@@ -20,7 +20,7 @@ import {
   type ChangesMark,
 } from './events.format.js';
 import { announce, clearError, showError } from './messages.js';
-import { gateway, getMeta } from './session.js';
+import { gateway } from './session.js';
 
 /** How often the open event's figures, its changed tickets and an open history are read again. */
 const REFRESH_MS = 2000;
@@ -89,9 +89,8 @@ let eventsListing = 0;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
-const base = (): string => getMeta().services.find((s) => s.name === 'events')?.prefix ?? '/events/v0';
-const eventPath = (id: string, rest = ''): string => `${base()}/events/${encodeURIComponent(id)}${rest}`;
-const ticketPath = (id: string, rest = ''): string => `${base()}/tickets/${encodeURIComponent(id)}${rest}`;
+const ofEvent = (id: string) => ({ path: { id } });
+const ofTicket = ofEvent;
 const eventsBody = (): HTMLTableSectionElement => byId<HTMLTableElement>('events-table').tBodies[0]!;
 const current = (entry: OpenEvent, at: number): boolean => at === generation && open === entry;
 
@@ -121,7 +120,7 @@ function eventRow(event: PlatformEvent): HTMLTableRowElement {
 async function loadEventsPage(cursor: string | null): Promise<void> {
   const at = generation;
   const listing = eventsListing;
-  const page = await gateway<Page<PlatformEvent>>('GET', withCursor(`${base()}/events`, cursor));
+  const page = await gateway((platform) => platform.events.GET('/events', { params: { query: pageAt(cursor) } }));
   if (at !== generation || listing !== eventsListing) return;
   eventsBody().append(...page.data.map(eventRow));
   eventCount += page.data.length;
@@ -302,7 +301,7 @@ function renderFigures(entry: OpenEvent, stats: EventStats): void {
 async function refreshFigures(entry: OpenEvent): Promise<EventStats | undefined> {
   const at = generation;
   const read = entry.statsReads.begin();
-  const stats = await gateway<EventStats>('GET', eventPath(entry.event.id, '/stats'));
+  const stats = await gateway((platform) => platform.events.GET('/events/{id}/stats', { params: ofEvent(entry.event.id) }));
   if (!current(entry, at) || !entry.statsReads.accept(read)) return undefined;
   renderFigures(entry, stats);
   // Changes are read from the first figures that came: those read before the first tickets page, unless that read failed.
@@ -365,8 +364,11 @@ async function loadTicketsPage(entry: OpenEvent, cursor: string | null): Promise
   const at = generation;
   if (cursor === null) entry.listing++;
   const listing = entry.listing;
-  const status = entry.statusFilter.value;
-  const page = await gateway<Page<Ticket>>('GET', withCursor(eventPath(entry.event.id, `/tickets${status ? `?status=${status}` : ''}`), cursor));
+  // The filter's options are the ticket statuses, and '' for all.
+  const status = (entry.statusFilter.value || undefined) as TicketStatus | undefined;
+  const page = await gateway((platform) =>
+    platform.events.GET('/events/{id}/tickets', { params: { ...ofEvent(entry.event.id), query: { status, ...pageAt(cursor) } } }),
+  );
   if (!current(entry, at) || listing !== entry.listing) return;
   if (cursor === null) {
     entry.tickets = [];
@@ -403,7 +405,9 @@ async function refreshChangedTickets(entry: OpenEvent): Promise<void> {
   if (mark === null) return;
   const at = generation;
   const { changed, mark: next } = await readChanges(mark, (since, cursor) =>
-    gateway<Page<Ticket>>('GET', withCursor(eventPath(entry.event.id, `/tickets?updated_since=${encodeURIComponent(since)}`), cursor)),
+    gateway((platform) =>
+      platform.events.GET('/events/{id}/tickets', { params: { ...ofEvent(entry.event.id), query: { updated_since: since, ...pageAt(cursor) } } }),
+    ),
   );
   if (!current(entry, at)) return;
   // Only this read moves the mark: a ticket from an undo's answer may be newer than changes not read yet.
@@ -491,7 +495,9 @@ function createHistory(entry: OpenEvent, ticket: Ticket): OpenHistory {
 async function loadHistory(entry: OpenEvent, history: OpenHistory): Promise<void> {
   const at = generation;
   const read = history.reads.begin();
-  const { items, complete } = await allPages((cursor) => gateway<Page<CheckIn>>('GET', withCursor(ticketPath(history.ticket.id, '/checkins'), cursor)));
+  const { items, complete } = await allPages((cursor) =>
+    gateway((platform) => platform.events.GET('/tickets/{id}/checkins', { params: { ...ofTicket(history.ticket.id), query: pageAt(cursor) } })),
+  );
   if (!current(entry, at) || entry.history !== history || !history.reads.accept(read)) return;
   const key = JSON.stringify(items);
   if (key === history.shown) return;
@@ -534,7 +540,9 @@ async function undoValidation(entry: OpenEvent, history: OpenHistory, event: Sub
   const id = history.ticket.id;
   const submit = history.form.querySelector<HTMLButtonElement>('button[type="submit"]');
   try {
-    const ticket = await busy([submit], () => gateway<Ticket>('POST', ticketPath(id, '/unvalidate'), { body: { reason: typed.reason } }));
+    const ticket = await busy([submit], () =>
+      gateway((platform) => platform.events.POST('/tickets/{id}/unvalidate', { params: ofTicket(id), body: { reason: typed.reason } })),
+    );
     history.reason.value = '';
     if (!current(entry, at)) return;
     applyTickets(entry, [ticket]);
@@ -542,10 +550,10 @@ async function undoValidation(entry: OpenEvent, history: OpenHistory, event: Sub
     announce(`Validation of ticket ${shortId(id)} undone; it can be validated again.`);
   } catch (err) {
     showError(err, 'Could not undo the validation');
-    if (!(err instanceof ApiCallError && err.status === 409)) return;
+    if (!(err instanceof PlatformApiError && err.status === 409)) return;
     // Not validated (any more): show the ticket as it is now.
     history.reason.value = '';
-    const ticket = await gateway<Ticket>('GET', ticketPath(id)).catch(() => undefined);
+    const ticket = await gateway((platform) => platform.events.GET('/tickets/{id}', { params: ofTicket(id) })).catch(() => undefined);
     if (ticket && current(entry, at)) applyTickets(entry, [ticket]);
   }
   await Promise.all([refreshFigures(entry), loadHistory(entry, history)]).catch(() => undefined);

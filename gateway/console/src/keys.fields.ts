@@ -1,7 +1,7 @@
 // The fields a key's form is made of, shared by the create form and an open key's editor: scope
 // checkboxes (core's SCOPES from the gateway's meta) and one rate limit field per bucket, each form
 // with its own id prefix so several forms live on the page.
-import type { RateLimits } from './api.js';
+import type { RateLimits, Scope } from './api.js';
 import { h } from './dom.js';
 import { limitsFromFields } from './keys.format.js';
 import { getMeta } from './session.js';
@@ -45,9 +45,10 @@ export function accessFields(prefix: string, scopes: readonly string[] | null): 
 }
 
 /** The form's scopes: null for unrestricted access, else the ticked ones (at least one). */
-export function scopesFromForm(form: HTMLFormElement, prefix: string): string[] | null {
+export function scopesFromForm(form: HTMLFormElement, prefix: string): Scope[] | null {
   if (form.querySelector<HTMLInputElement>(`input[name="${prefix}-access"]:checked`)?.value === 'unrestricted') return null;
-  const scopes = [...form.querySelectorAll<HTMLInputElement>(`input[name="${prefix}-scope"]:checked`)].map((box) => box.value);
+  const ticked = [...form.querySelectorAll<HTMLInputElement>(`input[name="${prefix}-scope"]:checked`)].map((box) => box.value);
+  const scopes = getMeta().scopes.filter((scope) => ticked.includes(scope));
   if (scopes.length === 0) throw new Error('Choose at least one scope, or Unrestricted access.');
   return scopes;
 }

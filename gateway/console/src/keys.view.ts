@@ -1,7 +1,7 @@
 // API keys: create (name, scopes, rate limits, expiry; token shown once), list, revoke with
 // confirmation; an open key shows its usage chart, edits its name, scopes and rate limits, and rolls
 // (a new token shown once, the old one working for a chosen overlap).
-import { admin, ApiCallError, type ApiKey, type RateLimits } from './api.js';
+import { admin, PlatformApiError, type ApiKey, type RateLimits } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, time } from './dom.js';
@@ -217,7 +217,7 @@ async function rollKey(key: ApiKey, overlap: (typeof ROLL_OVERLAPS)[number], but
   } catch (err) {
     showError(err, 'Could not roll the key');
     // Revoked or expired meanwhile: the list shows it as it is now.
-    if (err instanceof ApiCallError && err.status === 409) await loadKeys().catch(() => undefined);
+    if (err instanceof PlatformApiError && err.status === 409) await loadKeys().catch(() => undefined);
   }
 }
 

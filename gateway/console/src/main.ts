@@ -1,6 +1,6 @@
 // The workspace console: sign in with the admin token, choose or create a workspace, then manage
 // its API keys (admin API), events, pipelines and webhook endpoints (public API with a session key).
-import { admin, ApiCallError, loadMeta, type Page, type Workspace } from './api.js';
+import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, h, time } from './dom.js';
 import { initEventsView, leaveEvents, resetEventsView, showEvents } from './events.view.js';
 import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
@@ -70,7 +70,7 @@ async function onSignIn(event: SubmitEvent): Promise<void> {
     showView('workspaces');
     announce('Signed in. Choose or create a workspace.');
   } catch (err) {
-    if (err instanceof ApiCallError && err.status === 401) showError(new Error('The admin token was not accepted.'));
+    if (err instanceof PlatformApiError && err.status === 401) showError(new Error('The admin token was not accepted.'));
     else showError(err, 'Could not sign in');
     input.focus();
   }

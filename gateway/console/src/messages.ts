@@ -1,5 +1,6 @@
-import { ApiCallError } from './api.js';
+import { PlatformApiError } from './api.js';
 import { append, byId, h } from './dom.js';
+import { reportOf } from './messages.format.js';
 
 /** Says what happened in the polite live region (screen readers read it when idle). */
 export function announce(message: string): void {
@@ -16,12 +17,11 @@ export function showError(error: unknown, context?: string): void {
   const alert = byId('alert');
   alert.replaceChildren();
   const lead = context ? `${context}: ` : '';
-  if (error instanceof ApiCallError) {
-    append(alert, h('p', {}, `${lead}${error.message}`));
-    if (error.problems.length > 0) {
-      append(alert, h('ul', {}, ...error.problems.map((p) => h('li', {}, p.field ? `${p.field}: ${p.message}` : p.message))));
-    }
-    if (error.requestId) append(alert, h('p', { class: 'hint' }, `Request id: ${error.requestId}`));
+  if (error instanceof PlatformApiError) {
+    const report = reportOf(error);
+    append(alert, h('p', {}, `${lead}${report.message}`));
+    if (report.problems.length > 0) append(alert, h('ul', {}, ...report.problems.map((problem) => h('li', {}, problem))));
+    if (report.requestId) append(alert, h('p', { class: 'hint' }, `Request id: ${report.requestId}`));
   } else {
     append(alert, h('p', {}, `${lead}${error instanceof Error ? error.message : String(error)}`));
   }

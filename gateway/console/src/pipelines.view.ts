@@ -1,6 +1,6 @@
 // Pipelines: the workspace's list (GET /pipelines), create, pause and resume, the schedule (see
 // and edit it, the next run), trigger a run and watch it live (polling), and read a run's log.
-import { allPages, ApiCallError, withCursor, type Page, type Pipeline, type Run, type RunLogLine } from './api.js';
+import { allPages, pageAt, PlatformApiError, type NewPipeline, type Pipeline, type Run, type RunLogLine } from './api.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
@@ -13,7 +13,7 @@ import {
   scheduleFromFields,
   type ScheduleFields,
 } from './pipelines.format.js';
-import { gateway, getMeta } from './session.js';
+import { gateway } from './session.js';
 
 /** How often queued or running runs, open logs and due schedules are read again. */
 const POLL_MS = 1000;
@@ -65,9 +65,8 @@ let nextPageCursor: string | null = null;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
-const base = (): string => getMeta().services.find((s) => s.name === 'pipelines')?.prefix ?? '/pipelines/v3';
-const pipelinePath = (id: string, rest = ''): string => `${base()}/pipelines/${encodeURIComponent(id)}${rest}`;
-const runPath = (entry: Entry, runId: string, rest = ''): string => pipelinePath(entry.pipeline.id, `/runs/${encodeURIComponent(runId)}${rest}`);
+const ofPipeline = (entry: Entry) => ({ path: { id: entry.pipeline.id } });
+const ofRun = (entry: Entry, runId: string) => ({ path: { id: entry.pipeline.id, run_id: runId } });
 
 function nextRun(pipeline: Pipeline): Node | string {
   if (pipeline.schedule === null) return '—';
@@ -267,15 +266,16 @@ async function showPipeline(pipeline: Pipeline, placement: 'first' | 'last' = 'f
   return entry;
 }
 
-function statusFilter(): string {
-  return byId<HTMLSelectElement>('pipelines-status').value;
+/** The filter's options are the pipeline statuses, and '' for all. */
+function statusFilter(): Pipeline['status'] | undefined {
+  return (byId<HTMLSelectElement>('pipelines-status').value || undefined) as Pipeline['status'] | undefined;
 }
 
 /** One page (100) of the workspace's pipelines, oldest first, each shown with its runs. */
 async function loadPipelinesPage(cursor: string | null): Promise<void> {
   const at = generation;
   const filter = statusFilter();
-  const page = await gateway<Page<Pipeline>>('GET', withCursor(`${base()}/pipelines${filter ? `?status=${filter}` : ''}`, cursor));
+  const page = await gateway((platform) => platform.pipelines.GET('/pipelines', { params: { query: { status: filter, ...pageAt(cursor) } } }));
   if (at !== generation) return;
   nextPageCursor = page.next_cursor;
   await Promise.all(page.data.map((pipeline) => showPipeline(pipeline, 'last')));
@@ -296,7 +296,9 @@ async function reloadPipelines(): Promise<void> {
 
 async function loadRuns(entry: Entry): Promise<void> {
   const at = generation;
-  const { items, complete } = await allPages((cursor) => gateway<Page<Run>>('GET', withCursor(pipelinePath(entry.pipeline.id, '/runs'), cursor)));
+  const { items, complete } = await allPages((cursor) =>
+    gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs', { params: { ...ofPipeline(entry), query: pageAt(cursor) } })),
+  );
   if (at !== generation) return;
   entry.runs = items.reverse();
   entry.truncated = !complete;
@@ -307,7 +309,7 @@ async function loadRuns(entry: Entry): Promise<void> {
 async function refreshPipeline(entry: Entry, announceIt = false): Promise<void> {
   clearError();
   try {
-    const pipeline = await gateway<Pipeline>('GET', pipelinePath(entry.pipeline.id));
+    const pipeline = await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: ofPipeline(entry) }));
     entry.pipeline = pipeline;
     renderPipeline(entry);
     await loadRuns(entry);
@@ -322,7 +324,9 @@ async function togglePause(entry: Entry): Promise<void> {
   clearError();
   const action = entry.pipeline.status === 'active' ? 'pause' : 'resume';
   try {
-    const pipeline = await busy([entry.toggle], () => gateway<Pipeline>('POST', pipelinePath(entry.pipeline.id, `/${action}`)));
+    const pipeline = await busy([entry.toggle], () =>
+      gateway((platform) => platform.pipelines.POST(`/pipelines/{id}/${action}`, { params: ofPipeline(entry) })),
+    );
     entry.pipeline = pipeline;
     renderPipeline(entry);
     announce(`“${pipeline.name}” is ${pipeline.status}.`);
@@ -339,7 +343,9 @@ async function saveSchedule(entry: Entry, event: SubmitEvent): Promise<void> {
   if ('problem' in fields) return showError(new Error(fields.problem));
   try {
     const submit = entry.schedule.form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    const pipeline = await busy([submit], () => gateway<Pipeline>('PATCH', pipelinePath(entry.pipeline.id), { body: { schedule: fields.schedule } }));
+    const pipeline = await busy([submit], () =>
+      gateway((platform) => platform.pipelines.PATCH('/pipelines/{id}', { params: ofPipeline(entry), body: { schedule: fields.schedule } })),
+    );
     entry.pipeline = pipeline;
     renderPipeline(entry);
     const next = pipeline.next_run_at ? `; next run ${new Date(pipeline.next_run_at).toLocaleString()}` : '';
@@ -354,14 +360,16 @@ async function triggerRun(entry: Entry, button: HTMLButtonElement): Promise<void
   clearError();
   try {
     const run = await busy([button], () =>
-      gateway<Run>('POST', pipelinePath(entry.pipeline.id, '/runs'), { body: { trigger: 'manual', dry_run: entry.dryRun.checked } }),
+      gateway((platform) =>
+        platform.pipelines.POST('/pipelines/{id}/runs', { params: ofPipeline(entry), body: { trigger: 'manual', dry_run: entry.dryRun.checked } }),
+      ),
     );
     entry.runs = [run, ...entry.runs.filter((r) => r.id !== run.id)];
     renderRuns(entry);
     announce(`Run ${shortId(run.id)} of “${entry.pipeline.name}” ${run.status}.`);
     schedulePoll();
   } catch (err) {
-    if (err instanceof ApiCallError && err.status === 409 && typeof err.details.active_run_id === 'string') {
+    if (err instanceof PlatformApiError && err.status === 409 && typeof err.details.active_run_id === 'string') {
       showError(
         new Error(`A run of “${entry.pipeline.name}” is already queued or running (${shortId(err.details.active_run_id)}); wait for it to end or cancel it.`),
       );
@@ -381,7 +389,9 @@ async function cancelRun(entry: Entry, run: Run, button: HTMLButtonElement): Pro
   if (!confirmed) return;
   clearError();
   try {
-    const cancelled = await busy([button], () => gateway<Run>('POST', runPath(entry, run.id, '/cancel')));
+    const cancelled = await busy([button], () =>
+      gateway((platform) => platform.pipelines.POST('/pipelines/{id}/runs/{run_id}/cancel', { params: ofRun(entry, run.id) })),
+    );
     replaceRun(entry, cancelled);
     announce(`Run ${shortId(run.id)} cancelled.`);
   } catch (err) {
@@ -459,7 +469,9 @@ async function toggleLog(entry: Entry, runId: string): Promise<void> {
 /** Reads the open log from its start and shows the lines not shown yet (a log only grows). */
 async function loadLog(entry: Entry, log: OpenLog): Promise<void> {
   const at = generation;
-  const { items, complete } = await allPages((cursor) => gateway<Page<RunLogLine>>('GET', withCursor(runPath(entry, log.runId, '/logs'), cursor)));
+  const { items, complete } = await allPages((cursor) =>
+    gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs/{run_id}/logs', { params: { ...ofRun(entry, log.runId), query: pageAt(cursor) } })),
+  );
   if (at !== generation || entry.log !== log) return;
   log.body.append(...items.slice(log.shown).map(logLineRow));
   log.shown = Math.max(log.shown, items.length);
@@ -502,12 +514,12 @@ function schedulePoll(): void {
     await Promise.all([
       ...activeRuns().map(async ([entry, run]) => {
         try {
-          const latest = await gateway<Run>('GET', runPath(entry, run.id));
+          const latest = await gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs/{run_id}', { params: ofRun(entry, run.id) }));
           if (at !== generation) return;
           if (JSON.stringify(latest) !== JSON.stringify(run)) replaceRun(entry, latest);
           if (latest.status !== run.status) announce(describeRun(entry, latest));
           if (!ACTIVE.has(latest.status)) {
-            entry.pipeline = await gateway<Pipeline>('GET', pipelinePath(entry.pipeline.id));
+            entry.pipeline = await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: ofPipeline(entry) }));
             renderPipeline(entry);
           }
         } catch {
@@ -516,7 +528,7 @@ function schedulePoll(): void {
       }),
       ...dueSchedules().map(async (entry) => {
         try {
-          entry.pipeline = await gateway<Pipeline>('GET', pipelinePath(entry.pipeline.id));
+          entry.pipeline = await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: ofPipeline(entry) }));
           renderPipeline(entry);
           await loadRuns(entry);
         } catch {
@@ -529,21 +541,18 @@ function schedulePoll(): void {
   }, POLL_MS);
 }
 
-function connectorConfig(): {
-  source: { connector: string; config: Record<string, unknown> };
-  destination: { connector: string; config: Record<string, unknown> };
-} {
+function connectorConfig(): Pick<NewPipeline, 'source' | 'destination'> {
   const value = (id: string) => byId<HTMLInputElement>(id).value.trim();
-  const connector = byId<HTMLSelectElement>('pipeline-source').value;
-  const config: Record<string, unknown> = {};
-  if (connector === 'sample') {
+  const destination = { connector: 'postgres', config: { table: value('destination-table') } } as const;
+  if (byId<HTMLSelectElement>('pipeline-source').value === 'sample') {
+    const config: { records?: number; seed?: number } = {};
     if (value('sample-records')) config.records = Number(value('sample-records'));
     if (value('sample-seed')) config.seed = Number(value('sample-seed'));
-  } else {
-    config.url = value('http-url');
-    if (value('http-records-path')) config.records_path = value('http-records-path');
+    return { source: { connector: 'sample', config }, destination };
   }
-  return { source: { connector, config }, destination: { connector: 'postgres', config: { table: value('destination-table') } } };
+  const config: { url: string; records_path?: string } = { url: value('http-url') };
+  if (value('http-records-path')) config.records_path = value('http-records-path');
+  return { source: { connector: 'http-json', config }, destination };
 }
 
 function createFormSchedule(): ReturnType<typeof scheduleFromFields> {
@@ -566,7 +575,7 @@ async function createPipeline(event: SubmitEvent): Promise<void> {
   try {
     const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
     const body = { name, ...connectorConfig(), ...(schedule.schedule ? { schedule: schedule.schedule } : {}) };
-    const pipeline = await busy([submit], () => gateway<Pipeline>('POST', `${base()}/pipelines`, { body }));
+    const pipeline = await busy([submit], () => gateway((platform) => platform.pipelines.POST('/pipelines', { body })));
     const entry = await showPipeline(pipeline);
     form.reset();
     syncCreateForm();

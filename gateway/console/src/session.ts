@@ -1,6 +1,17 @@
 // The tab's session. The admin token and the session key live only in this module's variables:
 // never in localStorage, sessionStorage, a cookie or a URL. Reloading the tab forgets them.
-import { admin, ApiCallError, call, type CallOptions, type Meta, type Page, type Workspace } from './api.js';
+import {
+  admin,
+  PlatformApiError,
+  platformClient,
+  unwrap,
+  type FetchResult,
+  type Meta,
+  type Page,
+  type PlatformClient,
+  type Scope,
+  type Workspace,
+} from './api.js';
 
 export const SESSION_KEY_NAME = 'console session';
 /** Short-lived: if the tab dies without revoking it, the key stops working on its own. */
@@ -14,8 +25,9 @@ const SESSION_EXTRA_SCOPES = ['events:read', 'tickets:read', 'tickets:write'];
 
 interface SessionKey {
   id: string;
-  token: string;
   expiresAt: number;
+  /** The services' client with this key. */
+  platform: PlatformClient;
 }
 
 let meta: Meta | null = null;
@@ -34,7 +46,7 @@ export function getMeta(): Meta {
 }
 
 /** events:read, tickets:*, pipelines:*, runs:*, webhooks:*, in the order of the contract's scopes. */
-export function sessionScopes(): string[] {
+export function sessionScopes(): Scope[] {
   return getMeta().scopes.filter((scope) => SESSION_RESOURCES.includes(scope.split(':')[0]!) || SESSION_EXTRA_SCOPES.includes(scope));
 }
 
@@ -69,7 +81,7 @@ async function createSessionKey(): Promise<SessionKey> {
     await revokeQuietly(token, chosen.id, created.id);
     throw new Error('The workspace was left.');
   }
-  sessionKey = { id: created.id, token: created.token, expiresAt };
+  sessionKey = { id: created.id, expiresAt, platform: platformClient(created.token) };
   return sessionKey;
 }
 
@@ -138,17 +150,18 @@ export function revokeOnPageHide(): void {
 }
 
 /**
- * A call to a service through the gateway's public API with the session key; a key near its
- * expiry is replaced first, and a 401 (expired or revoked meanwhile) is retried once with a new key.
+ * A call to a service through the gateway's public API with the session key's client, e.g.
+ * `gateway((platform) => platform.events.GET('/events/{id}', { params: { path: { id } } }))`:
+ * resolves with the answer's body, rejects with PlatformApiError. A key near its expiry is
+ * replaced first, and a 401 (expired or revoked meanwhile) is sent once more with a new key.
  */
-export async function gateway<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+export async function gateway<T>(send: (platform: PlatformClient) => Promise<FetchResult<T>>): Promise<T> {
   let key = renewing ? await renewing : sessionKey;
   if (!key || key.expiresAt - Date.now() < RENEW_BEFORE_MS) key = await renewSessionKey(key);
-  const send = (token: string) => call<T>(method, path, token, { ...options, headers: { 'platform-version': getMeta().version, ...options.headers } });
   try {
-    return await send(key.token);
+    return await unwrap(send(key.platform));
   } catch (err) {
-    if (!(err instanceof ApiCallError) || err.status !== 401) throw err;
-    return send((await renewSessionKey(key)).token);
+    if (!(err instanceof PlatformApiError) || err.status !== 401) throw err;
+    return unwrap(send((await renewSessionKey(key)).platform));
   }
 }

@@ -1,6 +1,15 @@
 // Webhook endpoints of each service (contract section 11): list, create (secret shown once),
 // enable or disable, delete, and the latest deliveries with their status.
-import { allPages, ApiCallError, withCursor, type Delivery, type Page, type ServiceMeta, type WebhookEndpoint } from './api.js';
+import {
+  allPages,
+  pageAt,
+  PlatformApiError,
+  type Delivery,
+  type PlatformClient,
+  type ServiceMeta,
+  type WebhookEndpoint,
+  type WebhookEventType,
+} from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, h, time } from './dom.js';
@@ -30,7 +39,15 @@ let loaded = false;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
-const endpointsPath = (service: ServiceMeta, rest = ''): string => `${service.prefix}/webhook-endpoints${rest}`;
+/**
+ * The service's client for its webhook endpoints. The webhook endpoints API is the same in every
+ * service (contract section 11), so the events service's types stand for all three.
+ */
+function webhooksOf(platform: PlatformClient, service: ServiceMeta): PlatformClient['events'] {
+  if (!(service.name in platform)) throw new Error(`The console cannot call the ${service.name} service yet.`);
+  return platform[service.name as keyof PlatformClient] as unknown as PlatformClient['events'];
+}
+const ofEndpoint = (endpoint: WebhookEndpoint) => ({ path: { id: endpoint.id } });
 
 function deliveryRow(delivery: Delivery): HTMLTableRowElement {
   return h(
@@ -49,7 +66,9 @@ function deliveryRow(delivery: Delivery): HTMLTableRowElement {
 async function loadDeliveries(section: ServiceSection, open: OpenDeliveries): Promise<void> {
   const at = generation;
   const { items, complete } = await allPages((cursor) =>
-    gateway<Page<Delivery>>('GET', withCursor(endpointsPath(section.service, `/${encodeURIComponent(open.endpoint.id)}/deliveries`), cursor)),
+    gateway((platform) =>
+      webhooksOf(platform, section.service).GET('/webhook-endpoints/{id}/deliveries', { params: { ...ofEndpoint(open.endpoint), query: pageAt(cursor) } }),
+    ),
   );
   if (at !== generation || !open.body.isConnected) return;
   const latest = items.reverse().slice(0, DELIVERIES_SHOWN);
@@ -142,7 +161,9 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   toggleEnabled.addEventListener('click', () => {
     clearError();
     void busy([toggleEnabled], () =>
-      gateway<WebhookEndpoint>('PATCH', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`), { body: { enabled: !endpoint.enabled } }),
+      gateway((platform) =>
+        webhooksOf(platform, section.service).PATCH('/webhook-endpoints/{id}', { params: ofEndpoint(endpoint), body: { enabled: !endpoint.enabled } }),
+      ),
     ).then(
       async (updated) => {
         announce(`Endpoint ${updated.url} ${updated.enabled ? 'enabled' : 'disabled'}.`);
@@ -164,7 +185,9 @@ async function deleteEndpoint(section: ServiceSection, endpoint: WebhookEndpoint
   if (!confirmed) return;
   clearError();
   try {
-    await busy([button], () => gateway<void>('DELETE', endpointsPath(section.service, `/${encodeURIComponent(endpoint.id)}`)));
+    await busy([button], () =>
+      gateway((platform) => webhooksOf(platform, section.service).DELETE('/webhook-endpoints/{id}', { params: ofEndpoint(endpoint) })),
+    );
     closeDeliveries(endpoint.id);
     announce(`Endpoint ${endpoint.url} deleted.`);
     await loadEndpoints(section);
@@ -175,7 +198,9 @@ async function deleteEndpoint(section: ServiceSection, endpoint: WebhookEndpoint
 
 async function loadEndpoints(section: ServiceSection): Promise<void> {
   const at = generation;
-  const { items } = await allPages((cursor) => gateway<Page<WebhookEndpoint>>('GET', withCursor(endpointsPath(section.service), cursor)));
+  const { items } = await allPages((cursor) =>
+    gateway((platform) => webhooksOf(platform, section.service).GET('/webhook-endpoints', { params: { query: pageAt(cursor) } })),
+  );
   if (at !== generation) return;
   // Deliveries shown before a reload are shown again.
   const wasOpen = new Set(openDeliveries.keys());
@@ -222,9 +247,10 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
     event.preventDefault();
     clearError();
     const url = (form.elements.namedItem('url') as HTMLInputElement).value.trim();
-    const events = all.checked ? ['*'] : types.filter((box) => box.checked).map((box) => box.value);
+    // The boxes are the meta's event types of this service (contract section 11).
+    const events = (all.checked ? ['*'] : types.filter((box) => box.checked).map((box) => box.value)) as WebhookEventType[];
     if (events.length === 0) return showError(new Error('Choose at least one event, or All events.'));
-    void busy([submit], () => gateway<WebhookEndpoint>('POST', endpointsPath(service), { body: { url, events } })).then(
+    void busy([submit], () => gateway((platform) => webhooksOf(platform, service).POST('/webhook-endpoints', { body: { url, events } }))).then(
       async (created) => {
         secretInput.value = created.secret ?? '';
         secretPanel.hidden = false;
@@ -326,7 +352,7 @@ export async function showWebhooks(): Promise<void> {
       await loadEndpoints(section);
     } catch (err) {
       loaded = false;
-      if (err instanceof ApiCallError && err.status === 404) {
+      if (err instanceof PlatformApiError && err.status === 404) {
         section.empty.textContent = 'This service does not answer for webhook endpoints yet.';
         section.empty.hidden = false;
       } else showError(err, `Could not load the ${section.service.name} endpoints`);

@@ -161,4 +161,18 @@ describe('retryingFetch', () => {
     await expect(retrying(new Request('http://gw.test/x', { signal: controller.signal }))).rejects.toMatchObject({ name: 'AbortError' });
     expect(fetch.sent).toHaveLength(1);
   });
+
+  test('every try keeps the request options the caller set (keepalive, cache, credentials, redirect) and its body', async () => {
+    const received: Request[] = [];
+    const answers = [json(503, errorBody('service_unavailable')), json(200, {})];
+    const fetch: Fetch = async (request) => (received.push(request), answers.shift()!);
+    const retrying = retryingFetch(fetch, { sleep: () => Promise.resolve() });
+    const options = { cache: 'no-store', keepalive: true, credentials: 'omit', redirect: 'error' } as const;
+    await retrying(new Request('http://gw.test/x', { method: 'POST', body: '{"a":1}', ...options }));
+    expect(received).toHaveLength(2);
+    for (const request of received) {
+      expect({ cache: request.cache, keepalive: request.keepalive, credentials: request.credentials, redirect: request.redirect }).toEqual(options);
+      expect(await request.text()).toBe('{"a":1}');
+    }
+  });
 });

@@ -72,15 +72,9 @@ export function retryingFetch(fetchImpl: Fetch, options: RetryOptions = {}): Fet
     const mayResend = options.retryUnanswered?.(request) ?? true;
     // A request body can be read once: buffer it, so every try sends the same bytes.
     const body = request.body === null ? undefined : await request.arrayBuffer();
-    const attempt = (): Request =>
-      new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body,
-        signal: request.signal,
-        redirect: request.redirect,
-        credentials: request.credentials,
-      });
+    // A copy of the request keeps every option of the caller's (keepalive, cache, credentials,
+    // redirect, signal, ...): a page revoking a key on pagehide needs its keepalive on every try.
+    const attempt = (): Request => new Request(request, { body });
     for (let tries = 0; ; tries++) {
       let response: Response;
       try {
