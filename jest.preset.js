@@ -2,12 +2,12 @@
 // Two projects per package: `unit` (`*.test.ts`) needs no server and no global setup, so
 // `jest --selectProjects unit` runs with PostgreSQL and Redis down; `integration` (`*.int.test.ts`)
 // gets the package's globalSetup/globalTeardown (a migrated database, a started platform).
-const base = (dir) => ({
+const base = (dir, moduleNameMapper) => ({
   rootDir: dir,
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
   // Generated Prisma code and NodeNext sources import './x.js' for './x.ts'.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: { ...moduleNameMapper, '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'json'],
 });
 
@@ -15,21 +15,22 @@ const base = (dir) => ({
  * @param {string} dir the package folder
  * @param {import('jest').Config & { unitTestMatch?: string[] }} [options] run-wide options (testTimeout,
  *   maxWorkers, ...); its globalSetup and globalTeardown belong to the integration project alone, and
- *   unitTestMatch adds unit tests outside src/ (the gateway's browser pages).
+ *   unitTestMatch adds unit tests outside src/ (the gateway's browser pages); moduleNameMapper entries
+ *   come before the './x.js' rule.
  * @returns {import('jest').Config}
  */
-module.exports = (dir, { globalSetup, globalTeardown, unitTestMatch = [], ...options } = {}) => ({
+module.exports = (dir, { globalSetup, globalTeardown, unitTestMatch = [], moduleNameMapper = {}, ...options } = {}) => ({
   testTimeout: 30000,
   ...options,
   projects: [
     {
-      ...base(dir),
+      ...base(dir, moduleNameMapper),
       displayName: 'unit',
       testMatch: ['<rootDir>/src/**/*.test.ts', ...unitTestMatch],
       testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
     },
     {
-      ...base(dir),
+      ...base(dir, moduleNameMapper),
       displayName: 'integration',
       testMatch: ['<rootDir>/src/**/*.int.test.ts'],
       ...(globalSetup ? { globalSetup } : {}),
