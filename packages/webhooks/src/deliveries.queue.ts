@@ -28,7 +28,9 @@ export type WebhookEventPayload = z.infer<typeof WebhookEventPayload>;
  * One job per (event, endpoint); the event travels whole so every retry sends the same body.
  * `traceparent`: the span of the change that caused the event (tracing on); each attempt's span links to it.
  */
-export const DeliveryJob = z.strictObject({
+// The envelope drops a field this version does not know (a producer one version ahead, during a rolling
+// upgrade); the event itself stays strict, since it is the body every receiver gets.
+export const DeliveryJob = z.object({
   endpoint_id: Uuid,
   event: WebhookEventPayload,
   traceparent: TraceParent.optional(),

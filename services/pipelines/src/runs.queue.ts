@@ -23,7 +23,9 @@ export const RUN_JOB_NAME = 'run';
  */
 export const MAX_RUN_ATTEMPTS = 3;
 
-export const RunJob = z.strictObject({
+// A field this version does not know is dropped, not refused: a producer one version ahead (a rolling
+// upgrade) may add one, and its job must still run here. A missing or malformed field still fails.
+export const RunJob = z.object({
   run_id: Uuid,
   // The producer took it from the gateway-signed identity, so it is a trusted workspace id.
   workspace_id: Uuid.transform((id) => id as WorkspaceId),
