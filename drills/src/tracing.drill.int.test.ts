@@ -175,6 +175,40 @@ test('one run is one trace from the trigger through the gateway and the pipeline
   expect(spans.some((s) => s.service === 'platform-pipelines-worker' && isDatabaseSpan(s) && descendsFrom(s, worker, spans))).toBe(true);
 }, 60_000);
 
+test("a traceparent that is not a valid one is a client's input like any other: the request is served, and the gateway starts a trace of its own", async () => {
+  const events = direct(platform, 'events');
+  const event = await events.post('/events', { name: 'Hostile trace context', starts_at: new Date().toISOString() });
+  const hostile = [
+    'garbage',
+    `00-${'0'.repeat(32)}-${'1'.repeat(16)}-01`, // the all-zero trace id the spec calls invalid
+    `00-${'a'.repeat(32)}-${'0'.repeat(16)}-01`, // the all-zero parent id
+    `ff-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, // the version the spec forbids
+    `00-${'A'.repeat(32)}-${'b'.repeat(16)}-01`, // upper-case hex
+    `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01-${'x'.repeat(6_000)}`, // long, with trailing data
+    '00-\u00e9\u00e9-01',
+  ];
+  const answered: { traceparent: string; requestId: string }[] = [];
+  for (const traceparent of hostile) {
+    const ticket = await events.post(`/events/${event.body.id}/tickets`, { holder_name: 'guest' });
+    const outcome = await throughGateway(`/events/v0/tickets/${ticket.body.id}/validate`, { gate: 'north' }, traceparent);
+    expect({ traceparent: traceparent.slice(0, 80), status: outcome.status }).toEqual({ traceparent: traceparent.slice(0, 80), status: 200 });
+    answered.push({ traceparent, requestId: outcome.headers!.get('x-request-id')! });
+  }
+  for (const { traceparent, requestId } of answered) {
+    const server = await waitFor(
+      `the gateway span of the request with traceparent ${traceparent.slice(0, 80)}`,
+      () => otlp.spans().find((s) => s.service === 'platform-gateway' && s.kind === SERVER && s.attributes['platform.request_id'] === requestId),
+      10_000,
+      50,
+    );
+    // A root span of a new trace, not a child of whatever the client sent.
+    expect(server.parentSpanId).toBeUndefined();
+    expect(server.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(server.traceId).not.toBe('0'.repeat(32));
+    expect(traceparent).not.toContain(server.traceId);
+  }
+});
+
 test('with tracing off (no endpoint) no process exports anything and no log line carries a trace id', async () => {
   // Set but empty is unset: the way to turn tracing off over an environment that has it.
   for (const name of ['events', 'pipelines', 'worker', 'gateway']) {
