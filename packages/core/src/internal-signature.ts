@@ -1,4 +1,4 @@
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hash, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { ServiceName } from './contract';
 
 /** Headers the gateway adds to every proxied request (contract section 4). */
@@ -45,10 +45,10 @@ export function scopesHeader(scopes: readonly string[] | null): string {
   return scopes === null ? '*' : scopes.join(' ');
 }
 
-/** hex SHA-256 of a body. */
+/** hex SHA-256 of a body (one-shot `hash`, as the gateway's token hash: the gateway signs every request). */
 export function bodySha256(body: Buffer | string | undefined): string {
   if (body === undefined || body.length === 0) return EMPTY_BODY_SHA256;
-  return createHash('sha256').update(body).digest('hex');
+  return hash('sha256', body, 'hex');
 }
 
 /** Hex HMAC-SHA256 over `timestamp \n method \n path-and-query \n workspace-id \n key-id \n scopes \n request-id \n body-sha256`. */
