@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     }
     if (only?.includes('gateway-ab')) {
       log(`case A/B: the gateway ${aBuild ? `of ${aRef}` : 'as configured'} vs a second gateway with ${JSON.stringify(bEnv)}`);
-      results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, { bEnv, a: aBuild }, redis?.pid));
+      results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, { bEnv, a: aBuild, redisFloor: true }, redis?.pid));
     }
     if (only?.includes('keys-ab') && aBuild) {
       log(`case keys A/B: the gateway of ${aRef} vs this one with per-key rate_limits and usage counting`);
@@ -205,9 +205,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${heading}\n\n${textTable(rows)}\n`);
     for (const [name, profile] of Object.entries(results.proxy?.profiles ?? {})) {
       process.stdout.write(`\nCPU profile, ${name} (${profile.requests} requests, ${profile.busyMs.toFixed(0)} ms busy): by area\n`);
-      for (const a of profile.byArea.slice(0, 8)) process.stdout.write(`  ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.area}\n`);
+      const perRequest = (ms: number) => `${((ms * 1000) / profile.requests).toFixed(0).padStart(4)} µs/req`;
+      for (const a of profile.byArea.slice(0, 8)) process.stdout.write(`  ${(a.share * 100).toFixed(1).padStart(5)}%  ${perRequest(a.selfMs)}  ${a.area}\n`);
       process.stdout.write('  top frames (self time)\n');
-      for (const f of profile.top.slice(0, 8)) process.stdout.write(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}\n`);
+      for (const f of profile.top.slice(0, 8)) process.stdout.write(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${perRequest(f.selfMs)}  ${f.frame}\n`);
     }
     process.stdout.write(`\nresults: ${join(resultsDir, `${resultName}.json`)} (table also in ${resultName}.md); ${report.durationS} s\n`);
     if (rows.some((r) => r.verdict === 'MISSED')) process.stdout.write('Some targets were missed: see the MISSED rows.\n');

@@ -5,16 +5,31 @@
  * filtering. What the gateway adds beyond this is the cost of its own steps; what this adds to a
  * direct call is the cost of one more node process on the path. Run as its own process:
  * `node dist/passthrough-gateway.js` with EVENTS_URL and VARIANT_PORT (no database, no Redis).
+ *
+ * With VARIANT_REDIS_CALL=1 (and REDIS_URL) it makes, before forwarding, the one call of the
+ * gateway's exact limiter (`RedisSlidingWindow`: the same Lua script on the same kind of ioredis
+ * connection) and nothing else: the floor of any proxy that asks a shared count in Redis before
+ * each request, which is what contract section 6's limit needs.
  */
 import http from 'node:http';
+import { createLogger } from '@platform/core';
+import { RedisSlidingWindow, type Limiter } from '@platform/gateway/dist/rate-limiter';
+import { createRedis, DEFAULT_REDIS_PREFIX } from '@platform/gateway/dist/redis';
 import { Pool } from './gateway-undici';
 
 const pool = new Pool(process.env.EVENTS_URL!, { connections: 128, keepAliveTimeout: 30_000 });
+const limiter: Limiter | undefined =
+  process.env.VARIANT_REDIS_CALL === '1'
+    ? new RedisSlidingWindow(createRedis(process.env.REDIS_URL!, createLogger('bench-passthrough', 'warn'), 'bench-passthrough'), `${DEFAULT_REDIS_PREFIX}rl:`)
+    : undefined;
+/** Far above what a bench run sends: every call is counted and accepted. */
+const FLOOR_LIMIT = 100_000_000;
 
 async function answer(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   const { host: _host, connection: _connection, ...headers } = req.headers;
   try {
+    if (limiter) await limiter.hit('passthrough-floor', FLOOR_LIMIT);
     await pool.stream(
       { method: req.method!, path: req.url!, headers, body: req.headers['content-length'] ? req : null },
       ({ statusCode, headers: upstream }) => {

@@ -88,9 +88,7 @@ export function summarizeProfile(file: string, window?: { fromUs: number; toUs: 
     top: rank(frames)
       .slice(0, topN)
       .map(([frame, us]) => ({ frame, selfMs: us / 1000, share: us / busyUs })),
-    byArea: rank(areas)
-      .slice(0, 12)
-      .map(([area, us]) => ({ area, selfMs: us / 1000, share: us / busyUs })),
+    byArea: rank(areas).map(([area, us]) => ({ area, selfMs: us / 1000, share: us / busyUs })),
   };
 }
 

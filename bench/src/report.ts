@@ -256,6 +256,16 @@ function abRows(ab: AbResults, label: string, b: string, cpuTarget: boolean): Ro
         target: cpuTarget ? '≤ 1.25x' : '',
         verdict: cpuTarget ? verdict(s.cpuVsPassthrough.gateway.median <= 1.25) : 'ref',
       },
+      ...(s.cpuVsPassthrough['passthrough-redis']
+        ? [
+            {
+              measurement: `${c}: CPU per request of the pass-through with the exact limiter's one Redis call (the floor of any proxy that asks Redis once per request) over the pass-through's (µs)`,
+              measured: `${range(s.cpuVsPassthrough['passthrough-redis'])} (${n0(s.cpuUsPerRequest['passthrough-redis'] ?? Number.NaN)})`,
+              target: '',
+              verdict: 'ref' as const,
+            },
+          ]
+        : []),
       {
         measurement: `${c}: verdict`,
         measured: `${s.verdict.throughput.text}; ${s.verdict.cpu.text}`,

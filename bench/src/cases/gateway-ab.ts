@@ -17,7 +17,7 @@ import {
 
 /** `gateway` is A; `gateway-a2` a second A (the A-vs-A spread); `gateway-b` is B. */
 export type AbGateway = 'gateway' | 'gateway-a2' | 'gateway-b';
-type AbVariant = 'direct' | 'passthrough' | AbGateway;
+type AbVariant = 'direct' | 'passthrough' | 'passthrough-redis' | AbGateway;
 
 export interface AbRun extends ProxyRun {
   variant: AbVariant;
@@ -36,10 +36,10 @@ export interface AbSummary {
   /** Per round, the second A's throughput and CPU per request over A's (when a second A ran). */
   a2OverA?: Spread;
   cpuA2OverA?: Spread;
-  /** Per round, each gateway's CPU per request over the pass-through's. */
-  cpuVsPassthrough: Record<'gateway' | 'gateway-b', Spread>;
+  /** Per round, each gateway's (and the Redis floor's, when it ran) CPU per request over the pass-through's. */
+  cpuVsPassthrough: Record<'gateway' | 'gateway-b', Spread> & { 'passthrough-redis'?: Spread };
   /** Medians, µs per request. */
-  cpuUsPerRequest: Record<'passthrough' | 'gateway' | 'gateway-b', number>;
+  cpuUsPerRequest: Record<'passthrough' | 'gateway' | 'gateway-b', number> & { 'passthrough-redis'?: number };
   redisCpuUsPerRequest: Record<'gateway' | 'gateway-b', number>;
   verdict: { throughput: LossVerdict; cpu: LossVerdict };
 }
@@ -55,6 +55,11 @@ export interface AbSetup {
   tokens?: Partial<Record<AbGateway, string>>;
   /** Appended to the names of the gateways this A/B adds, so a second A/B of the same platform can add its own. */
   nameSuffix?: string;
+  /**
+   * Also runs the pass-through with the exact limiter's one Redis call before forwarding
+   * (`passthrough-redis`): the floor of any proxy that asks Redis once per request.
+   */
+  redisFloor?: boolean;
   /** Called once every gateway answers, before the warm-up. */
   atStart?: (gateways: Record<AbGateway, { url: string; token: string } | undefined>) => Promise<void>;
 }
@@ -81,6 +86,7 @@ export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'pr
   const gateways: AbGateway[] = setup.secondA ? ['gateway', 'gateway-a2', 'gateway-b'] : ['gateway', 'gateway-b'];
   const added: string[] = [];
   const passthrough = await startVariant(ctx, 'passthrough');
+  const floor = setup.redisFloor ? await startVariant(ctx, 'passthrough', [], { VARIANT_REDIS_CALL: '1' }) : undefined;
   try {
     const processes = {} as Record<AbGateway, string>;
     for (const gateway of gateways) {
@@ -103,6 +109,7 @@ export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'pr
     const gatewayMeasure = measurer<AbVariant>(ctx, (variant) => {
       if (variant === 'direct') return { url: platform.serviceUrls.events, pid: undefined, next: () => validateSigned(ctx, tickets.next()) };
       if (variant === 'passthrough') return { url: passthrough.url, pid: passthrough.child.pid, next: () => validateSigned(ctx, tickets.next()) };
+      if (variant === 'passthrough-redis') return { url: floor!.url, pid: floor!.child.pid, next: () => validateSigned(ctx, tickets.next()) };
       const token = tokenOf(variant);
       return { url: urlOf(variant), pid: processPid(ctx, processes[variant]), next: () => validateViaGateway(token, tickets.next()) };
     });
@@ -113,8 +120,9 @@ export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'pr
       answers[variant] = (answers[variant] ?? 0) + run.ok + run.non2xx;
       return { ...run, redisCpuUsPerRequest: ((cpuTimeMs(redisPid) - before) * 1000) / run.ok };
     };
-    const runs = await interleavedRounds(ctx, measure, ['direct', 'passthrough', ...gateways], plan);
-    const summary = plan.connections.map((connections) => summarize(runs, connections, setup.secondA ?? false));
+    const passthroughs: AbVariant[] = floor ? ['passthrough', 'passthrough-redis'] : ['passthrough'];
+    const runs = await interleavedRounds(ctx, measure, ['direct', ...passthroughs, ...gateways], plan);
+    const summary = plan.connections.map((connections) => summarize(runs, connections, setup.secondA ?? false, floor !== undefined));
     const rounds = (r: Spread) => r.rounds.map((v) => v.toFixed(2)).join(' ');
     for (const s of summary) {
       ctx.log(`c=${s.connections} B/A per round: throughput ${rounds(s.bOverA)}; CPU per request ${rounds(s.cpuBOverA)}`);
@@ -124,11 +132,12 @@ export async function gatewayAbCase(ctx: BenchContext, plan: Omit<ProxyPlan, 'pr
     return { bEnv: setup.bEnv, ...(setup.a ? { a: { ref: setup.a.ref, sha: setup.a.sha } } : {}), runs, answers, summary };
   } finally {
     await passthrough.stop();
+    await floor?.stop();
     for (const name of added) await platform.kill(name, 'SIGTERM');
   }
 }
 
-function summarize(runs: AbRun[], connections: number, secondA: boolean): AbSummary {
+function summarize(runs: AbRun[], connections: number, secondA: boolean, redisFloor: boolean): AbSummary {
   const mine = runs.filter((r) => r.connections === connections && r.round > 0);
   const rounds = [...new Set(mine.map((r) => r.round))];
   const at = (variant: AbVariant, round: number) => mine.find((r) => r.variant === variant && r.round === round)!;
@@ -152,8 +161,17 @@ function summarize(runs: AbRun[], connections: number, secondA: boolean): AbSumm
     bOverA,
     cpuBOverA,
     ...(secondA ? { a2OverA, cpuA2OverA } : {}),
-    cpuVsPassthrough: { gateway: cpuOver('gateway', 'passthrough'), 'gateway-b': cpuOver('gateway-b', 'passthrough') },
-    cpuUsPerRequest: { passthrough: cpu('passthrough'), gateway: cpu('gateway'), 'gateway-b': cpu('gateway-b') },
+    cpuVsPassthrough: {
+      gateway: cpuOver('gateway', 'passthrough'),
+      'gateway-b': cpuOver('gateway-b', 'passthrough'),
+      ...(redisFloor ? { 'passthrough-redis': cpuOver('passthrough-redis', 'passthrough') } : {}),
+    },
+    cpuUsPerRequest: {
+      passthrough: cpu('passthrough'),
+      gateway: cpu('gateway'),
+      'gateway-b': cpu('gateway-b'),
+      ...(redisFloor ? { 'passthrough-redis': cpu('passthrough-redis') } : {}),
+    },
     redisCpuUsPerRequest: { gateway: redis('gateway'), 'gateway-b': redis('gateway-b') },
     verdict: {
       throughput: lossVerdict('throughput', bOverA, a2OverA, true),

@@ -157,7 +157,7 @@ export async function interleavedRounds<V extends string, R extends ProxyRun>(
 }
 
 /** A comparison proxy (pass-through, bare node:http + undici, Express + http-proxy-middleware), as a process of its own. */
-export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = []): Promise<ExtraProcess> {
+export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<ExtraProcess> {
   const [port] = (await freePorts(1)) as [number];
   const { platform } = ctx;
   return spawnNode(
@@ -173,6 +173,7 @@ export async function startVariant(ctx: BenchContext, variant: ExtraVariant, nod
       PIPELINES_URL: platform.serviceUrls.pipelines,
       EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT),
       LOG_LEVEL: 'warn',
+      ...env,
     },
     port,
   );
@@ -186,8 +187,8 @@ export const BENCH_EVENTS_LIMIT = 100_000_000;
  * undici pass-through that does nothing but forward (the floor of any node proxy), through a bare
  * node:http + undici proxy doing the gateway's steps with one Redis call per request (the issue's
  * reference design), and through the Express + http-proxy-middleware variant: interleaved per
- * round (the order rotates), at each connection count; then a CPU profile of the gateway, bare and
- * Express proxies under the highest connection count.
+ * round (the order rotates), at each connection count; then a CPU profile of the gateway, the
+ * pass-through, bare and Express proxies under the highest connection count.
  */
 export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<ProxyResults> {
   const { platform, log } = ctx;
@@ -265,7 +266,7 @@ export async function proxyCase(ctx: BenchContext, plan: ProxyPlan): Promise<Pro
     if (gatewayProfile)
       profiles.gateway = { ...summarizeProfile(gatewayProfile, { fromUs, toUs }), requests: gatewayRun.ok, cpuUsPerRequest: gatewayRun.proxyCpuUsPerRequest };
 
-    for (const variant of ['bare', 'express'] as const) {
+    for (const variant of ['passthrough', 'bare', 'express'] as const) {
       const dir = join(ctx.resultsDir, 'profiles', variant);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
