@@ -169,6 +169,36 @@ describe('API keys', () => {
     expect((await admin('GET', `/workspaces/${id}/api-keys?limit=0`)).status).toBe(400);
   });
 
+  test('GET one key: as listed, revoked too, never with the token; another workspace’s key, an unknown one 404; a malformed id 400', async () => {
+    const id = await workspace();
+    const created = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'scanner', scopes: ['tickets:write'], rate_limits: { events: 50 } });
+    const read = await admin('GET', `/workspaces/${id}/api-keys/${created.body.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({ ...created.body, token: undefined });
+    expect(read.body).not.toHaveProperty('token');
+    expect(read.text).not.toContain(created.body.token);
+    expect((await admin('GET', `/workspaces/${id}/api-keys`)).body.data).toEqual([read.body]);
+
+    expect((await admin('DELETE', `/workspaces/${id}/api-keys/${created.body.id}`)).status).toBe(204);
+    const revoked = await admin('GET', `/workspaces/${id}/api-keys/${created.body.id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revoked_at).toEqual(expect.stringMatching(TIMESTAMP));
+
+    const other = await workspace();
+    for (const path of [
+      `/workspaces/${other}/api-keys/${created.body.id}`,
+      `/workspaces/${id}/api-keys/${randomUUID()}`,
+      `/workspaces/${randomUUID()}/api-keys/${created.body.id}`,
+    ]) {
+      const missing = await admin('GET', path);
+      expect(missing.status).toBe(404);
+      expectErrorBody(missing.body, 'not_found');
+    }
+    const malformed = await admin('GET', `/workspaces/${id}/api-keys/not-a-uuid`);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.errors).toEqual([expect.objectContaining({ in: 'path', field: 'key_id' })]);
+  });
+
   test('DELETE revokes: 204, then the key gets 401; again 204; another workspace’s key 404', async () => {
     const id = await workspace();
     const created = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'gone' });

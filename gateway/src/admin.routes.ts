@@ -18,6 +18,7 @@ import type { KeysStore } from './keys.store';
 import {
   createApiKey,
   createWorkspace,
+  getApiKey,
   getWorkspace,
   keyUsage,
   listApiKeys,
@@ -95,6 +96,11 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     'GET /workspaces/:id/api-keys': route(SCHEMAS['GET /workspaces/:id/api-keys'], async ({ params, query }) => ({
       status: 200,
       body: await listApiKeys(store, params.id, query),
+    })),
+
+    'GET /workspaces/:id/api-keys/:key_id': route(SCHEMAS['GET /workspaces/:id/api-keys/:key_id'], async ({ params }) => ({
+      status: 200,
+      body: renderApiKey(await getApiKey(store, params.id, params.key_id)),
     })),
 
     'DELETE /workspaces/:id/api-keys/:key_id': route(SCHEMAS['DELETE /workspaces/:id/api-keys/:key_id'], async ({ params }) => {

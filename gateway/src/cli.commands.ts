@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { paginate, PlatformApiError, unwrap, type AdminClient } from '@platform/client';
+import { PlatformApiError, unwrap, type AdminClient } from '@platform/client';
 import { isTransientBackendError } from '@platform/core';
 import type { KeysStore } from './keys.store';
 import { demoSeed } from './keys.service';
@@ -107,13 +107,7 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
     const list = { limit: numberArg(values.limit), cursor: values.cursor } as { limit?: number; cursor?: string };
     const workspace = () => ({ id: required(values.workspace, '--workspace') });
     const key = () => ({ id: required(values.workspace, '--workspace'), key_id: required(values.key, '--key') });
-    /** The key as the API lists it (it has no single-key read). */
-    const findKey = async (path: { id: string; key_id: string }) => {
-      for await (const found of paginate((cursor) => deps.admin().GET('/workspaces/{id}/api-keys', { params: { path, query: { cursor, limit: 100 } } }))) {
-        if (found.id === path.key_id) return found;
-      }
-      return undefined;
-    };
+    const readKey = (path: { id: string; key_id: string }) => unwrap(deps.admin().GET('/workspaces/{id}/api-keys/{key_id}', { params: { path } }));
     switch (command) {
       case 'workspaces create':
         print(await unwrap(deps.admin().POST('/workspaces', { body: { name: values.name } as { name: string } })));
@@ -153,8 +147,8 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
         const expiresIn = values['expires-in'];
         const body = (expiresIn === undefined ? {} : { expires_in_seconds: numberArg(expiresIn) }) as { expires_in_seconds?: number };
         const rolled = await unwrap(deps.admin().POST('/workspaces/{id}/api-keys/{key_id}/roll', { params: { path }, body }));
-        const old = await findKey(path);
-        print({ ...rolled, rolled_from: { id: path.key_id, expires_at: old?.expires_at ?? null } });
+        const old = await readKey(path);
+        print({ ...rolled, rolled_from: { id: path.key_id, expires_at: old.expires_at } });
         return 0;
       }
       case 'keys usage': {
@@ -165,7 +159,7 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
       case 'keys revoke': {
         const path = key();
         await unwrap(deps.admin().DELETE('/workspaces/{id}/api-keys/{key_id}', { params: { path } }));
-        print(await findKey(path));
+        print(await readKey(path));
         return 0;
       }
       case 'migrate':

@@ -156,10 +156,16 @@ export async function keyUsage(
     const most = query.granularity === 'hour' ? '31 days with granularity=hour' : '366 days with granularity=day';
     throw invalidRequest([{ in: 'query', field: 'from', code: 'range_too_large', message: `at most ${most} before to` }]);
   }
-  const key = await store.findApiKey(workspaceId, keyId);
-  if (!key) throw notFound('API key');
+  await getApiKey(store, workspaceId, keyId);
   const buckets = await store.keyUsage(workspaceId, keyId, { from, to, granularity: query.granularity });
   return { data: buckets.map(renderUsageBucket) };
+}
+
+/** A key of the workspace, whatever its state; 404 when the workspace has no such key. */
+export async function getApiKey(store: KeysStore, workspaceId: string, keyId: string): Promise<ApiKey> {
+  const key = await store.findApiKey(workspaceId, keyId);
+  if (!key) throw notFound('API key');
+  return key;
 }
 
 /** Revokes a key and announces it to every gateway instance. */

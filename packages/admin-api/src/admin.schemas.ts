@@ -138,6 +138,15 @@ export const ADMIN_ROUTE_SCHEMAS = {
       errors: { 404: 'No such workspace.' },
     }),
   },
+  'GET /workspaces/:id/api-keys/:key_id': {
+    params: ApiKeyParams,
+    docs: keyDocs({
+      operationId: 'getApiKey',
+      summary: 'Get an API key',
+      description: 'One key of the workspace, revoked or expired too; never its token.',
+      responses: { 200: { description: 'The key.', schema: ApiKey } },
+    }),
+  },
   'PATCH /workspaces/:id/api-keys/:key_id': {
     params: ApiKeyParams,
     body: UpdateApiKeyBody,

@@ -123,6 +123,7 @@ export const ADMIN_ROUTES = {
   'GET /workspaces/:id': { auth: 'admin-token' },
   'POST /workspaces/:id/api-keys': { auth: 'admin-token' },
   'GET /workspaces/:id/api-keys': { auth: 'admin-token' },
+  'GET /workspaces/:id/api-keys/:key_id': { auth: 'admin-token' },
   'PATCH /workspaces/:id/api-keys/:key_id': { auth: 'admin-token' },
   'DELETE /workspaces/:id/api-keys/:key_id': { auth: 'admin-token' },
   'POST /workspaces/:id/api-keys/:key_id/roll': { auth: 'admin-token' },

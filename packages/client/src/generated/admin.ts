@@ -79,7 +79,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get an API key
+         * @description One key of the workspace, revoked or expired too; never its token.
+         *
+         *     **Authentication:** the admin token.
+         */
+        get: operations["getApiKey"];
         put?: never;
         post?: never;
         /**
@@ -1513,6 +1519,230 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     After 100 failed authentications in a minute, requests from that address without the admin token get 429 instead of 401; wait `Retry-After`.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The gateway's database is briefly unreachable.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5e7a9c1b-3d5f-4a7c-9e1b-3d5f7a9c1e3b",
+                     *       "name": "scanner",
+                     *       "scopes": [
+                     *         "tickets:read",
+                     *         "tickets:write"
+                     *       ],
+                     *       "rate_limits": {
+                     *         "events": 50
+                     *       },
+                     *       "token_prefix": "plk_4f9X",
+                     *       "created_at": "2024-12-01T09:30:00.000Z",
+                     *       "expires_at": null,
+                     *       "revoked_at": null,
+                     *       "last_used_at": "2024-12-02T08:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing or is not the admin token (`PLATFORM_ADMIN_TOKEN`).
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid admin token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No such workspace or key.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
                      *       }
                      *     }
