@@ -44,6 +44,20 @@ export const WebhooksConfig = z.object({
   WEBHOOKS_OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
   /** Days a delivery record (`GET /webhook-endpoints/{id}/deliveries`) is kept after `created_at`, as Stripe keeps events 30 days. */
   WEBHOOKS_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * A delivery published this long ago with neither a delivery record nor a job in the queue lost its
+   * job (a Redis failover drops writes not yet replicated) and is enqueued again (deliveries.requeue.ts).
+   * With the interval, 30 s + 15 s keeps the contract's 60 s (section 17).
+   */
+  WEBHOOKS_REQUEUE_AFTER_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  WEBHOOKS_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  /**
+   * How far back the requeue looks: events published earlier are never enqueued again. At most a day,
+   * so within the shortest delivery retention: a delivery record it relies on is never pruned yet.
+   */
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: z.coerce.number().int().min(900_000).max(86_400_000).default(3_600_000),
+  /** Deliveries looked at per requeue pass. */
+  WEBHOOKS_REQUEUE_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
@@ -61,4 +75,11 @@ export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
   WEBHOOKS_STALLED_INTERVAL_MS: 30_000,
   WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
   WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
+  // Off in effect: a service's test database holds the events of many tests, each with its own queue,
+  // and an event does not name its queue, so one test's requeue would send another's events again.
+  // The requeue's own tests set small values on a database of their own.
+  WEBHOOKS_REQUEUE_AFTER_MS: 30_000,
+  WEBHOOKS_REQUEUE_INTERVAL_MS: 3_600_000,
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: 3_600_000,
+  WEBHOOKS_REQUEUE_BATCH: 100,
 };
