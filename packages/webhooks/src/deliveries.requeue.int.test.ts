@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger, createMetricsRegistry, type Logger, type Registry } from '@platform/core';
 import { deleteRedisKeys, metricSample, serviceClient, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
-import { TEST_WEBHOOKS_CONFIG } from './config';
+import { TEST_WEBHOOKS_CONFIG, type WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryJobId, type DeliveryQueue } from './deliveries.queue';
 import type { RequeuePass } from './deliveries.requeue';
 import { recordOutboxEvents, type OutboxEvent } from './outbox';
@@ -18,6 +18,7 @@ import { verifyWebhook } from './webhook-signature';
 // Each test has a database of its own: the requeue looks at every published event of its database.
 
 const QUEUE_NAME = 'webhooks-requeue-test';
+const REQUEUE_AFTER_MS = 200;
 let receiver: Receiver;
 let cleanups: (() => Promise<unknown>)[] = [];
 
@@ -44,7 +45,7 @@ interface Platform {
   /** Writes events to the outbox as a service's transaction does. */
   writeEvents(workspaceId: string, count: number): Promise<OutboxEvent[]>;
   /** A service process's webhooks runtime with a requeue that looks every 100 ms at deliveries published 200 ms ago. */
-  start(): Runtime;
+  start(config?: Partial<WebhooksConfig>): Runtime;
 }
 
 interface Runtime {
@@ -85,7 +86,7 @@ async function platform(database: string): Promise<Platform> {
       for (let i = 0; i < count; i++) events.push(...(await recordOutboxEvents(sql, [{ type: 'item.created', workspaceId, data: { id: randomUUID(), n: i } }])));
       return events;
     },
-    start() {
+    start(config = {}) {
       const logger: Logger = createLogger('webhooks-requeue-test', 'silent');
       const debug = jest.spyOn(logger, 'debug');
       const registry = createMetricsRegistry({ defaultMetrics: false });
@@ -94,7 +95,7 @@ async function platform(database: string): Promise<Platform> {
         sql,
         redisUrl: testRedisUrl(),
         queueName: QUEUE_NAME,
-        config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix, WEBHOOKS_REQUEUE_AFTER_MS: 200, WEBHOOKS_REQUEUE_INTERVAL_MS: 100 },
+        config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix, WEBHOOKS_REQUEUE_AFTER_MS: REQUEUE_AFTER_MS, WEBHOOKS_REQUEUE_INTERVAL_MS: 100, ...config },
         logger,
         metrics: registry,
       });
@@ -127,8 +128,13 @@ async function allCompleted(queue: DeliveryQueue, ids: string[]): Promise<boolea
   return states.every((state) => state === 'completed');
 }
 
-/** Waits until each runtime has completed a requeue pass that began after this call (so after everything before it). */
+/**
+ * Waits until each runtime has completed a requeue pass that began once everything published before
+ * this call was old enough for it to look at (published more than REQUEUE_AFTER_MS ago).
+ */
 async function aWholePassOfEach(runtimes: Runtime[]): Promise<void> {
+  const lookedAt = Date.now() + REQUEUE_AFTER_MS + 50;
+  await waitFor('the deliveries to be old enough for the requeue', () => Date.now() > lookedAt, 60_000);
   const seen = runtimes.map((r) => r.passes().filter((p) => p.ran).length);
   // The pass in flight now may have begun earlier: the second one to end began after.
   await waitFor('a whole requeue pass of each runtime', () => runtimes.every((r, i) => r.passes().filter((p) => p.ran).length >= seen[i]! + 2), 60_000);
@@ -144,6 +150,9 @@ test('jobs Redis lost after their events were published are added again from the
   const ids = jobIds(events, endpoints);
   await waitFor('the relay to publish every event', () => published(p.sql, events), 60_000);
   for (const id of ids) expect(await p.queue.getJob(id)).toBeDefined();
+  // Jobs waiting in the queue without a record are looked at, and left alone.
+  await waitFor('a pass to look at every waiting job', () => runtime.passes().some((pass) => pass.examined === ids.length), 60_000);
+  expect(await runtime.requeued()).toBe(0);
 
   // The failover: every job is gone before any attempt (this also lifts the pause).
   await p.queue.obliterate({ force: true });
@@ -166,7 +175,7 @@ test('jobs Redis lost after their events were published are added again from the
     }
   }
   expect(await runtime.requeued()).toBe(ids.length);
-});
+}, 120_000);
 
 test('an event already delivered, whose completed job was then removed, is not delivered again', async () => {
   const p = await platform('webhooks_requeue_delivered');
@@ -185,7 +194,7 @@ test('an event already delivered, whose completed job was then removed, is not d
   for (const id of ids) expect(await p.queue.getJob(id)).toBeUndefined();
   expect(receiver.at(endpoints[0]!.path)).toHaveLength(3);
   expect(await runtime.requeued()).toBe(0);
-});
+}, 120_000);
 
 test('two service instances requeueing the same lost jobs at once, completed jobs removed at once: each event is delivered once', async () => {
   const p = await platform('webhooks_requeue_race');
@@ -221,4 +230,43 @@ test('two service instances requeueing the same lost jobs at once, completed job
   }
   const requeued = await Promise.all(runtimes.map((r) => r.requeued()));
   expect(requeued[0]! + requeued[1]!).toBe(ids.length);
-});
+}, 120_000);
+
+test("one workspace's backlog does not hold up another's lost job: the workspaces take turns in a pass", async () => {
+  const p = await platform('webhooks_requeue_turns');
+  const busy = await p.workspace(1);
+  const other = await p.workspace(1);
+  // No worker takes anything: the busy workspace's 30 jobs wait, older than the other's.
+  await p.queue.pause();
+  const runtime = p.start({ WEBHOOKS_REQUEUE_BATCH: 5 });
+  const backlog = await p.writeEvents(busy.workspaceId, 30);
+  const [lost] = await p.writeEvents(other.workspaceId, 1);
+  await waitFor('the relay to publish every event', () => published(p.sql, [...backlog, lost!]), 60_000);
+  const lostJob = deliveryJobId(lost!.id, other.endpoints[0]!.id);
+  await p.queue.remove(lostJob);
+  expect(await p.queue.getJob(lostJob)).toBeUndefined();
+
+  await waitFor("the other workspace's job to be added again", async () => (await p.queue.getJob(lostJob)) !== undefined, 60_000);
+  expect(await runtime.requeued()).toBe(1);
+  await p.queue.resume();
+  await waitFor('every delivery', () => receiver.at(busy.endpoints[0]!.path).length === 30 && receiver.at(other.endpoints[0]!.path).length === 1, 60_000);
+  expect(receiver.at(other.endpoints[0]!.path)[0]!.headers['webhook-id']).toBe(lost!.id);
+}, 120_000);
+
+test('a publication that committed late (stamped when its transaction began, before passes that already ran) is still looked at', async () => {
+  const p = await platform('webhooks_requeue_late');
+  const { workspaceId, endpoints } = await p.workspace(1);
+  const runtime = p.start();
+  await waitFor('passes that read up to now', () => runtime.passes().filter((pass) => pass.ran).length >= 3, 60_000);
+  // The endpoint has been there a while (the requeue trusts only endpoints unchanged since the publication).
+  await p.sql.$executeRawUnsafe(`UPDATE "webhook_endpoints" SET "created_at" = "created_at" - interval '1 minute', "updated_at" = "updated_at" - interval '1 minute'`);
+  // As a relay whose jobs Redis lost and whose commit came 20 s after its transaction began.
+  const event = await p.sql.$transaction(async (tx) => {
+    const [written] = await recordOutboxEvents(tx, [{ type: 'item.created', workspaceId, data: { id: randomUUID() } }]);
+    await tx.$executeRawUnsafe(`UPDATE "outbox_events" SET "published_at" = CURRENT_TIMESTAMP - interval '20 seconds' WHERE "id" = $1::text`, written!.id);
+    return written;
+  });
+  await waitFor('the delivery', () => receiver.at(endpoints[0]!.path).length === 1, 60_000);
+  expect(receiver.at(endpoints[0]!.path)[0]!.headers['webhook-id']).toBe(event!.id);
+  expect(await runtime.requeued()).toBe(1);
+}, 120_000);

@@ -30,7 +30,16 @@ export interface RequeuePass {
   examined: number;
   /** Of those, the jobs added again. */
   requeued: number;
+  /** Every delivery published before this had its record when the pass looked (absent when it did not run). */
+  settledBefore?: Date;
 }
+
+/**
+ * A relay's transaction stamps `published_at` when it begins and commits up to its 30 s timeout
+ * later: a row can appear this long after the time it carries, so a next pass starts this much
+ * before what the last one found settled.
+ */
+const LATE_COMMIT_MARGIN_MS = 60_000;
 
 /**
  * Gives a job back to every delivery that Redis lost: published, no delivery record, no job in the
@@ -43,20 +52,27 @@ export interface RequeuePass {
  * queue answered "no job". One pass at a time per queue over all processes (an advisory lock held
  * by the pass's transaction): two passes racing could otherwise both find "no job, no record", one
  * add, the worker deliver and the job be removed, and the other add again.
+ *
+ * `since`: where the last pass of this process found everything settled (records are never deleted
+ * within the lookback, so what was settled stays settled); absent, the whole lookback is read.
  */
-export async function requeueLostDeliveries(options: DeliveryRequeueOptions): Promise<RequeuePass> {
+export async function requeueLostDeliveries(options: DeliveryRequeueOptions, since?: Date): Promise<RequeuePass> {
   const { queue, logger } = options;
   return options.sql.$transaction(
     async (tx) => {
       const store = requeueStore(tx);
       if (!(await store.tryLock(`webhooks-requeue:${queue.qualifiedName}`))) return { ran: false, examined: 0, requeued: 0 };
-      const unrecorded = await store.unrecorded({ afterMs: options.afterMs, lookbackMs: options.lookbackMs, limit: options.batch });
-      const jobs = await Promise.all(unrecorded.map((d) => queue.getJob(deliveryJobId(d.id, d.endpointId))));
-      const missing = unrecorded.filter((_, i) => !jobs[i]);
-      if (missing.length === 0) return { ran: true, examined: unrecorded.length, requeued: 0 };
+      const until = await store.msAgo(options.afterMs);
+      const from = since ? new Date(since.getTime() - LATE_COMMIT_MARGIN_MS) : null;
+      const { deliveries, oldest } = await store.unrecorded({ from, until, lookbackMs: options.lookbackMs, limit: options.batch });
+      const settledBefore = oldest ?? until;
+      const jobs = await Promise.all(deliveries.map((d) => queue.getJob(deliveryJobId(d.id, d.endpointId))));
+      const missing = deliveries.filter((_, i) => !jobs[i]);
+      if (missing.length === 0) return { ran: true, examined: deliveries.length, requeued: 0, settledBefore };
       // Records written since the first read: the worker delivered and the job was removed in between.
+      const firstPublished = new Date(Math.min(...missing.map((d) => d.publishedAt.getTime())));
       const recorded = new Set(
-        (await store.recorded(missing.map((d) => ({ eventId: d.id, endpointId: d.endpointId })), options.lookbackMs)).map((r) => deliveryJobId(r.eventId, r.endpointId)),
+        (await store.recorded(missing.map((d) => ({ eventId: d.id, endpointId: d.endpointId })), firstPublished)).map((r) => deliveryJobId(r.eventId, r.endpointId)),
       );
       let requeued = 0;
       for (const delivery of missing) {
@@ -70,7 +86,7 @@ export async function requeueLostDeliveries(options: DeliveryRequeueOptions): Pr
           'webhook delivery was published without a job (Redis lost it): job added again',
         );
       }
-      return { ran: true, examined: unrecorded.length, requeued };
+      return { ran: true, examined: deliveries.length, requeued, settledBefore };
     },
     // The lock is held while Redis answers; the timeout bounds that (a batch is a few round trips).
     { timeout: 30_000 },
@@ -80,13 +96,16 @@ export async function requeueLostDeliveries(options: DeliveryRequeueOptions): Pr
 export type DeliveryRequeue = PeriodicTask;
 
 /**
- * requeueLostDeliveries every `intervalMs` in every service process; a failed pass (Redis or the
- * database away) is logged and made again next time. close() waits for the pass in flight.
+ * requeueLostDeliveries every `intervalMs` in every service process, each pass reading from where
+ * the last one found everything settled (the first one the whole lookback); a failed pass (Redis or
+ * the database away) is logged and made again next time. close() waits for the pass in flight.
  */
 export function startDeliveryRequeue(options: DeliveryRequeueOptions & { intervalMs: number }): DeliveryRequeue {
+  let since: Date | undefined;
   return runPeriodically(
     async () => {
-      const pass = await requeueLostDeliveries(options);
+      const pass = await requeueLostDeliveries(options, since);
+      since = pass.settledBefore ?? since;
       options.logger?.debug(pass, 'webhook requeue pass');
     },
     {
