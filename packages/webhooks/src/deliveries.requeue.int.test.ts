@@ -83,7 +83,8 @@ async function platform(database: string): Promise<Platform> {
     },
     async writeEvents(workspaceId, count) {
       const events: OutboxEvent[] = [];
-      for (let i = 0; i < count; i++) events.push(...(await recordOutboxEvents(sql, [{ type: 'item.created', workspaceId, data: { id: randomUUID(), n: i } }])));
+      for (let i = 0; i < count; i++)
+        events.push(...(await recordOutboxEvents(sql, [{ type: 'item.created', workspaceId, data: { id: randomUUID(), n: i } }])));
       return events;
     },
     start(config = {}) {
@@ -103,7 +104,7 @@ async function platform(database: string): Promise<Platform> {
       return {
         webhooks,
         registry,
-        passes: () => debug.mock.calls.filter((call) => call[1] === 'webhook requeue pass').map((call) => call[0] as unknown as RequeuePass),
+        passes: () => debug.mock.calls.filter((call) => call[1] === 'webhook requeue pass').map((call) => call[0] as RequeuePass),
         requeued: async () => metricSample(await registry.metrics(), 'webhook_deliveries_requeued_total') ?? NaN,
       };
     },
@@ -259,7 +260,9 @@ test('a publication that committed late (stamped when its transaction began, bef
   const runtime = p.start();
   await waitFor('passes that read up to now', () => runtime.passes().filter((pass) => pass.ran).length >= 3, 60_000);
   // The endpoint has been there a while (the requeue trusts only endpoints unchanged since the publication).
-  await p.sql.$executeRawUnsafe(`UPDATE "webhook_endpoints" SET "created_at" = "created_at" - interval '1 minute', "updated_at" = "updated_at" - interval '1 minute'`);
+  await p.sql.$executeRawUnsafe(
+    `UPDATE "webhook_endpoints" SET "created_at" = "created_at" - interval '1 minute', "updated_at" = "updated_at" - interval '1 minute'`,
+  );
   // As a relay whose jobs Redis lost and whose commit came 20 s after its transaction began.
   const event = await p.sql.$transaction(async (tx) => {
     const [written] = await recordOutboxEvents(tx, [{ type: 'item.created', workspaceId, data: { id: randomUUID() } }]);

@@ -72,7 +72,12 @@ export async function requeueLostDeliveries(options: DeliveryRequeueOptions, sin
       // Records written since the first read: the worker delivered and the job was removed in between.
       const firstPublished = new Date(Math.min(...missing.map((d) => d.publishedAt.getTime())));
       const recorded = new Set(
-        (await store.recorded(missing.map((d) => ({ eventId: d.id, endpointId: d.endpointId })), firstPublished)).map((r) => deliveryJobId(r.eventId, r.endpointId)),
+        (
+          await store.recorded(
+            missing.map((d) => ({ eventId: d.id, endpointId: d.endpointId })),
+            firstPublished,
+          )
+        ).map((r) => deliveryJobId(r.eventId, r.endpointId)),
       );
       let requeued = 0;
       for (const delivery of missing) {

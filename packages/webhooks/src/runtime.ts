@@ -95,7 +95,12 @@ export function startServiceWebhooks(options: {
     PRUNED_TABLES,
   );
   const requeued = options.metrics
-    ? registeredCounter(options.metrics, 'webhook_deliveries_requeued_total', 'Delivery jobs added again: published, no delivery record, and Redis had lost the job.', [])
+    ? registeredCounter(
+        options.metrics,
+        'webhook_deliveries_requeued_total',
+        'Delivery jobs added again: published, no delivery record, and Redis had lost the job.',
+        [],
+      )
     : undefined;
   requeued?.inc(0);
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });

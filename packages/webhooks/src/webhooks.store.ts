@@ -309,7 +309,12 @@ export function requeueStore(tx: SqlClient) {
      * found or not (null when there is none). Reads the window once: events by `published_at`,
      * records by `created_at`.
      */
-    async unrecorded(window: { from: Date | null; until: Date; lookbackMs: number; limit: number }): Promise<{ deliveries: UnrecordedDelivery[]; oldest: Date | null }> {
+    async unrecorded(window: {
+      from: Date | null;
+      until: Date;
+      lookbackMs: number;
+      limit: number;
+    }): Promise<{ deliveries: UnrecordedDelivery[]; oldest: Date | null }> {
       const rows = await tx.$queryRawUnsafe<(UnrecordedDelivery & { oldest: Date })[]>(
         `WITH "bounds" AS MATERIALIZED (
            SELECT GREATEST(CURRENT_TIMESTAMP - $3::int * interval '1 millisecond', COALESCE($1::timestamptz, '-infinity')) AS "from"
