@@ -14,7 +14,7 @@ describe('WebhooksConfig', () => {
       WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
       WEBHOOKS_REQUEUE_AFTER_MS: 30_000,
       WEBHOOKS_REQUEUE_INTERVAL_MS: 15_000,
-      WEBHOOKS_REQUEUE_LOOKBACK_MS: 3_600_000,
+      WEBHOOKS_REQUEUE_LOOKBACK_MS: 900_000,
       WEBHOOKS_REQUEUE_BATCH: 100,
     });
   });
@@ -28,9 +28,9 @@ describe('WebhooksConfig', () => {
     });
     // Delivery records are kept at least a day: within the lookback, a delivered event always shows its record.
     expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_LOOKBACK_MS: String(86_400_000 + 1) })).toThrow(/WEBHOOKS_REQUEUE_LOOKBACK_MS/);
-    // The longest wait (10 min) is shorter than the shortest lookback (15 min): the window is never empty.
-    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_AFTER_MS: '600001' })).toThrow(/WEBHOOKS_REQUEUE_AFTER_MS/);
-    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_LOOKBACK_MS: '899999' })).toThrow(/WEBHOOKS_REQUEUE_LOOKBACK_MS/);
+    // The longest wait (2 min) is shorter than the shortest lookback (5 min): the window is never empty.
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_AFTER_MS: '120001' })).toThrow(/WEBHOOKS_REQUEUE_AFTER_MS/);
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_LOOKBACK_MS: '299999' })).toThrow(/WEBHOOKS_REQUEUE_LOOKBACK_MS/);
     expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_BATCH: '0' })).toThrow(/WEBHOOKS_REQUEUE_BATCH/);
   });
 

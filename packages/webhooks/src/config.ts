@@ -49,13 +49,14 @@ export const WebhooksConfig = z.object({
    * job (a Redis failover drops writes not yet replicated) and is enqueued again (deliveries.requeue.ts).
    * With the interval, 30 s + 15 s keeps the contract's 60 s (section 17).
    */
-  WEBHOOKS_REQUEUE_AFTER_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  WEBHOOKS_REQUEUE_AFTER_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   WEBHOOKS_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   /**
-   * How far back the requeue looks: events published earlier are never enqueued again. At most a day,
-   * so within the shortest delivery retention: a delivery record it relies on is never pruned yet.
+   * How far back the requeue looks: a job lost in an outage longer than this is not found. A process's
+   * first pass reads this whole span (later ones only what was not settled yet), so it is kept short;
+   * at most a day, within the shortest delivery retention, so a record it relies on is never pruned yet.
    */
-  WEBHOOKS_REQUEUE_LOOKBACK_MS: z.coerce.number().int().min(900_000).max(86_400_000).default(3_600_000),
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: z.coerce.number().int().min(300_000).max(86_400_000).default(900_000),
   /** Deliveries looked at per requeue pass. */
   WEBHOOKS_REQUEUE_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
 });
@@ -80,6 +81,6 @@ export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
   // The requeue's own tests set small values on a database of their own.
   WEBHOOKS_REQUEUE_AFTER_MS: 30_000,
   WEBHOOKS_REQUEUE_INTERVAL_MS: 3_600_000,
-  WEBHOOKS_REQUEUE_LOOKBACK_MS: 3_600_000,
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: 900_000,
   WEBHOOKS_REQUEUE_BATCH: 100,
 };
