@@ -94,7 +94,7 @@ async function platform(database: string): Promise<Platform> {
       const webhooks = startServiceWebhooks({
         service: 'events',
         sql,
-        redisUrl: testRedisUrl(),
+        redis: testRedisUrl(),
         queueName: QUEUE_NAME,
         config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix, WEBHOOKS_REQUEUE_AFTER_MS: REQUEUE_AFTER_MS, WEBHOOKS_REQUEUE_INTERVAL_MS: 100, ...config },
         logger,
