@@ -171,7 +171,8 @@ export class KeyChangeFeed {
 
   /** One read of the log (and a prune when due); never throws. Calls made while one runs wait for it. */
   poll(): Promise<void> {
-    this.polling = this.polling.then(() => this.read());
+    // read() handles the store's failures; this keeps anything else from stopping every later read.
+    this.polling = this.polling.then(() => this.read()).catch((err: unknown) => this.logger.error({ err }, 'key-change log read failed'));
     return this.polling;
   }
 
@@ -200,6 +201,7 @@ export class KeyChangeFeed {
       }
       if (!this.position) {
         this.position = { horizon: await this.store.keyChangesHorizon(), seen: new Map() };
+        this.lastRead = this.now();
         this.handlers.onResync();
       }
       for (;;) {
