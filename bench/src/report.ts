@@ -232,7 +232,7 @@ function sizingRows(sizing: SizingResults): Row[] {
   return [
     ...sizing.families.map((f): Row => ({
       measurement: `Sizing, ${f.family}: per request (${n0(f.requests)} requests, ${n0(f.ok)} 2xx)`,
-      measured: `CPU ${perProcess(f.cpuUsPerRequest, ' µs')}; Redis ${n2(f.redisCommandsPerRequest)} commands; transactions ${perProcess(f.dbTransactionsPerRequest, '')}`,
+      measured: `CPU ${perProcess(f.cpuUsPerRequest, ' µs')}; Redis ${n2(f.redisCommandsPerRequest)} commands (scripts' own calls included, ${n2((f.redisCommandNames.evalsha ?? 0) + (f.redisCommandNames.eval ?? 0))} of them script calls); transactions ${perProcess(f.dbTransactionsPerRequest, '')}`,
       target: '',
       verdict: 'ref',
     })),

@@ -247,7 +247,7 @@ export async function sizingCase(ctx: BenchContext, plan: SizingPlan): Promise<S
         requests,
         ok: result.ok,
         cpuUsPerRequest,
-        redisCommandsPerRequest: round(commands / requests, 2),
+        redisCommandsPerRequest: round(commands, 2),
         redisCommandNames: names,
         dbTransactionsPerRequest,
       });
