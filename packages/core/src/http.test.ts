@@ -91,6 +91,16 @@ describe('isTransientBackendError (a database connection dropped mid-request is 
     expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);
     expect(isTransientBackendError(new Error('Connection terminated due to connection timeout'))).toBe(true);
   });
+  test('no pooled connection within DATABASE_POOL_TIMEOUT_MS: a query, or an interactive transaction that could not start', () => {
+    expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);
+    const notStarted = Object.assign(new Error('Transaction API error: Unable to start a transaction in the given time.'), { code: 'P2028' });
+    expect(isTransientBackendError(notStarted)).toBe(true);
+    // A transaction that ran past its own timeout is not a wait for a connection.
+    const expired = Object.assign(new Error('Transaction API error: Transaction already closed: A commit cannot be executed on an expired transaction.'), {
+      code: 'P2028',
+    });
+    expect(isTransientBackendError(expired)).toBe(false);
+  });
   test('constraint and data errors are not transient', () => {
     expect(isTransientBackendError(Object.assign(new Error('UniqueConstraintViolation'), { cause: { kind: 'UniqueConstraintViolation' } }))).toBe(false);
     expect(isTransientBackendError(new Error('boom'))).toBe(false);
