@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
+  expectErrorBody,
   exitReport,
   freePorts,
   serviceClient,
@@ -12,6 +13,7 @@ import {
   testDatabaseUrl,
   testIdentity,
   uniqueDatabaseName,
+  waitFor,
   type PgBouncer,
   type ServiceClient,
   type ServiceTestApp,
@@ -140,5 +142,35 @@ describe('the events app through PgBouncer in transaction mode', () => {
     const history = (await c.get(`/tickets/${contended}/checkins?limit=100`).expect(200)).body.data as { action: string }[];
     expect(history.map((h) => h.action)).toContain('validated');
     expect(await backends()).toBeLessThanOrEqual(SERVER_POOL);
+  });
+
+  test('PgBouncer with no room for another client (max_client_conn): a request is 503 temporarily_unavailable with Retry-After: 1, then served once there is', async () => {
+    const full = await startPgBouncer({ upstream: adminUrl, maxClientConn: 1 });
+    const occupant = new pg.Client({ connectionString: full.urlFor(directUrl) });
+    let starvedApp: ServiceTestApp<Database> | undefined;
+    try {
+      await occupant.connect();
+      await occupant.query('SELECT 1');
+      starvedApp = await startServiceTestApp({
+        service: 'events',
+        createDatabase: () => createDatabase(full.urlFor(directUrl)),
+        createStores: eventsServiceStores,
+        createApp,
+        startWebhooks: () => {
+          throw new Error('no webhooks here');
+        },
+      });
+      const c = serviceClient('events', starvedApp.server, testIdentity());
+      const refused = await c.get('/events');
+      expect([refused.status, refused.headers['retry-after']]).toEqual([503, '1']);
+      expectErrorBody(refused.body, 'temporarily_unavailable');
+
+      await occupant.end();
+      await waitFor('a request served once the occupant left', async () => (await c.get('/events')).status === 200, 60_000);
+    } finally {
+      await occupant.end().catch(() => undefined);
+      await starvedApp?.close();
+      await full.stop();
+    }
   });
 });
