@@ -98,7 +98,8 @@ const connectionValue = (value: string): string => `'${value.replace(/\\/g, '\\\
 /**
  * Starts PgBouncer in `pool_mode = transaction` on a free loopback port in front of `upstream`'s
  * server: every database name goes through (a wildcard `[databases]` entry to the upstream host and
- * port), clients are trusted on loopback, `poolSize` server connections per database and user
+ * port), clients are trusted on loopback (as the upstream URL's user or `postgres`, the names its
+ * auth file lists; either may read SHOW POOLS), `poolSize` server connections per database and user
  * (default 20), `maxClientConn` clients in all (default 500). Its config, log and pid files live in
  * a temporary directory that stop() deletes; it dies with this process (parent-death signal, and
  * an exit hook). As root it runs as the `postgres` user (else `nobody`): pgbouncer refuses root.
