@@ -183,9 +183,9 @@ export function metricsPortOrProblem(where: string, d: Deployable, env: Record<s
   }
 }
 
-/** The database URL variables of a schema (`*_DATABASE_URL`). */
+/** The database URL variables of a schema (`*_DATABASE_URL`; not `*_DIRECT_DATABASE_URL`, optional, whose default is the former). */
 export function databaseVariables(schema: ConfigSchema): string[] {
-  return variables(schema).filter((name) => name.endsWith('_DATABASE_URL'));
+  return variables(schema).filter((name) => name.endsWith('_DATABASE_URL') && !name.endsWith('_DIRECT_DATABASE_URL'));
 }
 
 /**

@@ -154,3 +154,4 @@ export * from './openapi';
 export * from './bad-input';
 export * from './redis';
 export * from './service-app';
+export * from './pgbouncer';
