@@ -520,12 +520,12 @@ describe('the Kubernetes rules catch', () => {
         (hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name = 'pipelines-worker';
         o.push(hpa);
       },
-      'Deployment pipelines-worker: HorizontalPodAutoscaler pipelines-worker and ScaledObject pipelines-worker would fight over its replicas',
+      'Deployment pipelines-worker: ScaledObject pipelines-worker and HorizontalPodAutoscaler pipelines-worker would fight over its replicas',
     ],
     [
-      'a ScaledObject field KEDA does not have',
-      (o) => Object.assign(find(o, 'ScaledObject', 'pipelines-worker').spec as object, { minReplicas: 1 }),
-      'ScaledObject pipelines-worker:',
+      'a ScaledObject against the KEDA schema',
+      (o) => Object.assign(find(o, 'ScaledObject', 'pipelines-worker').spec as object, { maxReplicaCount: '10' }),
+      'ScaledObject pipelines-worker: data/spec/maxReplicaCount must be integer',
     ],
     [
       'no autoscaler for the worker',
