@@ -219,7 +219,9 @@ export function redisTopologyProblems(where: string, env: Record<string, string 
   if (!('REDIS_URL' in schema.shape)) return [];
   const topologies = redisTopologiesOf(env);
   if (topologies.length !== 1) {
-    return [`${where}: sets the Redis variables of ${topologies.length === 0 ? 'no topology' : topologies.join(' and ')}, expected exactly one (REDIS_URL, REDIS_CLUSTER_NODES, or REDIS_SENTINELS with REDIS_SENTINEL_MASTER)`];
+    return [
+      `${where}: sets the Redis variables of ${topologies.length === 0 ? 'no topology' : topologies.join(' and ')}, expected exactly one (REDIS_URL, REDIS_CLUSTER_NODES, or REDIS_SENTINELS with REDIS_SENTINEL_MASTER)`,
+    ];
   }
   const missing = (REDIS_TOPOLOGIES[topologies[0] ?? ''] ?? []).filter((name) => env[name] === undefined);
   return missing.map((name) => `${where}: Redis ${topologies[0]} without ${name}`);

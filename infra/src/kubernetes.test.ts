@@ -6,16 +6,7 @@ import { DEPLOYABLES, REDIS_TOPOLOGIES, ROOT, databaseVariables, directDatabaseV
 import { imageEnvironment } from './dockerfile';
 import { editKustomization, findKubectl, kubectlKustomize, scratchCopy, withoutNameHashes } from './kubectl';
 import { AUTOSCALED, POOLER, kubernetesProblems, parseIni, replicaBounds, schemaProblems } from './kubernetes';
-import {
-  type K8sObject,
-  containersOf,
-  imageName,
-  parseEnvFile,
-  podOf,
-  readDocuments,
-  readKustomization,
-  renderKustomization,
-} from './kustomize';
+import { type K8sObject, containersOf, imageName, parseEnvFile, podOf, readDocuments, readKustomization, renderKustomization } from './kustomize';
 
 const K8S = join(ROOT, 'infra/k8s');
 const BASE = join(K8S, 'base');
@@ -56,7 +47,10 @@ const allFiles = (dir: string): string[] =>
     const path = join(dir, name);
     return statSync(path).isDirectory() ? allFiles(path) : [path];
   });
-const kustomizationDirs = () => allFiles(K8S).filter((f) => f.endsWith('/kustomization.yaml')).map((f) => resolve(f, '..'));
+const kustomizationDirs = () =>
+  allFiles(K8S)
+    .filter((f) => f.endsWith('/kustomization.yaml'))
+    .map((f) => resolve(f, '..'));
 
 const find = (objects: K8sObject[], kind: string, name: string) => {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -279,7 +273,9 @@ describe('infra/k8s/overlays/production', () => {
   });
 
   it('uses every key of secrets.env.example', () => {
-    const used = new Set(objects.flatMap(containersOf).flatMap((c) => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []))));
+    const used = new Set(
+      objects.flatMap(containersOf).flatMap((c) => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []))),
+    );
     for (const key of Object.keys(exampleSecrets())) expect([key, used.has(key)]).toEqual([key, true]);
   });
 
@@ -333,7 +329,8 @@ describe('infra/k8s/overlays/cpu-autoscaling', () => {
     expect(names(objects, 'HorizontalPodAutoscaler')).toEqual(['gateway', 'pipelines-worker']);
     const worker = (objs: K8sObject[]) => replicaBounds(objs, find(objs, 'Deployment', 'pipelines-worker'));
     expect(worker(objects)).toEqual(worker(production));
-    const rest = (objs: K8sObject[]) => objs.filter((o) => !(['ScaledObject', 'HorizontalPodAutoscaler'].includes(o.kind) && o.metadata.name === 'pipelines-worker'));
+    const rest = (objs: K8sObject[]) =>
+      objs.filter((o) => !(['ScaledObject', 'HorizontalPodAutoscaler'].includes(o.kind) && o.metadata.name === 'pipelines-worker'));
     expect(rest(objects)).toEqual(rest(production));
   });
 });
@@ -527,11 +524,7 @@ describe('the Kubernetes rules catch', () => {
       (o) => Object.assign(find(o, 'ScaledObject', 'pipelines-worker').spec as object, { maxReplicaCount: '10' }),
       'ScaledObject pipelines-worker: data/spec/maxReplicaCount must be integer',
     ],
-    [
-      'no autoscaler for the worker',
-      (o) => o.splice(o.indexOf(find(o, 'ScaledObject', 'pipelines-worker')), 1),
-      'autoscaler for pipelines-worker: missing',
-    ],
+    ['no autoscaler for the worker', (o) => o.splice(o.indexOf(find(o, 'ScaledObject', 'pipelines-worker')), 1), 'autoscaler for pipelines-worker: missing'],
     [
       'a Deployment without a PodDisruptionBudget',
       (o) => o.splice(o.indexOf(find(o, 'PodDisruptionBudget', 'warehouse')), 1),
@@ -566,7 +559,11 @@ describe('the Kubernetes rules catch', () => {
       'a Sentinel without its master name',
       (o) => {
         const env = containerOf(o, 'pipelines').env ?? [];
-        env.splice(env.findIndex((e) => e.name === 'REDIS_URL'), 1, { name: 'REDIS_SENTINELS', value: 'sentinel-0:26379' });
+        env.splice(
+          env.findIndex((e) => e.name === 'REDIS_URL'),
+          1,
+          { name: 'REDIS_SENTINELS', value: 'sentinel-0:26379' },
+        );
       },
       'Deployment pipelines: Redis sentinel without REDIS_SENTINEL_MASTER',
     ],
@@ -596,7 +593,10 @@ describe('the Kubernetes rules catch', () => {
       'a direct URL missing where the pooled one goes through PgBouncer',
       (o) => {
         const env = containerOf(o, 'gateway').env ?? [];
-        env.splice(env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'), 1);
+        env.splice(
+          env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'),
+          1,
+        );
       },
       'Deployment gateway: GATEWAY_DATABASE_URL goes through PgBouncer in transaction mode but GATEWAY_DIRECT_DATABASE_URL is not set',
     ],
@@ -607,7 +607,10 @@ describe('the Kubernetes rules catch', () => {
     ],
     [
       'a direct URL to another PostgreSQL than PgBouncer forwards to',
-      (o) => Object.assign(secrets(o), { WAREHOUSE_DIRECT_DATABASE_URL: base64('postgresql://warehouse:replace-me@other.example.internal:5432/platform_warehouse') }),
+      (o) =>
+        Object.assign(secrets(o), {
+          WAREHOUSE_DIRECT_DATABASE_URL: base64('postgresql://warehouse:replace-me@other.example.internal:5432/platform_warehouse'),
+        }),
       'Deployment warehouse: WAREHOUSE_DIRECT_DATABASE_URL reaches other.example.internal:5432, but PgBouncer forwards platform_warehouse to postgres.example.internal:5432',
     ],
     [
@@ -624,7 +627,10 @@ describe('the Kubernetes rules catch', () => {
       'migrations through PgBouncer',
       (o) => {
         const env = podOf(find(o, 'Job', 'gateway-migrate'))?.spec.containers[0]?.env ?? [];
-        env.splice(env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'), 1);
+        env.splice(
+          env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'),
+          1,
+        );
       },
       'Job gateway-migrate: migrates through PgBouncer (GATEWAY_DATABASE_URL)',
     ],

@@ -303,7 +303,10 @@ export function queueDepthMetric(): { name: string; labels: string[] } {
   const source = readFileSync(join(ROOT, 'packages/core/src/metrics.ts'), 'utf8');
   const body = source.slice(source.indexOf('export function trackQueueDepth'));
   const name = /name: '([a-z_:]+)'/.exec(body)?.[1];
-  const labels = /labelNames: \[([^\]]*)\]/.exec(body)?.[1]?.match(/'[^']+'/g)?.map((l) => l.slice(1, -1));
+  const labels = /labelNames: \[([^\]]*)\]/
+    .exec(body)?.[1]
+    ?.match(/'[^']+'/g)
+    ?.map((l) => l.slice(1, -1));
   if (!name || !labels) throw new Error('trackQueueDepth in packages/core/src/metrics.ts registers no gauge with a name and labelNames');
   return { name, labels };
 }
@@ -331,7 +334,8 @@ export function replicaBounds(objects: K8sObject[], deployment: K8sObject): { mi
 function autoscalerProblems(objects: K8sObject[], refs: Lookup): string[] {
   const problems: string[] = [];
   for (const scaler of objects.filter((o) => AUTOSCALER_KINDS.includes(o.kind))) {
-    if (scaler.kind === 'HorizontalPodAutoscaler' && scaler.apiVersion !== 'autoscaling/v2') problems.push(`${describe(scaler)}: ${scaler.apiVersion}, expected autoscaling/v2`);
+    if (scaler.kind === 'HorizontalPodAutoscaler' && scaler.apiVersion !== 'autoscaling/v2')
+      problems.push(`${describe(scaler)}: ${scaler.apiVersion}, expected autoscaling/v2`);
     const ref = (scaler.spec as ScaleTarget).scaleTargetRef;
     // KEDA's scaleTargetRef defaults to a Deployment.
     const kind = ref?.kind ?? (scaler.kind === 'ScaledObject' ? 'Deployment' : undefined);
@@ -341,7 +345,8 @@ function autoscalerProblems(objects: K8sObject[], refs: Lookup): string[] {
       continue;
     }
     // A replica count in the manifest would reset the autoscaler's choice on every apply.
-    if ((target.spec as { replicas?: number }).replicas !== undefined) problems.push(`${describe(scaler)}: its Deployment ${target.metadata.name} sets replicas`);
+    if ((target.spec as { replicas?: number }).replicas !== undefined)
+      problems.push(`${describe(scaler)}: its Deployment ${target.metadata.name} sets replicas`);
     const { min, max } = replicaBounds(objects, target);
     if (min > max) problems.push(`${describe(scaler)}: its minimum ${min} is above its maximum ${max}`);
     if (scaler.kind === 'HorizontalPodAutoscaler' && containersOf(target).some((c) => c.resources?.requests?.cpu === undefined))
@@ -378,11 +383,13 @@ function scaledObjectProblems(scaler: K8sObject, target: K8sObject, min: number,
   const concurrency = d.schema.shape[scaled.concurrencyVariable]?.safeParse(env[scaled.concurrencyVariable]).data;
   const triggers = (scaler.spec as { triggers?: Array<{ type?: string; metricType?: string; metadata?: Record<string, string> }> }).triggers ?? [];
   const prometheus = triggers.filter((t) => t.type === 'prometheus');
-  if (prometheus.length !== 1 || triggers.length !== 1) return [...problems, `${where}: expected one trigger, of type prometheus (on the queue depth the workers export)`];
+  if (prometheus.length !== 1 || triggers.length !== 1)
+    return [...problems, `${where}: expected one trigger, of type prometheus (on the queue depth the workers export)`];
   const { metricType, metadata = {} } = prometheus[0] ?? {};
   if (metricType !== undefined && metricType !== 'AverageValue')
     problems.push(`${where}: metricType ${metricType}; AverageValue gives replicas = backlog / threshold`);
-  if (!/^https?:\/\/[^/]+/.test(metadata.serverAddress ?? '')) problems.push(`${where}: serverAddress ${metadata.serverAddress} is not the URL of a Prometheus`);
+  if (!/^https?:\/\/[^/]+/.test(metadata.serverAddress ?? ''))
+    problems.push(`${where}: serverAddress ${metadata.serverAddress} is not the URL of a Prometheus`);
   const metric = queueDepthMetric();
   const query = (metadata.query ?? '').replace(/\s+/g, '');
   const selector = new RegExp(`^max\\(${metric.name}\\{([^}]*)\\}\\)$`).exec(query);
@@ -391,17 +398,24 @@ function scaledObjectProblems(scaler: K8sObject, target: K8sObject, min: number,
       `${where}: query ${metadata.query} is not max(${metric.name}{...}): every worker reports the whole queue, so anything but the max of their reports misreads the backlog`,
     );
   } else {
-    const matchers = Object.fromEntries((selector[1] ?? '').split(',').map((m) => [m.split(/=~|=/)[0], m]));
+    const matchers: Record<string, string> = Object.fromEntries((selector[1] ?? '').split(',').map((m): [string, string] => [m.split(/=~|=/)[0] ?? '', m]));
     for (const name of Object.keys(matchers)) {
-      if (!metric.labels.includes(name)) problems.push(`${where}: query selects label ${name}, which ${metric.name} does not have (${metric.labels.join(', ')})`);
+      if (!metric.labels.includes(name))
+        problems.push(`${where}: query selects label ${name}, which ${metric.name} does not have (${metric.labels.join(', ')})`);
     }
-    if (matchers.queue !== `queue="${String(queue)}"`) problems.push(`${where}: query does not select queue="${String(queue)}" (${scaled.queueVariable} of ${d.name})`);
-    const states = /^state=~"([^"]*)"$/.exec(matchers.state ?? '')?.[1]?.split('|').sort();
+    if (matchers.queue !== `queue="${String(queue)}"`)
+      problems.push(`${where}: query does not select queue="${String(queue)}" (${scaled.queueVariable} of ${d.name})`);
+    const states = /^state=~"([^"]*)"$/
+      .exec(matchers.state ?? '')?.[1]
+      ?.split('|')
+      .sort();
     if (states?.join('|') !== 'active|waiting')
       problems.push(`${where}: query must count state=~"waiting|active" (the jobs that need a worker now; delayed and failed ones do not)`);
   }
   if (metadata.threshold !== String(concurrency))
-    problems.push(`${where}: threshold ${metadata.threshold} is not ${scaled.concurrencyVariable} of ${d.name} (${String(concurrency)}): one worker per ${String(concurrency)} jobs`);
+    problems.push(
+      `${where}: threshold ${metadata.threshold} is not ${scaled.concurrencyVariable} of ${d.name} (${String(concurrency)}): one worker per ${String(concurrency)} jobs`,
+    );
   return problems;
 }
 
@@ -421,7 +435,8 @@ function disruptionProblems(objects: K8sObject[]): string[] {
       continue;
     }
     const spec = covering[0]?.spec as { minAvailable?: number | string; maxUnavailable?: number | string };
-    if (spec.minAvailable !== undefined) problems.push(`${describe(covering[0]!)}: minAvailable blocks a drain for good when no more pods than that run; set maxUnavailable`);
+    if (spec.minAvailable !== undefined)
+      problems.push(`${describe(covering[0]!)}: minAvailable blocks a drain for good when no more pods than that run; set maxUnavailable`);
     const { min } = replicaBounds(objects, deployment);
     if (typeof spec.maxUnavailable !== 'number' || spec.maxUnavailable < 1)
       problems.push(`${describe(covering[0]!)}: maxUnavailable ${String(spec.maxUnavailable)}, expected a number of pods, at least 1`);
@@ -510,7 +525,8 @@ function poolerProblems(objects: K8sObject[], refs: Lookup): string[] {
     if (files['pgbouncer.ini'] === undefined) problems.push(`Deployment ${POOLER}: mounts no pgbouncer.ini`);
     else ini = parseIni(files['pgbouncer.ini']);
     const settings = ini?.pgbouncer ?? {};
-    if (ini && settings.pool_mode !== 'transaction') problems.push(`Deployment ${POOLER}: pool_mode ${settings.pool_mode}, expected transaction (contract section 17)`);
+    if (ini && settings.pool_mode !== 'transaction')
+      problems.push(`Deployment ${POOLER}: pool_mode ${settings.pool_mode}, expected transaction (contract section 17)`);
     const authFile = settings.auth_file?.split('/').pop() ?? '';
     if (ini && files[authFile] === undefined) problems.push(`Deployment ${POOLER}: mounts no ${authFile || 'auth_file'}`);
     users = new Map(
@@ -545,7 +561,10 @@ function poolerProblems(objects: K8sObject[], refs: Lookup): string[] {
       if (!pooler) problems.push(`${where}: ${variable} points at ${url.hostname}, which is no Deployment`);
       const direct = directDatabaseVariable(variable);
       const directUrl = parseUrl(env[direct]);
-      if (!directUrl) problems.push(`${where}: ${variable} goes through PgBouncer in transaction mode but ${direct} is not set (migrations and session work need PostgreSQL itself)`);
+      if (!directUrl)
+        problems.push(
+          `${where}: ${variable} goes through PgBouncer in transaction mode but ${direct} is not set (migrations and session work need PostgreSQL itself)`,
+        );
       else if (throughPooler(objects, directUrl)) problems.push(`${where}: ${direct} goes through PgBouncer; it must reach PostgreSQL itself`);
       else {
         if (directUrl.pathname !== url.pathname || directUrl.username !== url.username)
@@ -553,10 +572,17 @@ function poolerProblems(objects: K8sObject[], refs: Lookup): string[] {
         const database = ini?.databases?.[url.pathname.slice(1)] ?? ini?.databases?.['*'];
         const backend = Object.fromEntries((database ?? '').split(/\s+/).map((kv) => kv.split('=') as [string, string]));
         if (ini && (backend.host !== directUrl.hostname || Number(backend.port ?? 5432) !== Number(directUrl.port || 5432)))
-          problems.push(`${where}: ${direct} reaches ${directUrl.host}, but PgBouncer forwards ${url.pathname.slice(1)} to ${backend.host}:${backend.port ?? 5432}`);
+          problems.push(
+            `${where}: ${direct} reaches ${directUrl.host}, but PgBouncer forwards ${url.pathname.slice(1)} to ${backend.host}:${backend.port ?? 5432}`,
+          );
       }
       if (users && !users.has(decodeURIComponent(url.username))) problems.push(`${where}: ${variable}'s user ${url.username} is not in PgBouncer's auth_file`);
-      else if (users && url.password && !/^(md5|SCRAM-SHA-256\$)/.test(users.get(decodeURIComponent(url.username)) ?? '') && users.get(decodeURIComponent(url.username)) !== decodeURIComponent(url.password))
+      else if (
+        users &&
+        url.password &&
+        !/^(md5|SCRAM-SHA-256\$)/.test(users.get(decodeURIComponent(url.username)) ?? '') &&
+        users.get(decodeURIComponent(url.username)) !== decodeURIComponent(url.password)
+      )
         problems.push(`${where}: ${variable}'s password is not the one PgBouncer's auth_file has for ${url.username}`);
       const poolMax = d.schema.shape.DATABASE_POOL_MAX?.safeParse(env.DATABASE_POOL_MAX).data;
       if (typeof poolMax !== 'number') problems.push(`${where}: DATABASE_POOL_MAX is not a variable of its config schema (contract section 17)`);
@@ -565,7 +591,9 @@ function poolerProblems(objects: K8sObject[], refs: Lookup): string[] {
   }
   const maxClients = Number(ini?.pgbouncer?.max_client_conn ?? 100);
   if (ini && maxClients < clients)
-    problems.push(`Deployment ${POOLER}: max_client_conn ${maxClients} is below the ${clients} connections the processes open at their largest scale (replicas x DATABASE_POOL_MAX)`);
+    problems.push(
+      `Deployment ${POOLER}: max_client_conn ${maxClients} is below the ${clients} connections the processes open at their largest scale (replicas x DATABASE_POOL_MAX)`,
+    );
   return problems;
 }
 

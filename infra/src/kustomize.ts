@@ -228,7 +228,8 @@ function applyJson6902(object: K8sObject, operations: Json6902Operation[], where
     const last = keys.pop();
     let parent: unknown = object;
     for (const key of keys) parent = isMap(parent) ? parent[key] : Array.isArray(parent) ? parent[Number(key)] : undefined;
-    if (last === undefined || parent === undefined || parent === null) throw new Error(`${where}: ${op} ${path} on ${object.kind} ${object.metadata.name}: no such path`);
+    if (last === undefined || parent === undefined || parent === null)
+      throw new Error(`${where}: ${op} ${path} on ${object.kind} ${object.metadata.name}: no such path`);
     if (!['add', 'replace', 'remove'].includes(op)) throw new Error(`${where}: JSON 6902 ${op} is not implemented by the test renderer`);
     if (Array.isArray(parent)) {
       const index = last === '-' ? parent.length : Number(last);
