@@ -183,11 +183,7 @@ export function metricsPortOrProblem(where: string, d: Deployable, env: Record<s
   }
 }
 
-/**
- * The database URL variables of a schema (`*_DATABASE_URL`), without their `*_DIRECT_DATABASE_URL`
- * (contract section 17: the URL past the pooler, for migrations and session work; it defaults to the
- * other, so only these must be set).
- */
+/** The database URL variables of a schema (`*_DATABASE_URL`; not `*_DIRECT_DATABASE_URL`, optional, whose default is the former). */
 export function databaseVariables(schema: ConfigSchema): string[] {
   return variables(schema).filter((name) => name.endsWith('_DATABASE_URL') && !name.endsWith('_DIRECT_DATABASE_URL'));
 }
