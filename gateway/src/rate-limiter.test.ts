@@ -177,7 +177,7 @@ function setup(options: { onFailure?: FailoverOptions['onFailure']; aheadMs?: nu
   const connection = { status: 'ready' };
   const lines: string[] = [];
   const logger = { warn: (_: unknown, msg: string) => lines.push(msg), info: (msg: string) => lines.push(msg) } as unknown as Logger;
-  const limiter = new FailoverLimiter(connection, redis, logger, { windowMs, retryAfterMs: 0, onFailure: options.onFailure, now: () => clock.now });
+  const limiter = new FailoverLimiter(connection, redis, logger, { windowMs, probeEveryMs: 0, onFailure: options.onFailure, now: () => clock.now });
   /** `n` requests on one key at once. */
   const burst = (n: number, key = 'k', limit = 10) => Array.from({ length: n }, () => limiter.hit(key, limit));
   return { clock, redis, connection, lines, limiter, burst };

@@ -206,8 +206,12 @@ const MAX_REMEMBERED_KEYS = 100_000;
 
 export interface FailoverOptions {
   windowMs?: number;
-  /** Pause between two probes while Redis does not answer. */
-  retryAfterMs?: number;
+  /**
+   * While decisions come from memory, probes (one call at a time, in the background) start at most
+   * this often: a probe that times out is followed at once by the next, so a Redis slow for one
+   * moment is back in use within about one command timeout of its first answer in time.
+   */
+  probeEveryMs?: number;
   /**
    * What one failed or timed-out call changes. `instance`: every request is decided from memory
    * until a probe (one call, in the background) gets an answer; `request`: only that request is.
@@ -243,7 +247,7 @@ export class FailoverLimiter implements Limiter {
   /** Redis TIME minus the local clock, from the last answer (see the class comment). */
   private redisAheadMs = 0;
   private readonly windowMs: number;
-  private readonly retryAfterMs: number;
+  private readonly probeEveryMs: number;
   private readonly onFailure: 'instance' | 'request';
   private readonly now: () => number;
   /** The key of the last failed call: the probe asks the node that holds it. */
@@ -259,7 +263,7 @@ export class FailoverLimiter implements Limiter {
     options: FailoverOptions = {},
   ) {
     this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
-    this.retryAfterMs = options.retryAfterMs ?? 1_000;
+    this.probeEveryMs = options.probeEveryMs ?? 100;
     this.onFailure = options.onFailure ?? 'instance';
     this.now = options.now ?? monotonicNow;
   }
@@ -366,10 +370,11 @@ export class FailoverLimiter implements Limiter {
 
   /** While decisions come from memory: one call at a time to the node that failed, until one is answered. */
   private async probe(): Promise<void> {
-    for (let first = true; !this.closed && this.mode === 'memory'; first = false) {
-      if (!first) await new Promise((resolve) => setTimeout(resolve, this.retryAfterMs).unref());
-      if (this.closed || this.mode !== 'memory' || this.redis.status !== 'ready' || this.probeKey === undefined) continue;
-      await this.write(this.probeKey);
+    while (!this.closed && this.mode === 'memory') {
+      const started = this.now();
+      if (this.redis.status === 'ready' && this.probeKey !== undefined) await this.write(this.probeKey);
+      // Always a pause, if only a tick: a probe that fails at once must not spin.
+      if (this.mode === 'memory') await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + this.probeEveryMs - this.now())).unref());
     }
   }
 
