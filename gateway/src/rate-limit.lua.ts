@@ -3,9 +3,11 @@
  * KEYS[1]: sorted set of the accepted requests in the window, scored in µs of Redis TIME.
  * ARGV[1]: limit; ARGV[2]: window (µs); ARGV[3]: this request's member (unique per request), or ''
  * to decide nothing (only write what follows and count).
- * Optional, after a Redis outage: ARGV[4] = n, then n pairs (score µs, member) of requests this
- * instance accepted from memory, added unless already there (a timed-out call may have added the
- * same member), then the members of requests it refused whose call may still have run, removed.
+ * Optional, after a Redis outage: ARGV[4] = n, then n pairs (age µs, member) of requests this
+ * instance accepted from memory, each scored now minus its age (how long before the call was
+ * sent it was accepted, on the instance's clock: no clocks are compared) and added unless already
+ * there (a timed-out call may have added the same member); then the members of requests it
+ * refused whose call may still have run, removed.
  * A member already in the log is not added twice: a command resent after a reconnect counts once.
  * Returns { 1 if accepted else 0, count in the window after this call, reset (µs: when one more
  * request will be accepted), now (µs) }. A refused request is not recorded.
@@ -22,7 +24,7 @@ local expires = 0
 if #ARGV > 3 then
   local added = tonumber(ARGV[4])
   for i = 5, 4 + 2 * added, 2 do
-    local score = tonumber(ARGV[i])
+    local score = now - tonumber(ARGV[i])
     if score > now - window then
       redis.call('ZADD', key, 'NX', score, ARGV[i + 1])
       if score > expires then expires = score end

@@ -52,8 +52,8 @@ function memberSource(): () => string {
 
 /** What a Redis call on a key writes before it decides (section 17: what memory admitted counts in Redis too). */
 export interface LogWrites {
-  /** Requests accepted from memory, with the Redis time (ms) they count from. */
-  accepted: { member: string; redisMs: number }[];
+  /** Requests accepted from memory, with how long before the call was sent (ms, local clock) each was. */
+  accepted: { member: string; ageMs: number }[];
   /** Requests refused from memory whose timed-out call may still have recorded them. */
   refused: string[];
 }
@@ -107,8 +107,8 @@ export class RedisSlidingWindow implements Limiter, RedisWindow {
 
 function writeArguments(writes: LogWrites): (string | number)[] {
   const args: (string | number)[] = [writes.accepted.length];
-  // Rounded up: an entry may stay in Redis's window a microsecond too long, never too short.
-  for (const { member, redisMs } of writes.accepted) args.push(Math.ceil(redisMs * 1000), member);
+  // Rounded down: an entry may stay in Redis's window a microsecond too long, never too short.
+  for (const { member, ageMs } of writes.accepted) args.push(Math.floor(ageMs * 1000), member);
   args.push(...writes.refused);
   return args;
 }
@@ -231,11 +231,10 @@ export interface FailoverOptions {
  * rolling window, whatever timed out. Without this, an instance let up to a whole limit more
  * through each time a command timed out under load.
  *
- * Clock skew: memory's decisions carry local times. They are written to Redis shifted by the
- * difference between Redis TIME and the local clock measured on the last answer, taken from the
- * moment its call was sent: an upper bound on the true difference (Redis read its clock after
- * that moment), so an entry stays in Redis's window at least as long as it really should, and at
- * most one call's round trip (under the 100 ms command timeout) longer.
+ * Clock skew: no clocks are compared. A decision from memory goes to Redis as its age when the
+ * call is sent (local monotonic clock), and the script scores it at its own TIME minus that age.
+ * Redis reads TIME after the call was sent, so the entry stays in Redis's window at least as long
+ * as it really should, and longer only by the call's way to Redis (under the command timeout).
  */
 export class FailoverLimiter implements Limiter {
   private mode: LimiterState['mode'] = 'redis';
@@ -244,8 +243,6 @@ export class FailoverLimiter implements Limiter {
   private redisFailures = 0;
   private readonly ledgers = new Map<string, KeyLedger>();
   private readonly nextMember = memberSource();
-  /** Redis TIME minus the local clock, from the last answer (see the class comment). */
-  private redisAheadMs = 0;
   private readonly windowMs: number;
   private readonly probeEveryMs: number;
   private readonly onFailure: 'instance' | 'request';
@@ -279,7 +276,6 @@ export class FailoverLimiter implements Limiter {
     const ledger = this.ledger(key, limit);
     const member = this.nextMember();
     const writes = ledger.unwritten ? this.writesOf(ledger) : undefined;
-    const sentAt = this.now();
     ledger.inFlight++;
     let result: RedisDecision;
     try {
@@ -292,7 +288,7 @@ export class FailoverLimiter implements Limiter {
       return decideFromMemory(ledger, limit, member, this.now(), this.windowMs, true);
     }
     ledger.inFlight--;
-    this.confirmed(ledger, result, sentAt, writes);
+    this.confirmed(ledger, result, writes);
     return result;
   }
 
@@ -300,9 +296,8 @@ export class FailoverLimiter implements Limiter {
   private async write(key: string): Promise<boolean> {
     const ledger = this.ledger(key);
     const writes = this.writesOf(ledger);
-    const sentAt = this.now();
     try {
-      this.confirmed(ledger, await this.primary.decide(key, ledger.limit, '', writes), sentAt, writes);
+      this.confirmed(ledger, await this.primary.decide(key, ledger.limit, '', writes), writes);
       return true;
     } catch (err) {
       this.redisFailures++;
@@ -312,21 +307,19 @@ export class FailoverLimiter implements Limiter {
   }
 
   private writesOf(ledger: KeyLedger): LogWrites {
-    const cutoff = this.now() - this.windowMs;
-    dropBefore(ledger.accepted, cutoff);
-    dropBefore(ledger.refused, cutoff);
+    const now = this.now();
+    dropBefore(ledger.accepted, now - this.windowMs);
+    dropBefore(ledger.refused, now - this.windowMs);
     return {
-      accepted: ledger.accepted.map(({ member, at }) => ({ member, redisMs: at + this.redisAheadMs })),
+      accepted: ledger.accepted.map(({ member, at }) => ({ member, ageMs: now - at })),
       refused: ledger.refused.map(({ member }) => member),
     };
   }
 
   /** Redis answered: its count now holds what the call wrote, and Redis counts again. */
-  private confirmed(ledger: KeyLedger, result: RedisDecision, sentAt: number, writes: LogWrites | undefined): void {
-    const now = this.now();
+  private confirmed(ledger: KeyLedger, result: RedisDecision, writes: LogWrites | undefined): void {
     ledger.redisCount = result.count;
-    ledger.redisUntil = now + this.windowMs;
-    this.redisAheadMs = result.nowMs - sentAt;
+    ledger.redisUntil = this.now() + this.windowMs;
     if (writes) {
       const written = new Set([...writes.accepted.map((w) => w.member), ...writes.refused]);
       const kept = (log: MemoryDecision[]) => log.filter((d) => !written.has(d.member));
