@@ -20,17 +20,18 @@ local member = ARGV[3]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local expires = 0
+-- Every score is at most now, so a key kept one window past the last add outlives all its entries.
+local added = false
 if #ARGV > 3 then
-  local added = tonumber(ARGV[4])
-  for i = 5, 4 + 2 * added, 2 do
+  local accepted = tonumber(ARGV[4])
+  for i = 5, 4 + 2 * accepted, 2 do
     local score = now - tonumber(ARGV[i])
     if score > now - window then
       redis.call('ZADD', key, 'NX', score, ARGV[i + 1])
-      if score > expires then expires = score end
+      added = true
     end
   end
-  for i = 5 + 2 * added, #ARGV do
+  for i = 5 + 2 * accepted, #ARGV do
     redis.call('ZREM', key, ARGV[i])
   end
 end
@@ -38,11 +39,11 @@ local count = redis.call('ZCARD', key)
 local allowed = 0
 if member ~= '' and count < limit then
   count = count + redis.call('ZADD', key, 'NX', now, member)
-  if now > expires then expires = now end
+  added = true
   allowed = 1
 end
-if expires > 0 then
-  redis.call('PEXPIRE', key, math.ceil((expires - now + window) / 1000))
+if added then
+  redis.call('PEXPIRE', key, math.ceil(window / 1000))
 end
 local reset = now
 if count >= limit then
