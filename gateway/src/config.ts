@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, CommonConfig } from '@platform/core';
+import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, QueuePrefix } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -20,6 +20,13 @@ export const GatewayConfig = z.object({
   EVENTS_RATE_LIMIT: z.coerce.number().int().min(1).default(400),
   /** How often each gateway writes the keys' last use and usage counts (contract section 16: usage at most 60 s behind). */
   GATEWAY_USAGE_FLUSH_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /**
+   * How often each gateway reads the key-change log (contract sections 3, 16: a key change applies on
+   * every gateway within 1 s, whether or not its pub/sub announcement arrives).
+   */
+  GATEWAY_KEY_CHANGES_POLL_MS: z.coerce.number().int().min(50).max(750).default(250),
+  /** The platform's key prefix in Redis (contract sections 11, 20): the gateway's keys are `<QUEUE_PREFIX>:gateway:...`. */
+  QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -1,18 +1,20 @@
 // First: tracing must be in place before ioredis and pg are loaded (the imports below load them).
 import { tracing } from './tracing';
-import { closeServer, listeningAt, loadConfig, runProcess } from '@platform/core';
+import { closeServer, describeRedisTarget, listeningAt, loadConfig, redisTarget, runProcess } from '@platform/core';
 import { createApp } from './app';
 import { GatewayConfig } from './config';
 import { createDatabase } from './database';
 import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
-import { closeRedis, createRedis, createSubscriber } from './redis';
+import { closeRedis, createRedis, createSubscriber, gatewayRedisPrefix } from './redis';
 
 const config = loadConfig(GatewayConfig);
 runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
-  const redis = createRedis(config.REDIS_URL, logger);
-  const subscriber = createSubscriber(config.REDIS_URL, logger);
+  const redisAt = redisTarget(config);
+  const redis = createRedis(redisAt, logger);
+  const subscriber = createSubscriber(redisAt, logger);
+  logger.info({ redis: describeRedisTarget(redisAt) }, 'redis topology');
   const app = createApp({
     store: keysStore(db),
     redis,
@@ -22,6 +24,8 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
     internalSecret: config.PLATFORM_INTERNAL_SECRET,
     upstreams: { events: config.EVENTS_URL, warehouse: config.WAREHOUSE_URL, pipelines: config.PIPELINES_URL },
     upstreamTimeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    redisPrefix: gatewayRedisPrefix(config.QUEUE_PREFIX),
+    keyChanges: { pollMs: config.GATEWAY_KEY_CHANGES_POLL_MS },
     limits: { events: config.EVENTS_RATE_LIMIT },
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     metrics,

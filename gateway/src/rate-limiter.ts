@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Cluster, Redis } from 'ioredis';
-import { BUCKET_LIMITS, type BucketName, type Logger } from '@platform/core';
+import { BUCKET_LIMITS, type BucketName, type Logger, type RedisConnection } from '@platform/core';
 import { SLIDING_WINDOW_LUA } from './rate-limit.lua';
 
 /** Failed authentications per client IP per window (contract section 4). */
@@ -85,7 +84,7 @@ export class RedisSlidingWindow implements Limiter, RedisWindow {
   private readonly nextMember = memberSource();
 
   constructor(
-    private readonly redis: Redis | Cluster,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
     private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
   ) {
