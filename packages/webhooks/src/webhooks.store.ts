@@ -378,18 +378,23 @@ export function requeueStore(tx: SqlClient) {
         `WITH "bounds" AS MATERIALIZED (
            SELECT GREATEST(CURRENT_TIMESTAMP - $3::int * interval '1 millisecond', COALESCE($1::timestamptz, '-infinity')) AS "from"
          ), "due" AS (
-           SELECT d."workspace_id", d."endpoint_id", d."event_id", d."event_type", d."attempt", d."created_at" AS "recorded_at",
-                  d."created_at" + s."delay_ms" * interval '1 millisecond' AS "due_at"
+           -- One range of the "created_at" index per step, never a scan of the whole table (OFFSET 0 keeps
+           -- the planner from flattening the LATERAL into a join it may answer with one).
+           SELECT d.*, d."recorded_at" + s."delay_ms" * interval '1 millisecond' AS "due_at"
              FROM unnest($4::bigint[]) WITH ORDINALITY AS s("delay_ms", "attempt")
-             JOIN "webhook_deliveries" d
-               ON d."attempt" = s."attempt"
-              AND d."created_at" >= (SELECT "from" FROM "bounds") - s."delay_ms" * interval '1 millisecond'
-              AND d."created_at" < $2::timestamptz - s."delay_ms" * interval '1 millisecond'
-            WHERE d."status" = 'failed' AND d."response_status" IS DISTINCT FROM 410 AND d."error" IS DISTINCT FROM $5::text
-              AND NOT EXISTS (
-                SELECT 1 FROM "webhook_deliveries" l
-                 WHERE l."event_id" = d."event_id" AND l."endpoint_id" = d."endpoint_id" AND l."created_at" >= d."created_at"
-                   AND (l."created_at", l."attempt", l."id") > (d."created_at", d."attempt", d."id"))
+             CROSS JOIN LATERAL (
+               SELECT f."id", f."workspace_id", f."endpoint_id", f."event_id", f."event_type", f."attempt", f."created_at" AS "recorded_at"
+                 FROM "webhook_deliveries" f
+                WHERE f."created_at" >= (SELECT "from" FROM "bounds") - s."delay_ms" * interval '1 millisecond'
+                  AND f."created_at" < $2::timestamptz - s."delay_ms" * interval '1 millisecond'
+                  AND f."attempt" = s."attempt" AND f."status" = 'failed'
+                  AND f."response_status" IS DISTINCT FROM 410 AND f."error" IS DISTINCT FROM $5::text
+               OFFSET 0
+             ) d
+            WHERE NOT EXISTS (
+              SELECT 1 FROM "webhook_deliveries" l
+               WHERE l."event_id" = d."event_id" AND l."endpoint_id" = d."endpoint_id" AND l."created_at" >= d."recorded_at"
+                 AND (l."created_at", l."attempt", l."id") > (d."recorded_at", d."attempt", d."id"))
          ), "pairs" AS (
            SELECT e."id", e."workspace_id", e."type", e."data", e."created_at", e."traceparent", r."endpoint_id", r."attempt", r."recorded_at", r."due_at",
                   row_number() OVER (PARTITION BY r."workspace_id" ORDER BY r."due_at", r."event_id", r."endpoint_id") AS "turn",
