@@ -16,7 +16,7 @@ import {
 } from '@platform/testing';
 import { TEST_WEBHOOKS_CONFIG, type WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryJobId, type DeliveryQueue } from './deliveries.queue';
-import type { RequeuePass } from './deliveries.requeue';
+import { requeueLostDeliveries, type RequeuePass } from './deliveries.requeue';
 import { recordOutboxEvents, type OutboxEvent } from './outbox';
 import { publishOutboxBatch } from './outbox-relay';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
@@ -446,4 +446,34 @@ test('a pair whose last attempt was the final one of the schedule is not added a
     [2, 'succeeded'],
   ]);
   expect(await runtime.requeued()).toBe(1);
+}, 120_000);
+
+test("one workspace's lost retries do not hold up another's: the workspaces take turns in a pass, and each job carries its attempts", async () => {
+  const p = await platform('webhooks_requeue_retry_turns');
+  const busy = await p.workspace(1);
+  const other = await p.workspace(1);
+  const backlog = await p.writeEvents(busy.workspaceId, 30);
+  const [lone] = await p.writeEvents(other.workspaceId, 1);
+  // Published while no instance runs, every job lost after a failed 2nd attempt recorded 5 s ago
+  // (the busy workspace's first).
+  await p.sql.$transaction((tx) => publishOutboxBatch(tx, p.queue, 100));
+  await p.queue.obliterate({ force: true });
+  for (const [event, endpoint, ago] of [...backlog.map((e) => [e, busy.endpoints[0]!, 6] as const), [lone!, other.endpoints[0]!, 5] as const]) {
+    await p.sql.$executeRawUnsafe(
+      `INSERT INTO "webhook_deliveries" ("workspace_id", "endpoint_id", "event_id", "event_type", "attempt", "status", "response_status", "error", "created_at")
+       VALUES ($1::uuid, $2::uuid, $3::text, 'item.created', 2, 'failed', 500, 'receiver answered 500', CURRENT_TIMESTAMP - $4::int * interval '1 second')`,
+      event.workspaceId,
+      endpoint.id,
+      event.id,
+      ago,
+    );
+  }
+
+  const options = { sql: p.sql, queue: p.queue, afterMs: 200, lookbackMs: 900_000, schedule: [100, 1000, 100], batch: 5 };
+  const pass = await requeueLostDeliveries(options);
+  expect(pass).toMatchObject({ ran: true, examined: 0, retriesExamined: 5, retriesRequeued: 5 });
+  const loneJob = await p.queue.getJob(deliveryJobId(lone!.id, other.endpoints[0]!.id));
+  expect(loneJob?.data).toMatchObject({ endpoint_id: other.endpoints[0]!.id, attempts_made: 2, event: { id: lone!.id } });
+  // Until a worker attempts them, the same pairs are looked at again, and found in the queue.
+  expect(await requeueLostDeliveries(options)).toMatchObject({ retriesExamined: 5, retriesRequeued: 0 });
 }, 120_000);
