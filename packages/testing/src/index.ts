@@ -154,3 +154,5 @@ export * from './openapi';
 export * from './bad-input';
 export * from './redis';
 export * from './service-app';
+export * from './redis-processes';
+export * from './redis-cluster';

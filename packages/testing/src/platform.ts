@@ -5,6 +5,7 @@ import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrate } from '@platform/core';
+import { killWithThisProcess } from './child-registry';
 import { freePorts, inheritedEnvironment, waitForHttp } from './processes';
 import { deleteRedisKeys } from './redis';
 import { sleep } from './wait';
@@ -148,17 +149,6 @@ function isRunning(child: Child): boolean {
   return child.process !== undefined && child.process.exitCode === null && child.process.signalCode === null;
 }
 
-// Children of every platform of this process, killed if the process exits without stop().
-const everyChild = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of everyChild) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-}
-
 /**
  * Creates and migrates `platform_<deployable>_<name>` databases, spawns the chosen built
  * processes on free ports (random admin token and internal secret, a run queue of its own), waits
@@ -167,7 +157,6 @@ function installExitHook(): void {
  */
 export async function startPlatform(options: PlatformOptions): Promise<Platform> {
   if (!/^[a-z0-9_]{1,40}$/.test(options.name)) throw new Error(`platform name must be [a-z0-9_]{1,40}: ${options.name}`);
-  installExitHook();
   const root = options.root ?? resolve(__dirname, '..', '..', '..');
   const server = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const redisUrl = options.redisUrl ?? process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -268,14 +257,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       env: envOf(child),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    everyChild.add(proc);
+    killWithThisProcess(proc);
     child.process = proc;
-    child.exited = new Promise((resolveExit) =>
-      proc.once('exit', (code, signal) => {
-        everyChild.delete(proc);
-        resolveExit({ code, signal });
-      }),
-    );
+    child.exited = new Promise((resolveExit) => proc.once('exit', (code, signal) => resolveExit({ code, signal })));
     let ready = false;
     let pending = '';
     const onData = (chunk: string): void => {
@@ -508,7 +492,6 @@ function redisAnswers(port: number): Promise<boolean> {
  * in production.
  */
 export async function startRedisServer(options: { port?: number; binary?: string; persistDir?: string } = {}): Promise<RedisServer> {
-  installExitHook();
   const port = options.port ?? (await freePorts(1))[0]!;
   const persistence = options.persistDir
     ? ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.persistDir]
@@ -519,9 +502,9 @@ export async function startRedisServer(options: { port?: number; binary?: string
     const child = spawn(options.binary ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...persistence], {
       stdio: 'ignore',
     });
-    everyChild.add(child);
+    killWithThisProcess(child);
     proc = child;
-    exited = new Promise((r) => child.once('exit', () => (everyChild.delete(child), r())));
+    exited = new Promise((r) => child.once('exit', () => r()));
     child.once('error', () => undefined);
     const deadline = Date.now() + 10_000;
     while (!(await redisAnswers(port))) {
