@@ -156,3 +156,4 @@ export * from './redis';
 export * from './service-app';
 export * from './redis-processes';
 export * from './redis-cluster';
+export * from './redis-sentinel';
