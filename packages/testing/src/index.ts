@@ -157,3 +157,4 @@ export * from './service-app';
 export * from './redis-processes';
 export * from './redis-cluster';
 export * from './redis-sentinel';
+export * from './balancer';

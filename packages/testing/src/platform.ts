@@ -7,6 +7,7 @@ import pg from 'pg';
 import { migrate } from '@platform/core';
 import { killWithThisProcess } from './child-registry';
 import { freePorts, inheritedEnvironment, waitForHttp } from './processes';
+import { startBalancer, type Balancer } from './balancer';
 import { deleteRedisKeys } from './redis';
 import { sleep } from './wait';
 
@@ -41,6 +42,24 @@ export interface PlatformOptions {
   env?: Record<string, string>;
   /** Default: TEST_REDIS_URL, REDIS_URL or redis://127.0.0.1:6379. */
   redisUrl?: string;
+  /**
+   * Redis of any topology instead of `redisUrl`: the variables every process gets in place of
+   * REDIS_URL (`REDIS_CLUSTER_NODES`, or `REDIS_SENTINELS` + `REDIS_SENTINEL_MASTER`); a
+   * RedisCluster or RedisSentinel launcher is one.
+   */
+  redis?: { env: Record<string, string> };
+  /**
+   * A transaction-mode pooler in front of the PostgreSQL server (startPgBouncer's result): every
+   * process gets its URL in `*_DATABASE_URL` and the server's in `*_DIRECT_DATABASE_URL`;
+   * migrations and the launcher's own queries go to the server directly.
+   */
+  pgBouncer?: { urlFor(databaseUrl: string): string };
+  /**
+   * A round-robin TCP balancer at each service's URL in front of all its instances, as production
+   * has (default: when `processes` holds more than one instance of a service). Without it the
+   * first instance listens on the service URL and the gateway reaches no other.
+   */
+  balanceServices?: boolean;
   /** The PostgreSQL server; default DATABASE_URL or postgresql://postgres@127.0.0.1:5432/postgres. */
   databaseUrl?: string;
   /** Drop and recreate the databases first (default true), so every start is clean. */
@@ -75,9 +94,16 @@ export interface Platform {
   /** The first gateway. */
   gatewayUrl: string;
   gatewayUrls: string[];
+  /** What the gateway calls: the first instance of each service, or the balancer in front of all of them. */
   serviceUrls: Record<ServiceName, string>;
+  /** The databases on the server itself (migrations, direct queries). */
   databaseUrls: Record<Deployable, string>;
+  /** What the processes get in `*_DATABASE_URL`: `databaseUrls`, or the pooler's URLs with `pgBouncer`. */
+  processDatabaseUrls: Record<Deployable, string>;
+  /** The Redis URL processes get; empty when `redis` gave another topology. */
   redisUrl: string;
+  /** The Redis variables every process gets: `{ REDIS_URL }`, or `redis.env`. */
+  redisEnv: Record<string, string>;
   runsQueue: string;
   /** QUEUE_PREFIX of every process: this platform's queue keys are `<queuePrefix>:*`, deleted by stop(). */
   queuePrefix: string;
@@ -189,25 +215,34 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     Deployable,
     string
   >;
+  const pooler = options.pgBouncer;
+  const processDatabaseUrls = Object.fromEntries(
+    (Object.keys(databaseUrls) as Deployable[]).map((d) => [d, pooler ? pooler.urlFor(databaseUrls[d]) : databaseUrls[d]]),
+  ) as Record<Deployable, string>;
+  const databaseVariables: Record<string, string> = {};
+  for (const d of Object.keys(databaseUrls) as Deployable[]) {
+    databaseVariables[`${d.toUpperCase()}_DATABASE_URL`] = processDatabaseUrls[d];
+    // Migrations and session-level work (advisory locks, LISTEN) need the server itself, not a transaction-mode pool.
+    if (pooler) databaseVariables[`${d.toUpperCase()}_DIRECT_DATABASE_URL`] = databaseUrls[d];
+  }
+  const redisEnv = options.redis ? { ...options.redis.env } : { REDIS_URL: redisUrl };
   const hasGateway = specs.some((s) => s.kind === 'gateway');
   const seed = options.seed ?? hasGateway;
   const used = new Set<Deployable>(specs.map((s) => (s.kind === 'worker' ? 'pipelines' : s.kind)));
   if (seed) used.add('gateway');
 
   // Every service gets a port even when it does not run: the gateway then meets a refused connection.
+  const balanced = options.balanceServices ?? SERVICES.some((service) => specs.filter((spec) => spec.kind === service).length > 1);
   const ports = await freePorts(SERVICES.length);
   const servicePorts = Object.fromEntries(SERVICES.map((s, i) => [s, ports[i]!])) as Record<ServiceName, number>;
   const serviceUrls = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${servicePorts[s]}`])) as Record<ServiceName, string>;
 
   const baseEnv: Record<string, string> = inheritedEnvironment();
   Object.assign(baseEnv, {
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     PLATFORM_ADMIN_TOKEN: adminToken,
     PLATFORM_INTERNAL_SECRET: internalSecret,
-    GATEWAY_DATABASE_URL: databaseUrls.gateway,
-    EVENTS_DATABASE_URL: databaseUrls.events,
-    WAREHOUSE_DATABASE_URL: databaseUrls.warehouse,
-    PIPELINES_DATABASE_URL: databaseUrls.pipelines,
+    ...databaseVariables,
     // The postgres destination refuses these by name: this platform's own databases, whatever they are called.
     PIPELINES_PLATFORM_DATABASES: Object.values(databaseUrls)
       .map((url) => decodeURIComponent(new URL(url).pathname.slice(1)))
@@ -223,6 +258,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   });
 
   const children = new Map<string, Child>();
+  const balancers: Balancer[] = [];
   let stopped: Promise<void> | undefined;
 
   const envOf = (child: Child): Record<string, string> => {
@@ -311,7 +347,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const addChild = async (spec: Child['spec']): Promise<string> => {
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
     const port =
-      SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
+      !balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
         ? servicePorts[spec.kind as ServiceName]
         : (await freePorts(1))[0]!;
     const child: Child = { spec, port, lines: [] };
@@ -323,9 +359,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const stop = (graceMs = 10_000): Promise<void> =>
     (stopped ??= (async () => {
       await Promise.all([...children.values()].map((child) => stopChild(child, 'SIGTERM', graceMs).catch(() => undefined)));
+      await Promise.all(balancers.map((balancer) => balancer.close()));
       if (options.dropOnStop ?? true) {
         for (const d of used) await dropDatabase(server, databaseNames[d]).catch(() => undefined);
-        await deleteRedisKeys(queuePrefix, redisUrl).catch(() => undefined);
+        await deleteRedisKeys(queuePrefix, options.redis ?? redisUrl).catch(() => undefined);
       }
     })());
 
@@ -349,6 +386,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     for (const d of used) {
       if (options.fresh ?? true) await dropDatabase(server, databaseNames[d]);
       await migrate(databaseUrls[d], join(root, DEPLOYABLE_DIRS[d], 'prisma', 'migrations'));
+    }
+    if (balanced) {
+      for (const service of SERVICES) {
+        const instancePorts = () => [...children.values()].filter((c) => c.spec.kind === service && isRunning(c)).map((c) => c.port);
+        balancers.push(await startBalancer({ port: servicePorts[service], targets: instancePorts }));
+      }
     }
     // The services first, then the worker and the gateway, as `npm start` does (each group at once).
     const isService = (spec: Child['spec']) => SERVICES.includes(spec.kind as ServiceName);
@@ -390,7 +433,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       },
       serviceUrls,
       databaseUrls,
-      redisUrl,
+      processDatabaseUrls,
+      redisUrl: options.redis ? (options.redis.env.REDIS_URL ?? '') : redisUrl,
+      redisEnv,
       runsQueue,
       queuePrefix,
       token,
