@@ -31,6 +31,8 @@ export interface ProcessSpec {
   nodeArgs?: string[];
   /** Another checkout whose build this process runs (default: the platform's), e.g. an older commit's gateway for an A/B. */
   root?: string;
+  /** Its API port (default: a free one; a service's first instance without a balancer: the service URL's). */
+  port?: number;
 }
 
 export interface PlatformOptions {
@@ -68,6 +70,10 @@ export interface PlatformOptions {
   dropOnStop?: boolean;
   /** Create a workspace and an unrestricted API key (default: when a gateway runs). */
   seed?: boolean;
+  /** Seed the "Demo" workspace as `npm start` does (the CLI's demo-seed) instead of a workspace of the platform's own. */
+  seedDemo?: boolean;
+  /** PLATFORM_ADMIN_TOKEN of every process (default: a random one). */
+  adminToken?: string;
   /** LOG_LEVEL of every process but the worker (default warn; the worker logs at info to say it is ready). */
   logLevel?: string;
   /** Where a started process answers 2xx once ready (default /healthz; /readyz also waits for its database). */
@@ -78,6 +84,8 @@ export interface PlatformOptions {
   root?: string;
   /** Every line a process writes, as it comes. */
   onOutput?: (name: string, line: string) => void;
+  /** A process exited while the platform was not stopping (killed by a drill, crashed). */
+  onExit?: (name: string, exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
 }
 
 export interface PlatformProcess {
@@ -190,7 +198,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const readyPath = options.readyPath ?? '/healthz';
   const logLevel = options.logLevel ?? 'warn';
   const suffix = randomBytes(4).toString('hex');
-  const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
+  const adminToken = options.adminToken ?? `adm_${randomBytes(24).toString('base64url')}`;
   const internalSecret = randomBytes(32).toString('base64url');
   const runsQueue = `runs-${options.name}-${suffix}`;
   // Platforms share one Redis: each its own queue prefix, so none takes another's jobs.
@@ -295,7 +303,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     });
     killWithThisProcess(proc);
     child.process = proc;
-    child.exited = new Promise((resolveExit) => proc.once('exit', (code, signal) => resolveExit({ code, signal })));
+    child.exited = new Promise((resolveExit) =>
+      proc.once('exit', (code, signal) => {
+        if (!stopped) options.onExit?.(name, { code, signal });
+        resolveExit({ code, signal });
+      }),
+    );
     let ready = false;
     let pending = '';
     const onData = (chunk: string): void => {
@@ -347,9 +360,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const addChild = async (spec: Child['spec']): Promise<string> => {
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
     const port =
-      !balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
+      spec.port ??
+      (!balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
         ? servicePorts[spec.kind as ServiceName]
-        : (await freePorts(1))[0]!;
+        : (await freePorts(1))[0]!);
     const child: Child = { spec, port, lines: [] };
     children.set(spec.name, child);
     await spawnChild(child);
@@ -401,7 +415,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     let token = '';
     let keyId = '';
     if (seed) {
-      if (hasGateway) {
+      if (hasGateway && !options.seedDemo) {
         const workspace = await admin('POST', '/admin/v1/workspaces', { name: `platform ${options.name}` });
         workspaceId = workspace.id as string;
         const key = await admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, { name: 'platform seed' });

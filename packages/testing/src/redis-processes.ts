@@ -16,6 +16,7 @@ export interface RedisBinaries {
 }
 
 let found: RedisBinaries | undefined;
+let setprivRuns: boolean | undefined;
 
 function answersVersion(binary: string): string | undefined {
   const result = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 10_000 });
@@ -67,8 +68,12 @@ export async function spawnRedisProcess(options: { port: number; dir: string; ar
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  // setpriv (util-linux) execs redis-server in place and has the kernel SIGKILL it when this process
+  // dies, however it dies (a SIGKILLed test runner included); the exit hook covers the rest.
+  setprivRuns ??= spawnSync('setpriv', ['--pdeathsig=KILL', '--', 'true'], { stdio: 'ignore' }).status === 0;
+  const [command, args] = setprivRuns ? ['setpriv', ['--pdeathsig=KILL', '--', server, ...options.args]] : [server, options.args];
   const start = async () => {
-    const proc = spawn(server, options.args, { cwd: options.dir, stdio: 'ignore' });
+    const proc = spawn(command, args, { cwd: options.dir, stdio: 'ignore' });
     killWithThisProcess(proc);
     proc.once('error', () => undefined);
     child = proc;
