@@ -1,6 +1,5 @@
 import type { RequestListener } from 'node:http';
-import type { Redis } from 'ioredis';
-import { Readiness, Registry, type Logger } from '@platform/core';
+import { Readiness, Registry, type Logger, type RedisConnection } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
@@ -20,9 +19,9 @@ export interface GatewayDeps {
   /** Workspaces and API keys: the gateway's one store (its app never holds the database client). */
   store: KeysStore;
   /** Command connection (rate limits, idempotency records, publishing key changes). */
-  redis: Redis;
+  redis: RedisConnection;
   /** Pub/sub connection (key changes from other instances). */
-  subscriber: Redis;
+  subscriber: RedisConnection;
   logger: Logger;
   adminToken: string;
   internalSecret: string;

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Redis } from 'ioredis';
-import { ApiError, conflict, invalidRequest, type FieldError } from '@platform/core';
+import { ApiError, conflict, invalidRequest, type FieldError, type RedisConnection } from '@platform/core';
 import { IDEMPOTENCY_CLAIM_LUA, IDEMPOTENCY_COMPLETE_LUA, IDEMPOTENCY_RELEASE_LUA } from './idempotency.lua';
 import { forwardedResponseHeaders } from './proxy';
 
@@ -126,7 +125,7 @@ export class IdempotencyStore {
   private readonly recordTtlMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
     options: IdempotencyStoreOptions,
   ) {

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import type { Logger } from '@platform/core';
+import type { Logger, RedisConnection } from '@platform/core';
 
 /**
  * The pub/sub channel on which a key's revocation, edit or roll reaches every gateway instance,
@@ -19,7 +18,7 @@ export interface KeyChangePublisher {
   publish(message: KeyChangeMessage): Promise<void>;
 }
 
-export function redisKeyChangePublisher(redis: Redis, redisPrefix: string): KeyChangePublisher {
+export function redisKeyChangePublisher(redis: RedisConnection, redisPrefix: string): KeyChangePublisher {
   const channel = keyChangeChannel(redisPrefix);
   return {
     async publish(message) {
@@ -43,7 +42,7 @@ function parseMessage(raw: string): KeyChangeMessage | undefined {
  * the cache must be refilled from the database.
  */
 export function listenForKeyChanges(
-  subscriber: Redis,
+  subscriber: RedisConnection,
   redisPrefix: string,
   handlers: { onChanged: (message: KeyChangeMessage) => void; onResync: () => void },
   logger: Logger,

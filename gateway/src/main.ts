@@ -1,6 +1,6 @@
 // First: tracing must be in place before ioredis and pg are loaded (the imports below load them).
 import { tracing } from './tracing';
-import { closeServer, listeningAt, loadConfig, runProcess } from '@platform/core';
+import { closeServer, describeRedisTarget, listeningAt, loadConfig, redisTarget, runProcess } from '@platform/core';
 import { createApp } from './app';
 import { GatewayConfig } from './config';
 import { createDatabase } from './database';
@@ -11,8 +11,10 @@ import { closeRedis, createRedis, createSubscriber } from './redis';
 const config = loadConfig(GatewayConfig);
 runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
-  const redis = createRedis(config.REDIS_URL, logger);
-  const subscriber = createSubscriber(config.REDIS_URL, logger);
+  const redisAt = redisTarget(config);
+  const redis = createRedis(redisAt, logger);
+  const subscriber = createSubscriber(redisAt, logger);
+  logger.info({ redis: describeRedisTarget(redisAt) }, 'redis topology');
   const app = createApp({
     store: keysStore(db),
     redis,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
-import { BUCKET_LIMITS, type BucketName, type Logger } from '@platform/core';
+import { BUCKET_LIMITS, type BucketName, type Logger, type RedisConnection } from '@platform/core';
 import { SLIDING_WINDOW_LUA } from './rate-limit.lua';
 
 /** Failed authentications per client IP per window (contract section 4). */
@@ -60,7 +59,7 @@ export class RedisSlidingWindow implements Limiter {
   private seq = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
     private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
   ) {
@@ -168,7 +167,7 @@ export class FailoverLimiter implements Limiter {
   private readonly lastRedis = new Map<string, LimitResult>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly primary: Limiter,
     private readonly fallback: MemorySlidingWindow,
     private readonly logger: Logger,

@@ -1,8 +1,7 @@
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import type { Redis } from 'ioredis';
-import { bodySha256, createLogger, InternalHeaders, serviceSigningKey, verifyInternalSignature, type ServiceName } from '@platform/core';
+import { bodySha256, createLogger, InternalHeaders, serviceSigningKey, verifyInternalSignature, type RedisConnection, type ServiceName } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
@@ -131,7 +130,7 @@ export interface TestGateway {
   app: GatewayApp;
   db: Database;
   store: KeysStore;
-  redis: Redis;
+  redis: RedisConnection;
   redisPrefix: string;
   close(): Promise<void>;
 }
@@ -191,7 +190,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   };
 }
 
-async function readyOrFail(redis: Redis): Promise<void> {
+async function readyOrFail(redis: RedisConnection): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     redis.once('ready', resolve);

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DatabaseTimeoutsConfig } from './database';
+import { RedisConfig, redisTopologyProblem } from './redis';
 import { TracingConfig } from './tracing-config';
 
 /** Thrown by parseConfig; its message is the one line that names the bad variable. */
@@ -11,9 +12,14 @@ export class ConfigError extends Error {
 /** Parses environment variables with a zod object schema; the error names every bad variable. */
 export function parseConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-  throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  // A mix of Redis topologies is refused wherever CommonConfig's Redis variables are read.
+  const redisProblem = 'REDIS_URL' in schema.shape ? redisTopologyProblem(result.data) : undefined;
+  if (redisProblem) throw new ConfigError(`invalid configuration: ${redisProblem}`);
+  return result.data;
 }
 
 /** parseConfig for a process entry point: a bad variable stops the process with one line. */
@@ -63,7 +69,8 @@ export const env = {
 export const CommonConfig = z.object({
   /** The address every port of this process listens on: 127.0.0.1 (this machine only) unless set; containers set 0.0.0.0. */
   HOST: env.host(),
-  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  /** One Redis topology (REDIS_URL, REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER); `redisTarget` reads it. */
+  ...RedisConfig.shape,
   LOG_LEVEL: env.logLevel(),
   ...DatabaseTimeoutsConfig.shape,
   ...TracingConfig.shape,

@@ -7,6 +7,7 @@ export * from './errors';
 export * from './http';
 export * from './internal-signature';
 export * from './raw-body';
+export * from './redis';
 export * from './signed-request';
 export * from './logger';
 export * from './trace-context';

@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { ServiceName } from './contract';
 import { createLogger } from './logger';
 import { createMetricsRegistry, HttpMetrics, startMetricsServer } from './metrics';
+import { redisTarget, type RedisConfig, type RedisTarget } from './redis';
 import { closeServer, listen } from './server';
 import type { ServiceAppDeps, ServiceStores } from './service-app';
 import { gracefulShutdown, onShutdownSignals, type ShutdownStep } from './shutdown';
@@ -61,8 +62,7 @@ export function runProcess(
 }
 
 /** What every service's config has that runService reads, besides runProcess's. */
-export interface ServiceConfig extends ProcessConfig {
-  REDIS_URL: string;
+export interface ServiceConfig extends ProcessConfig, RedisConfig {
   PLATFORM_INTERNAL_SECRET: string;
   WEBHOOKS_ALLOW_PRIVATE: boolean;
 }
@@ -79,7 +79,8 @@ export interface WebhooksRuntime {
 export type StartWebhooks<Db, Config> = (options: {
   service: ServiceName;
   sql: Db;
-  redisUrl: string;
+  /** The process's Redis (its topology and credentials); every connection is made from it. */
+  redis: RedisTarget;
   config: Config;
   logger: Logger;
   metrics: Registry;
@@ -120,7 +121,7 @@ export function runService<Db extends { $disconnect(): Promise<void> }, Stores e
 ): void {
   const { service, config, database } = definition;
   runProcess({ name: service, config, tracing: definition.tracing }, ({ logger, metrics, metricsServerStep }) => {
-    const webhooks = definition.startWebhooks({ service, sql: database, redisUrl: config.REDIS_URL, config, logger, metrics });
+    const webhooks = definition.startWebhooks({ service, sql: database, redis: redisTarget(config), config, logger, metrics });
     const created = definition.createApp({
       stores: definition.createStores(database),
       logger,

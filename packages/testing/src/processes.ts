@@ -44,7 +44,7 @@ const spawned = new Set<SpawnedProcess>();
 
 // Variables the deployables read: the test runner's must not leak into a process it starts.
 const DEPLOYABLE_VARIABLE =
-  /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_URL$|QUEUE_PREFIX$|HOST$|DATABASE_URL$|OTEL_)|_DATABASE_URL$/;
+  /^(PLATFORM_|WEBHOOKS_|WORKER_|PIPELINES_|GATEWAY_|EVENTS_|WAREHOUSE_|CONNECTORS_|HTTP_JSON_|METRICS_PORT$|LOG_LEVEL$|REDIS_|QUEUE_PREFIX$|HOST$|DATABASE_URL$|OTEL_)|_DATABASE_URL$/;
 
 /** This process's environment without any variable a deployable reads: the base of every spawned deployable's. */
 export function inheritedEnvironment(): Record<string, string> {

@@ -14,7 +14,7 @@ export interface ServiceTestAppOptions<Db, Stores extends ServiceStores> {
   /** The service's createApp, or a function that builds what the service needs besides (its own queues) and returns its app with their shutdown steps. */
   createApp: (deps: ServiceAppDeps<Stores>) => RequestListener | ServiceAppParts;
   /** Starts the service's webhooks runtime under `queuePrefix` (a test's own); called when `webhooks` is set. */
-  startWebhooks: (deps: { service: string; sql: Db; redisUrl: string; queuePrefix: string; logger: Logger; metrics?: Registry }) => WebhooksRuntime;
+  startWebhooks: (deps: { service: string; sql: Db; redis: string; queuePrefix: string; logger: Logger; metrics?: Registry }) => WebhooksRuntime;
   webhooks?: boolean;
   metrics?: Registry;
   /** The key prefix of the test's queues (its webhook queue and the service's own); default a fresh one. close() deletes its keys. */
@@ -49,7 +49,7 @@ export async function startServiceTestApp<Db extends { $disconnect(): Promise<vo
   const logger = createLogger(`${service}-test`, 'silent');
   const queuePrefix = options.queuePrefix ?? uniqueName(`${service}-test`);
   const webhooks = options.webhooks
-    ? options.startWebhooks({ service, sql: db, redisUrl: testRedisUrl(), queuePrefix, logger, metrics: options.metrics })
+    ? options.startWebhooks({ service, sql: db, redis: testRedisUrl(), queuePrefix, logger, metrics: options.metrics })
     : undefined;
   const created = options.createApp({
     stores: options.createStores(db),

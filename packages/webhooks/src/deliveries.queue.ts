@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { EVENT_TYPES, TraceParent, Uuid, type Logger } from '@platform/core';
+import { EVENT_TYPES, queueKeyPrefix, TraceParent, Uuid, type Logger } from '@platform/core';
 
 /**
  * The delivery queue contract shared by the producer (the outbox relay) and the delivery worker:
@@ -93,7 +93,7 @@ export function createDeliveryQueue(name: string, connection: ConnectionOptions 
       : isClient(connection)
         ? connection
         : { ...connection, enableOfflineQueue: false };
-  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: redis, prefix });
+  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: redis, prefix: queueKeyPrefix(prefix, name) });
   if (logger) queue.on('error', (err) => logger.warn({ err, queue: name }, 'delivery queue: Redis error'));
   return queue;
 }

@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Agent, request, type Dispatcher } from 'undici';
-import { inConsumerSpan, type Logger, type WorkspaceId } from '@platform/core';
+import { inConsumerSpan, queueKeyPrefix, type Logger, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NOT_PUBLIC_MESSAGE } from '@platform/address-guard';
 import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
 import type { Sql } from './sql';
@@ -239,7 +239,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       ),
     {
       connection: options.connection,
-      prefix: options.prefix,
+      prefix: queueKeyPrefix(options.prefix, options.queueName),
       concurrency: options.concurrency ?? 10,
       // BullMQ takes an explicit undefined as a value, not as "its default".
       lockDuration: options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,

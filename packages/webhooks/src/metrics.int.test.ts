@@ -44,7 +44,7 @@ test('webhook_deliveries_total counts each attempt as succeeded, failed or disab
   webhooks = startServiceWebhooks({
     service: 'metrics-test',
     sql,
-    redisUrl: testRedisUrl(),
+    redis: testRedisUrl(),
     config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix },
     logger: createLogger('webhooks-metrics-test', 'silent'),
     metrics: registry,

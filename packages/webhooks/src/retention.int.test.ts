@@ -211,7 +211,7 @@ describe('in startServiceWebhooks', () => {
     const webhooks = startServiceWebhooks({
       service: 'retention-test',
       sql,
-      redisUrl: testRedisUrl(),
+      redis: testRedisUrl(),
       config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: prefix, WEBHOOKS_OUTBOX_RETENTION_DAYS: 2, WEBHOOKS_DELIVERY_RETENTION_DAYS: 3 },
       logger: createLogger('webhooks-retention-test', 'silent'),
       metrics: registry,

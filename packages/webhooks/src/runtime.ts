@@ -1,4 +1,12 @@
-import { registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  registeredCounter,
+  trackQueueDepth,
+  type Logger,
+  type RedisTargetLike,
+  type Registry,
+} from '@platform/core';
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
 import { DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
@@ -40,7 +48,8 @@ export interface ServiceWebhooks {
 export function startServiceWebhooks(options: {
   service: string;
   sql: Sql;
-  redisUrl: string;
+  /** The service's Redis (any topology); the runtime makes its own connections to it and closes them. */
+  redis: RedisTargetLike;
   config: WebhooksConfig;
   logger: Logger;
   /** A queue name of its own (tests); default `webhooks-<service>`, under `config.QUEUE_PREFIX`. */
@@ -56,7 +65,10 @@ export function startServiceWebhooks(options: {
   const { config, logger } = options;
   const prefix = config.QUEUE_PREFIX;
   const queueName = options.queueName ?? deliveryQueueName(options.service);
-  const queue = createDeliveryQueue(queueName, options.redisUrl, { prefix, logger });
+  // The relay enqueues and /readyz reads through a producer connection that fails fast; the worker's waits for Redis.
+  const producerRedis = createRedisConnection(options.redis, { name: `webhooks-${options.service}-queue`, role: 'producer', logger });
+  const workerRedis = createRedisConnection(options.redis, { name: `webhooks-${options.service}-worker`, role: 'worker' });
+  const queue = createDeliveryQueue(queueName, producerRedis, { prefix, logger });
   if (options.metrics) trackQueueDepth(options.metrics, queue);
   const outcomes = labelledCounter(
     options.metrics,
@@ -82,7 +94,7 @@ export function startServiceWebhooks(options: {
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
   const worker = startDeliveryWorker({
     sql: options.sql,
-    connection: { url: options.redisUrl },
+    connection: workerRedis,
     queueName,
     prefix,
     schedule: config.WEBHOOKS_RETRY_SCHEDULE_MS,
@@ -112,6 +124,7 @@ export function startServiceWebhooks(options: {
         await retention.close();
         await worker.close();
         await queue.close();
+        await Promise.all([closeRedisConnection(producerRedis), closeRedisConnection(workerRedis)]);
       })();
       return closing;
     },

@@ -1,8 +1,7 @@
 // First: tracing must be in place before express, pg, ioredis and undici are loaded (the imports below load them).
 import { tracing } from './tracing';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { loadConfig, runService } from '@platform/core';
+import { closeRedisConnection, createRedisConnection, loadConfig, redisTarget, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { connectorPolicy } from './connectors';
@@ -24,8 +23,7 @@ runService({
   createApp: (deps) => {
     // A producer fails fast: no offline queue, one try per command; a trigger answers 503 at once
     // instead of waiting for Redis.
-    const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-    redis.on('error', (err) => deps.logger.warn({ err: err.message }, 'redis error'));
+    const redis = createRedisConnection(redisTarget(config), { name: 'pipelines-runs-producer', role: 'producer', logger: deps.logger });
     const producer = createRunsProducer({
       redis,
       queueName: config.PIPELINES_RUNS_QUEUE,
@@ -49,7 +47,7 @@ runService({
       }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
       disconnect: [
-        { name: 'redis', run: () => redis.quit() },
+        { name: 'redis', run: () => closeRedisConnection(redis) },
         { name: 'connector check pool', run: () => checkPool.end() },
       ],
     };

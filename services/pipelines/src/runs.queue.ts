@@ -1,7 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { currentTraceparent, TraceParent, Uuid, type Logger, type WorkspaceId } from '@platform/core';
+import { currentTraceparent, queueKeyPrefix, TraceParent, Uuid, type Logger, type RedisConnection, type WorkspaceId } from '@platform/core';
 
 /**
  * The run queue's contract, shared by the producer (the API) and the worker: queue name, job
@@ -100,7 +99,7 @@ export interface RunsProducer {
  * (BullMQ waits for a first connection that may never come).
  */
 export function createRunsProducer(options: {
-  redis: Redis;
+  redis: RedisConnection;
   queueName: string;
   /** The deployment's queue key prefix (QUEUE_PREFIX), the same as the worker's. */
   prefix: string;
@@ -109,7 +108,10 @@ export function createRunsProducer(options: {
   logger: Logger;
 }): RunsProducer {
   const { redis, logger } = options;
-  const queue: RunsQueue = new Queue<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, { connection: redis, prefix: options.prefix });
+  const queue: RunsQueue = new Queue<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, {
+    connection: redis,
+    prefix: queueKeyPrefix(options.prefix, options.queueName),
+  });
   queue.on('error', (err) => logger.warn({ err }, 'runs queue error'));
   const cancelChannel = runCancelChannel(options.prefix, options.queueName);
   return {

@@ -1,3 +1,4 @@
+import { queueKeyPrefix } from '@platform/core';
 import { Queue } from 'bullmq';
 import { serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { closeTestPool, createPipeline, destinationRows, ended, getRun, runEvents, waitForRun } from './test/fixtures';
@@ -85,7 +86,7 @@ test('a run already picked up 3 times (its workers died) is not started a 4th ti
 test('a malformed job payload fails at once, without retries', async () => {
   const { queue: testRuns } = await setup();
   const worker = spawnWorker(testRuns);
-  const queue = new Queue(testRuns.name, { connection: { url: testRedisUrl() }, prefix: testRuns.prefix });
+  const queue = new Queue(testRuns.name, { connection: { url: testRedisUrl() }, prefix: queueKeyPrefix(testRuns.prefix, testRuns.name) });
   try {
     await worker.ready;
     const job = await queue.add('run', { run_id: 'not-a-uuid', extra: true }, { attempts: 3, backoff: { type: 'fixed', delay: 10 } });

@@ -1,3 +1,4 @@
+import { queueKeyPrefix } from '@platform/core';
 import { createServer, type Server as HttpServer } from 'node:http';
 import { Queue } from 'bullmq';
 import { expectErrorBody, redisKeys, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
@@ -17,7 +18,7 @@ function setup(workerEnv: Record<string, string> | null = {}): Promise<ServiceCl
 
 /** How the run's BullMQ job ended (it is kept: removeOnComplete/removeOnFail keep the recent ones). */
 async function jobEnd(runId: string): Promise<{ state: string; reason: string | undefined }> {
-  const runs = new Queue(queue.name, { connection: { url: testRedisUrl() }, prefix: queue.prefix });
+  const runs = new Queue(queue.name, { connection: { url: testRedisUrl() }, prefix: queueKeyPrefix(queue.prefix, queue.name) });
   try {
     const state = await waitFor(
       'the job to end',

@@ -1,13 +1,12 @@
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { inConsumerSpan, type Logger } from '@platform/core';
+import { duplicateRedisConnection, inConsumerSpan, queueKeyPrefix, type Logger, type RedisConnection } from '@platform/core';
 import { executeRun, failAbandonedRun, type RunExecutorDeps } from './runs.executor';
 import { RUN_CANCELLED, RUN_JOB_NAME, runCancelChannel, RunJob, type RunJobData } from './runs.queue';
 
 export interface RunsWorkerOptions {
   /** Worker connections wait for Redis: the client needs `maxRetriesPerRequest: null`. */
-  connection: Redis;
+  connection: RedisConnection;
   queueName: string;
   /** The deployment's queue key prefix (QUEUE_PREFIX), the same as the API's. */
   prefix: string;
@@ -85,7 +84,7 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
 
   const worker = new Worker<RunJobData, void, typeof RUN_JOB_NAME>(options.queueName, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queueKeyPrefix(options.prefix, options.queueName),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.stalledIntervalMs,
@@ -113,8 +112,8 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
 
   // The API announces each cancel (runs.queue.ts runCancelChannel): the worker running that run aborts its step at once.
   // ioredis subscribes again after a reconnect; a cancel announced meanwhile is seen at the run's next step.
-  const subscriber = options.connection.duplicate();
-  subscriber.on('error', (err) => logger.warn({ err: err.message }, 'runs cancel subscriber: Redis error'));
+  const subscriber = duplicateRedisConnection(options.connection);
+  subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'runs cancel subscriber: Redis error'));
   subscriber.on('message', (_channel: string, runId: string) => {
     if (worker.cancelJob(runId, RUN_CANCELLED)) logger.info({ run_id: runId }, 'run cancelled: stopping its step');
   });

@@ -1,8 +1,16 @@
 import type { RequestListener } from 'node:http';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import { healthEndpoints, Readiness, registeredCounter, trackQueueDepth, type Logger, type Registry } from '@platform/core';
+import {
+  healthEndpoints,
+  queueKeyPrefix,
+  Readiness,
+  registeredCounter,
+  trackQueueDepth,
+  type Logger,
+  type RedisConnection,
+  type Registry,
+} from '@platform/core';
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
@@ -15,9 +23,9 @@ export interface RunWorkerDeps {
   config: WorkerConfig;
   stores: RunWorkerStores;
   /** The worker's connection: waits for Redis (`maxRetriesPerRequest: null`). */
-  redis: Redis;
+  redis: RedisConnection;
   /** A connection that fails fast, for scrapes and readiness: they never wait for Redis. */
-  queueRedis: Redis;
+  queueRedis: RedisConnection;
   /** The postgres destination's default database (the pipelines database), shared by all runs. */
   destinationPool: pg.Pool;
   logger: Logger;
@@ -54,7 +62,10 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   const outcomeCounters = { succeeded: runOutcomes.labels('succeeded'), failed: runOutcomes.labels('failed'), cancelled: runOutcomes.labels('cancelled') };
   for (const child of Object.values(outcomeCounters)) child.inc(0);
   // Read at scrape time on the fail-fast connection: a scrape never waits for Redis.
-  const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, { connection: deps.queueRedis, prefix: config.QUEUE_PREFIX });
+  const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, {
+    connection: deps.queueRedis,
+    prefix: queueKeyPrefix(config.QUEUE_PREFIX, config.PIPELINES_RUNS_QUEUE),
+  });
   runsQueue.on('error', () => undefined);
   trackQueueDepth(metrics, runsQueue);
 

@@ -1,8 +1,7 @@
 // First: tracing must be in place before pg, ioredis and undici are loaded (the imports below load them).
 import { tracing } from './worker.tracing';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { closeServer, listen, loadConfig, runProcess } from '@platform/core';
+import { closeRedisConnection, closeServer, createRedisConnection, listen, loadConfig, redisTarget, runProcess } from '@platform/core';
 import { createDatabase } from './database';
 import { runWorkerStores } from './worker.store';
 import { createRunWorker } from './worker.app';
@@ -14,10 +13,8 @@ runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: conf
   const destinationPool = new pg.Pool({ connectionString: config.PIPELINES_DATABASE_URL, max: Math.max(2, config.WORKER_CONCURRENCY) });
   destinationPool.on('error', (err) => logger.warn({ err: err.message }, 'destination pool error'));
   // A worker waits for Redis rather than failing: commands are retried until it is back.
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-  const queueRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-  queueRedis.on('error', () => undefined);
+  const redis = createRedisConnection(redisTarget(config), { name: 'pipelines-worker', role: 'worker', logger });
+  const queueRedis = createRedisConnection(redisTarget(config), { name: 'pipelines-worker-queue', role: 'producer' });
 
   const worker = createRunWorker({ config, stores: runWorkerStores(db), redis, queueRedis, destinationPool, logger, metrics });
   // Contract section 12: every process answers /healthz and /readyz on its own port.
@@ -37,6 +34,6 @@ runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: conf
     { name: 'runs queue', run: () => worker.closeQueue() },
     { name: 'destination pool', run: () => destinationPool.end() },
     { name: 'database', run: () => db.$disconnect() },
-    { name: 'redis', run: () => Promise.all([redis.quit(), queueRedis.quit().catch(() => queueRedis.disconnect())]) },
+    { name: 'redis', run: () => Promise.all([closeRedisConnection(redis), closeRedisConnection(queueRedis)]) },
   ];
 });

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Queue } from 'bullmq';
 import type { Resolver } from '@platform/address-guard';
-import { type Registry } from '@platform/core';
+import { queueKeyPrefix, type Registry } from '@platform/core';
 import { startServiceTestApp, testDatabaseUrl, testRedisUrl, uniqueName, type ServiceTestApp } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
@@ -120,7 +120,7 @@ export function testConnectorPolicy(options: { allowPrivate: boolean; resolve?: 
 
 /** Removes a queue's keys from Redis (a TestApp's close() already removes every key of its prefix). */
 export async function dropQueue(queueName: string, prefix?: string): Promise<void> {
-  const queue = new Queue(queueName, { connection: { url: testRedisUrl() }, prefix });
+  const queue = new Queue(queueName, { connection: { url: testRedisUrl() }, prefix: prefix === undefined ? undefined : queueKeyPrefix(prefix, queueName) });
   try {
     await queue.obliterate({ force: true });
   } finally {
