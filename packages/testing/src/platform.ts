@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrate } from '@platform/core';
@@ -359,6 +359,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const addChild = async (spec: Child['spec']): Promise<string> => {
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
+    // Something else answering on a chosen port would pass the readiness check in the process's stead.
+    if (spec.port !== undefined && !(await portIsFree(spec.port))) throw new Error(`${spec.name}: port ${spec.port} is in use`);
     const port =
       spec.port ??
       (!balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
@@ -486,6 +488,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     await stop(2_000);
     throw err;
   }
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const probe = createServer();
+    probe.once('error', () => resolveFree(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolveFree(true)));
+  });
 }
 
 /** The id of the key whose token `demo-seed` printed, from the gateway's database. */
