@@ -34,8 +34,13 @@ export function findRedisBinaries(): RedisBinaries {
   const missing = () => Object.values(binaries).filter((binary) => answersVersion(binary) === undefined);
   if (missing().length > 0 && process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 300_000 });
-    spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: 'ignore', env, timeout: 300_000 });
+    // The lock timeout lets two test processes that both need it install it one after the other.
+    for (const args of [
+      ['update', '-qq'],
+      ['install', '-y', '-qq', '--no-install-recommends', 'redis-server'],
+    ]) {
+      spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=300', ...args], { stdio: 'ignore', env, timeout: 600_000 });
+    }
   }
   const stillMissing = missing();
   if (stillMissing.length > 0) throw new Error(`${stillMissing.join(' and ')} not found on PATH: install Redis 7 or newer (apt-get install redis-server)`);
