@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deleteWithThisProcess } from './child-registry';
 import { freePorts } from './processes';
 import { findRedisBinaries, parseInfo, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
 import { waitFor } from './wait';
@@ -139,6 +140,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const count = masters * (1 + replicasPerMaster);
   const ports = await freePorts(count * 2);
   const root = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
+  const rootOnExit = deleteWithThisProcess(root);
   const processes = new Map<string, RedisProcess>();
   let stopped: Promise<void> | undefined;
 
@@ -146,6 +148,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     (stopped ??= (async () => {
       await Promise.all([...processes.values()].map((p) => p.kill('SIGKILL')));
       rmSync(root, { recursive: true, force: true });
+      rootOnExit.forget();
     })());
 
   const processOf = (node: RedisNode): RedisProcess => {

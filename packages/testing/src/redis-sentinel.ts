@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deleteWithThisProcess } from './child-registry';
 import { freePorts } from './processes';
 import { findRedisBinaries, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
 import { waitFor } from './wait';
@@ -61,12 +62,14 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   findRedisBinaries();
   const [masterPort, replicaPort, ...sentinelPorts] = (await freePorts(5)) as [number, number, number, number, number];
   const root = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
+  const rootOnExit = deleteWithThisProcess(root);
   const processes = new Map<string, RedisProcess>();
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       await Promise.all([...processes.values()].map((p) => p.kill('SIGKILL')));
       rmSync(root, { recursive: true, force: true });
+      rootOnExit.forget();
     })());
   const processOf = (node: RedisNode): RedisProcess => {
     const found = processes.get(addressOf(node));
