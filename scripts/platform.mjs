@@ -55,7 +55,6 @@ function platformEnv() {
   };
   const env = {
     ...process.env,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     GATEWAY_DATABASE_URL: process.env.GATEWAY_DATABASE_URL ?? databaseUrl('gateway'),
     PLATFORM_ADMIN_TOKEN: process.env.PLATFORM_ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`,
     PLATFORM_INTERNAL_SECRET: process.env.PLATFORM_INTERNAL_SECRET ?? randomBytes(32).toString('base64url'),
@@ -64,6 +63,8 @@ function platformEnv() {
     WAREHOUSE_PORT: process.env.WAREHOUSE_PORT ?? '4002',
     PIPELINES_PORT: process.env.PIPELINES_PORT ?? '4003',
   };
+  // One Redis topology (contract 17): the local server unless a cluster or Sentinel is named.
+  if (!env.REDIS_CLUSTER_NODES && !env.REDIS_SENTINELS) env.REDIS_URL ??= 'redis://127.0.0.1:6379';
   for (const service of SERVICES) {
     const key = `${service.toUpperCase()}_DATABASE_URL`;
     env[key] = process.env[key] ?? databaseUrl(service);
@@ -95,7 +96,9 @@ function reachable(url, fallbackPort) {
 async function ensureBackends(env) {
   const hint = 'start them with `docker compose up -d postgres redis` (or your local servers)';
   if (!(await reachable(env.GATEWAY_DATABASE_URL, 5432))) fail(`PostgreSQL is not reachable at ${new URL(env.GATEWAY_DATABASE_URL).host}: ${hint}.`);
-  if (!(await reachable(env.REDIS_URL, 6379))) fail(`Redis is not reachable at ${new URL(env.REDIS_URL).host}: ${hint}.`);
+  const redisSeeds = env.REDIS_URL ? [new URL(env.REDIS_URL).host] : (env.REDIS_CLUSTER_NODES ?? env.REDIS_SENTINELS).split(',');
+  const redisUp = await Promise.all(redisSeeds.map((seed) => reachable(`redis://${seed.trim()}`, 6379)));
+  if (!redisUp.some(Boolean)) fail(`Redis is not reachable at ${redisSeeds.join(', ')}: ${hint}.`);
 }
 
 /**

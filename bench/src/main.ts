@@ -20,6 +20,7 @@ import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
 import { rateLimitCase } from './cases/rate-limit';
 import { runsCase, type RunsPlan } from './cases/runs';
 import { schedulesCase, type SchedulesPlan } from './cases/schedules';
+import { sizingCase, type SizingPlan } from './cases/sizing';
 import type { BenchContext } from './context';
 import { buildOfRef } from './ref-build';
 import { markdownTable, tableRows, textTable, type BenchResults } from './report';
@@ -72,6 +73,7 @@ const checkinPlan: CheckinPlan = {
 };
 // A second past the window, so requests keep arriving when the first accepted ones leave it.
 const rateLimitPlan = { seconds: quick ? 5 : 61, limit: 400, connectionsPerGateway: 10 };
+const sizingPlan: SizingPlan = quick ? { requests: 200, connections: 10 } : { requests: 2_000, connections: 10 };
 
 async function machine(ctx: BenchContext, redisUrl: string) {
   const { rows } = await ctx.db.admin.query<{ version: string }>('SELECT version()');
@@ -105,7 +107,7 @@ async function main(): Promise<void> {
     platform = await startPlatform({
       name: 'bench',
       redisUrl: redis.url,
-      processes: ['events', 'pipelines', { kind: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } }, 'gateway'],
+      processes: ['events', 'warehouse', 'pipelines', { kind: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } }, 'gateway'],
       // Requests are not logged (warn): the figures are the proxy's, not pino's.
       logLevel: 'warn',
       // Schedules of 1 s (the schedules case); the default minimum is 60 s.
@@ -173,6 +175,10 @@ async function main(): Promise<void> {
       log('case 6: rate limit over two gateway instances');
       results.rateLimit = await measured('rate-limit', () => rateLimitCase(ctx, rateLimitPlan));
     }
+    if (runCase('sizing')) {
+      log('case 7: what one request of each route family costs: CPU per process, Redis commands, transactions, connections');
+      results.sizing = await measured('sizing', () => sizingCase(ctx, sizingPlan));
+    }
 
     const rows = tableRows(results);
     const env = await machine(ctx, redis.url);
@@ -189,7 +195,16 @@ async function main(): Promise<void> {
         workerConcurrency: WORKER_CONCURRENCY,
         gatewayEventsLimit: BENCH_EVENTS_LIMIT,
       },
-      plans: { proxy: proxyPlan, ab: abPlan, keysAb: keysAbPlan, runs: runsPlan, schedules: schedulesPlan, checkin: checkinPlan, rateLimit: rateLimitPlan },
+      plans: {
+        proxy: proxyPlan,
+        ab: abPlan,
+        keysAb: keysAbPlan,
+        runs: runsPlan,
+        schedules: schedulesPlan,
+        checkin: checkinPlan,
+        rateLimit: rateLimitPlan,
+        sizing: sizingPlan,
+      },
       table: rows,
       results,
     };

@@ -7,6 +7,7 @@ import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
 import type { RunsResults } from './cases/runs';
 import type { SchedulesResults } from './cases/schedules';
+import type { SizingResults } from './cases/sizing';
 import type { Spread } from './spread';
 
 export interface Row {
@@ -34,11 +35,12 @@ export interface BenchResults {
   schedules?: SchedulesResults;
   checkin?: CheckinResults;
   rateLimit?: RateLimitResults;
+  sizing?: SizingResults;
 }
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit, sizing } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -217,7 +219,32 @@ export function tableRows(results: BenchResults): Row[] {
       verdict: verdict(rateLimit.acceptedInFirstWindow === rateLimit.limit && Object.keys(rateLimit.otherStatuses).length === 0),
     });
   }
+  if (sizing) rows.push(...sizingRows(sizing));
   return rows;
+}
+
+/** One row per route family (CPU per process, Redis commands, transactions per database), then the connections each process holds. */
+function sizingRows(sizing: SizingResults): Row[] {
+  const perProcess = (values: Record<string, number>, unit: string) =>
+    Object.entries(values)
+      .map(([name, v]) => `${name} ${v}${unit}`)
+      .join(', ');
+  return [
+    ...sizing.families.map((f): Row => ({
+      measurement: `Sizing, ${f.family}: per request (${n0(f.requests)} requests, ${n0(f.ok)} 2xx)`,
+      measured: `CPU ${perProcess(f.cpuUsPerRequest, ' µs')}; Redis ${n2(f.redisCommandsPerRequest)} commands (scripts' own calls included, ${n2((f.redisCommandNames.evalsha ?? 0) + (f.redisCommandNames.eval ?? 0))} of them script calls); transactions ${perProcess(f.dbTransactionsPerRequest, '')}`,
+      target: '',
+      verdict: 'ref',
+    })),
+    {
+      measurement: 'Sizing: connections held per process (PostgreSQL / Redis)',
+      measured: Object.entries(sizing.connections)
+        .map(([name, c]) => `${name} ${c.postgres} / ${c.redis}`)
+        .join(', '),
+      target: '',
+      verdict: 'ref',
+    },
+  ];
 }
 
 const range = (r: Spread) => `${n2(r.median)}x (${n2(r.min)}-${n2(r.max)})`;

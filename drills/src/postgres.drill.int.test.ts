@@ -21,6 +21,8 @@ const GATEWAY_TIMEOUT_MS = 3_000;
 // The warehouse's own bounds on PostgreSQL, shorter than the gateway's: the service answers first.
 const DATABASE_QUERY_TIMEOUT_MS = 1_500;
 const DATABASE_CONNECT_TIMEOUT_MS = 1_000;
+// A request queued behind the pool's stuck connections waits no longer than a new connection may take.
+const DATABASE_POOL_TIMEOUT_MS = 1_000;
 let redis: RedisServer;
 let proxy: TcpProxy;
 let platform: Platform;
@@ -43,6 +45,7 @@ beforeAll(async () => {
           WAREHOUSE_DATABASE_URL: throughProxy.toString(),
           DATABASE_QUERY_TIMEOUT_MS: String(DATABASE_QUERY_TIMEOUT_MS),
           DATABASE_CONNECT_TIMEOUT_MS: String(DATABASE_CONNECT_TIMEOUT_MS),
+          DATABASE_POOL_TIMEOUT_MS: String(DATABASE_POOL_TIMEOUT_MS),
         },
       },
       'gateway',
@@ -146,7 +149,7 @@ test('PostgreSQL unreachable without an answer (a partition): the service answer
   expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(GATEWAY_TIMEOUT_MS + 1_500);
   expect(quantity).toBe(adjustments.reduce((sum, a) => sum + a.delta, 0));
   expect([...answered201].filter((note) => !landed.has(note))).toEqual([]);
-  // The service itself bounds the wait (DATABASE_QUERY_TIMEOUT_MS / DATABASE_CONNECT_TIMEOUT_MS):
+  // The service itself bounds the wait (DATABASE_QUERY_TIMEOUT_MS / DATABASE_CONNECT_TIMEOUT_MS / DATABASE_POOL_TIMEOUT_MS):
   // straight to it, without the gateway's timeout in between, the answer is a prompt 503 too.
   const probe = await directProbe!;
   process.stdout.write(`direct probe during the partition: ${probe.status} after ${probe.ms} ms\n`);

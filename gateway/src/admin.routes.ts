@@ -105,7 +105,7 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
 
     'DELETE /workspaces/:id/api-keys/:key_id': route(SCHEMAS['DELETE /workspaces/:id/api-keys/:key_id'], async ({ params }) => {
       const { key } = await revokeApiKey(store, deps.publisher, params.id, params.key_id, deps.logger);
-      // This instance drops the key at once; the others on the published message.
+      // This instance drops the key at once; the others on the published message or from the key-change log.
       deps.keys.evict(key.tokenHash);
       return { status: 204 };
     }),

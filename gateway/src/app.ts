@@ -12,7 +12,7 @@ import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
 import { defaultLimits, FailoverLimiter, MemorySlidingWindow, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
 import { DEFAULT_REDIS_PREFIX } from './redis';
-import { listenForKeyChanges, redisKeyChangePublisher } from './key-changes';
+import { KeyChangeFeed, listenForKeyChanges, redisKeyChangePublisher, type KeyChangeFeedOptions } from './key-changes';
 import { RouteTable } from './route-table';
 
 export interface GatewayDeps {
@@ -27,12 +27,14 @@ export interface GatewayDeps {
   internalSecret: string;
   upstreams: Upstreams;
   upstreamTimeoutMs: number;
-  /** Prefix of every Redis key and channel; tests use their own. */
+  /** Prefix of every Redis key and channel (main: `<QUEUE_PREFIX>:gateway:`); tests use their own. */
   redisPrefix?: string;
   /** Per-bucket limits; defaults are the contract's. */
   limits?: Partial<Limits>;
   rateLimitWindowMs?: number;
   keyCache?: Partial<KeyCacheOptions>;
+  /** The key-change log reader (default: every 250 ms; the contract wants changes applied within 1 s). */
+  keyChanges?: Partial<KeyChangeFeedOptions>;
   /** How often last use and usage counts are written (default 5 s; the contract allows usage 60 s behind). */
   activityFlushMs?: number;
   /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
@@ -77,6 +79,12 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     { onChanged: (message) => keys.evict(message.token_hash), onResync: () => keys.clear() },
     deps.logger,
   );
+  const keyChanges = new KeyChangeFeed(
+    store,
+    { onChanged: (change) => keys.evict(change.tokenHash), onResync: () => keys.clear() },
+    deps.logger,
+    deps.keyChanges,
+  ).start();
 
   const memoryLimiter = new MemorySlidingWindow(windowMs).start();
   const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
@@ -133,6 +141,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     close: () =>
       (closing ??= (async () => {
         stopListening();
+        await keyChanges.close();
         memoryLimiter.close();
         await activity.close();
         await proxy.close();

@@ -16,7 +16,8 @@ export const USAGE = `usage: platform <command>
   migrate
   demo-seed
 The workspaces and keys commands call the admin API of the gateway at PLATFORM_URL (default http://127.0.0.1:8080)
-with PLATFORM_ADMIN_TOKEN; migrate and demo-seed work on the gateway's database (GATEWAY_DATABASE_URL).`;
+with PLATFORM_ADMIN_TOKEN; migrate and demo-seed work on the gateway's database (GATEWAY_DATABASE_URL; migrate on
+GATEWAY_DIRECT_DATABASE_URL when it is set, past a transaction-mode pooler).`;
 
 export interface CliDeps {
   /** The admin API's client (@platform/client); throws when PLATFORM_ADMIN_TOKEN is not set. */

@@ -21,7 +21,8 @@ async function main(): Promise<number> {
           return (admin ??= createAdminClient({ baseUrl: config.PLATFORM_URL, adminToken: config.PLATFORM_ADMIN_TOKEN }));
         },
         store: () => (store ??= keysStore((db ??= createDatabase(config.GATEWAY_DATABASE_URL, config)))),
-        migrate: () => migrate(config.GATEWAY_DATABASE_URL, MIGRATIONS_DIR),
+        // A session-level advisory lock serialises migrators: not through a transaction-mode pooler.
+        migrate: () => migrate(config.GATEWAY_DIRECT_DATABASE_URL ?? config.GATEWAY_DATABASE_URL, MIGRATIONS_DIR),
       },
       { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) },
     );

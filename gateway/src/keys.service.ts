@@ -60,16 +60,16 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
 }
 
 /**
- * Tells every gateway instance to drop the key from its cache (it reads the key again on its next
- * request). The database is the truth: when the announcement cannot be sent, instances still pick
- * the change up when their cache entry expires.
+ * Tells every gateway instance at once to drop the key from its cache (it reads the key again on its
+ * next request). Only the fast path: the store logged the change in its own transaction, and every
+ * instance reads that log within GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
  */
 async function announceKeyChange(publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> {
   try {
     await publisher.publish({ key_id: key.id, token_hash: key.tokenHash });
     return true;
   } catch (err) {
-    logger?.warn({ err, key_id: key.id }, 'key change saved but not announced; instances pick it up when their cache entry expires');
+    logger?.warn({ err, key_id: key.id }, 'key change saved but not announced on Redis; instances apply it from the key-change log');
     return false;
   }
 }

@@ -1,6 +1,6 @@
 import { afterCursor, LIST_ORDER, type BucketName, type Cursor } from '@platform/core';
 import type { Database } from './database';
-import type { Workspace } from './generated/prisma/client';
+import { Prisma, type Workspace } from './generated/prisma/client';
 
 export type { Workspace };
 
@@ -81,6 +81,18 @@ export type UsageGranularity = 'hour' | 'day';
 export const USAGE_RETENTION_DAYS = 90;
 const FLUSH_MEMORY = '1 day';
 
+/** One row of the key-change log. */
+export interface KeyChange {
+  seq: bigint;
+  /** The writing transaction's id. */
+  txid: bigint;
+  keyId: string;
+  tokenHash: string;
+}
+
+/** The part of a statement that logs the key rows of its `changed` CTE in the key-change log (same statement, same transaction). */
+const logKeyChanges = Prisma.sql`INSERT INTO "api_key_changes" ("key_id", "token_hash") SELECT "id", "token_hash" FROM changed`;
+
 export type RollOutcome = { outcome: 'not_found' } | { outcome: 'conflict'; key: ApiKey } | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
 
 /** Every query of the gateway: workspaces and their API keys. */
@@ -125,26 +137,33 @@ export function keysStore(db: Database) {
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
     },
 
-    /** Changes the fields given (undefined = unchanged; null scopes or limits are written as NULL); null when the workspace has no such key. */
+    /**
+     * Changes the fields given (undefined = unchanged; null scopes or limits are written as NULL) and
+     * logs the change for every gateway, in one statement; null when the workspace has no such key.
+     */
     async updateApiKey(
       workspaceId: string,
       keyId: string,
       change: { name?: string; scopes?: string[] | null; rateLimits?: RateLimits | null },
     ): Promise<ApiKey | null> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
-        UPDATE "api_keys" SET
-          "name" = CASE WHEN ${change.name !== undefined} THEN ${change.name ?? null}::text ELSE "name" END,
-          "scopes" = CASE WHEN ${change.scopes !== undefined} THEN ${change.scopes ?? null}::text[] ELSE "scopes" END,
-          "rate_limits" = CASE WHEN ${change.rateLimits !== undefined} THEN ${jsonb(change.rateLimits ?? null)}::jsonb ELSE "rate_limits" END
-        WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
-        RETURNING *`;
+        WITH changed AS (
+          UPDATE "api_keys" SET
+            "name" = CASE WHEN ${change.name !== undefined} THEN ${change.name ?? null}::text ELSE "name" END,
+            "scopes" = CASE WHEN ${change.scopes !== undefined} THEN ${change.scopes ?? null}::text[] ELSE "scopes" END,
+            "rate_limits" = CASE WHEN ${change.rateLimits !== undefined} THEN ${jsonb(change.rateLimits ?? null)}::jsonb ELSE "rate_limits" END
+          WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
+          RETURNING *
+        ), logged AS (${logKeyChanges})
+        SELECT * FROM changed`;
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
     },
 
     /**
      * Rolls a key in one transaction: the old row is locked, refused when revoked or expired at
-     * `now`, given `expires_at = least(expires_at, oldExpiresAt)`, and a new key with its name,
-     * scopes and limits is inserted. Two concurrent rolls of one key run one after the other.
+     * `now`, given `expires_at = least(expires_at, oldExpiresAt)` (logged for every gateway), and a
+     * new key with its name, scopes and limits is inserted. Two concurrent rolls of one key run one
+     * after the other.
      */
     rollApiKey(workspaceId: string, keyId: string, now: Date, oldExpiresAt: Date, token: { tokenHash: string; tokenPrefix: string }): Promise<RollOutcome> {
       return db.$transaction(async (tx): Promise<RollOutcome> => {
@@ -156,8 +175,11 @@ export function keysStore(db: Database) {
           return { outcome: 'conflict', key: current };
         }
         const old = await tx.$queryRaw<ApiKeyRow[]>`
-          UPDATE "api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", ${oldExpiresAt}::timestamptz), ${oldExpiresAt}::timestamptz)
-          WHERE "id" = ${keyId}::uuid RETURNING *`;
+          WITH changed AS (
+            UPDATE "api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", ${oldExpiresAt}::timestamptz), ${oldExpiresAt}::timestamptz)
+            WHERE "id" = ${keyId}::uuid RETURNING *
+          ), logged AS (${logKeyChanges})
+          SELECT * FROM changed`;
         const created = await tx.$queryRaw<ApiKeyRow[]>`
           INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits", "created_at")
           SELECT gen_random_uuid(), "workspace_id", "name", "scopes", ${token.tokenHash}, ${token.tokenPrefix}, NULL, "rate_limits", ${now}::timestamptz
@@ -185,12 +207,18 @@ export function keysStore(db: Database) {
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
     },
 
-    /** Sets revoked_at once (a second revocation keeps the first time); null when the workspace has no such key. */
+    /**
+     * Sets revoked_at once (a second revocation keeps the first time) and logs the change for every
+     * gateway, in one statement; null when the workspace has no such key.
+     */
     async revokeApiKey(workspaceId: string, keyId: string, now: Date): Promise<ApiKey | null> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
-        UPDATE "api_keys" SET "revoked_at" = COALESCE("revoked_at", ${now}::timestamptz)
-        WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
-        RETURNING *`;
+        WITH changed AS (
+          UPDATE "api_keys" SET "revoked_at" = COALESCE("revoked_at", ${now}::timestamptz)
+          WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
+          RETURNING *
+        ), logged AS (${logKeyChanges})
+        SELECT * FROM changed`;
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
     },
 
@@ -257,6 +285,52 @@ export function keysStore(db: Database) {
         start: row.start,
         counts: { '2xx': Number(row.s2), '3xx': Number(row.s3), '4xx': Number(row.s4), '429': Number(row.s429), '5xx': Number(row.s5) },
       }));
+    },
+
+    /**
+     * The key-change log's starting point for a reader that knows nothing yet: the xmin of the
+     * current snapshot. Every transaction below it has ended, so every change below it is already
+     * in what a key lookup made from now on reads.
+     */
+    async keyChangesHorizon(): Promise<bigint> {
+      const rows = await db.$queryRaw<{ horizon: bigint }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon`;
+      return rows[0]!.horizon;
+    },
+
+    /**
+     * Changes not read yet: rows whose transaction id is at or above `horizon` (the reader has every
+     * row below it) other than the `seen` ones, in (txid, seq) order, and the xmin of the same
+     * snapshot (every transaction below it has ended: no row below it can appear any more).
+     */
+    async readKeyChanges(horizon: bigint, seen: readonly bigint[], limit: number): Promise<{ changes: KeyChange[]; xmin: bigint }> {
+      const rows = await db.$queryRaw<{ xmin: bigint; seq: bigint | null; txid: bigint | null; key_id: string | null; token_hash: string | null }[]>`
+        SELECT s.xmin, c."seq", c."txid", c."key_id", c."token_hash"
+        FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) AS s
+        LEFT JOIN LATERAL (
+          SELECT "seq", "txid", "key_id"::text, "token_hash" FROM "api_key_changes"
+          WHERE "txid" >= ${horizon}::bigint AND NOT ("seq" = ANY(${seen.map(String)}::bigint[]))
+          ORDER BY "txid", "seq"
+          LIMIT ${limit}
+        ) AS c ON true`;
+      const changes = rows.filter((row) => row.seq !== null).map((row) => ({ seq: row.seq!, txid: row.txid!, keyId: row.key_id!, tokenHash: row.token_hash! }));
+      return { changes, xmin: rows[0]!.xmin };
+    },
+
+    /**
+     * Deletes log rows written more than `retentionMs` ago, in batches of `batch`. Rows another
+     * gateway is deleting at the same moment are skipped, not waited for. Returns how many.
+     */
+    async pruneKeyChanges(retentionMs: number, batch: number): Promise<number> {
+      let deleted = 0;
+      for (;;) {
+        const n = await db.$executeRaw`
+          DELETE FROM "api_key_changes" WHERE "seq" IN (
+            SELECT "seq" FROM "api_key_changes"
+            WHERE "created_at" < clock_timestamp() - make_interval(secs => ${retentionMs / 1000}::double precision)
+            LIMIT ${batch} FOR UPDATE SKIP LOCKED)`;
+        deleted += n;
+        if (n < batch) return deleted;
+      }
     },
 
     /** Resolves when the database answers (readiness). */

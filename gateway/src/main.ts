@@ -6,7 +6,7 @@ import { GatewayConfig } from './config';
 import { createDatabase } from './database';
 import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
-import { closeRedis, createRedis, createSubscriber } from './redis';
+import { closeRedis, createRedis, createSubscriber, gatewayRedisPrefix } from './redis';
 
 const config = loadConfig(GatewayConfig);
 runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metricsServerStep }) => {
@@ -24,6 +24,8 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
     internalSecret: config.PLATFORM_INTERNAL_SECRET,
     upstreams: { events: config.EVENTS_URL, warehouse: config.WAREHOUSE_URL, pipelines: config.PIPELINES_URL },
     upstreamTimeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    redisPrefix: gatewayRedisPrefix(config.QUEUE_PREFIX),
+    keyChanges: { pollMs: config.GATEWAY_KEY_CHANGES_POLL_MS },
     limits: { events: config.EVENTS_RATE_LIMIT },
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     metrics,

@@ -1,7 +1,17 @@
-import { closeRedisConnection, createRedisConnection, type Logger, type RedisConnection, type RedisTargetLike } from '@platform/core';
+import { closeRedisConnection, createRedisConnection, DEFAULT_QUEUE_PREFIX, type Logger, type RedisConnection, type RedisTargetLike } from '@platform/core';
 
-/** Key prefix of everything the gateway keeps in Redis; tests pass their own so they never share data. */
-export const DEFAULT_REDIS_PREFIX = 'platform:gateway:';
+/**
+ * Key prefix of everything the gateway keeps in Redis (limits, idempotency records, the key-change
+ * channel): `<QUEUE_PREFIX>:gateway:`, so platforms sharing a Redis share none of it. A hash tag's
+ * braces are dropped: the gateway's keys must spread over every Cluster master (they hash by key,
+ * IP or workspace), not all land in the prefix's one slot.
+ */
+export function gatewayRedisPrefix(queuePrefix: string): string {
+  return `${queuePrefix.replace(/[{}]/g, '')}:gateway:`;
+}
+
+/** `platform:gateway:`, the prefix under the default QUEUE_PREFIX; tests pass their own so they never share data. */
+export const DEFAULT_REDIS_PREFIX = gatewayRedisPrefix(DEFAULT_QUEUE_PREFIX);
 
 /**
  * The gateway's command connection. Redis must never stall a request: no offline queue (a

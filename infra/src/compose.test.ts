@@ -82,8 +82,13 @@ describe('the compose rules catch', () => {
     ],
     [
       'a laptop default left in a container',
+      (c) => delete (c.services.pipelines?.environment as Record<string, string>).PIPELINES_DATABASE_URL,
+      'pipelines: PIPELINES_DATABASE_URL is not set, and its default postgresql://postgres@127.0.0.1:5432/platform_pipelines is loopback',
+    ],
+    [
+      'a process without Redis (its fallback is the container itself)',
       (c) => delete (c.services.pipelines?.environment as Record<string, string>).REDIS_URL,
-      'pipelines: REDIS_URL is not set, and its default redis://127.0.0.1:6379 is loopback',
+      'pipelines: sets the Redis variables of no topology',
     ],
     [
       'an upstream on the wrong port',

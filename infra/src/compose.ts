@@ -11,6 +11,7 @@ import {
   entryProblems,
   metricsPortOrProblem,
   environmentProblems,
+  redisTopologyProblems,
   imageBuildArgs,
   shutdownSeconds,
 } from './deployables';
@@ -168,6 +169,7 @@ export function composeProblems(compose: ComposeFile): string[] {
     const port = effectivePort(d, env);
     problems.push(...sameImage(d.name, service, d.dir, d.image));
     problems.push(...environmentProblems(d.name, env, d.schema, { complete: true }));
+    problems.push(...redisTopologyProblems(d.name, env, d.schema));
     problems.push(...containerHostProblems(d.name, d, env, imageEnvironment(d.dir)));
 
     const command = commandOf(service);

@@ -183,9 +183,44 @@ export function metricsPortOrProblem(where: string, d: Deployable, env: Record<s
   }
 }
 
-/** The database URL variables of a schema (`*_DATABASE_URL`). */
+/** The database URL variables of a schema (`*_DATABASE_URL`; not `*_DIRECT_DATABASE_URL`, optional, whose default is the former). */
 export function databaseVariables(schema: ConfigSchema): string[] {
-  return variables(schema).filter((name) => name.endsWith('_DATABASE_URL'));
+  return variables(schema).filter((name) => name.endsWith('_DATABASE_URL') && !name.endsWith('_DIRECT_DATABASE_URL'));
+}
+
+/** `GATEWAY_DATABASE_URL` -> `GATEWAY_DIRECT_DATABASE_URL`. */
+export function directDatabaseVariable(variable: string): string {
+  return variable.replace(/_DATABASE_URL$/, '_DIRECT_DATABASE_URL');
+}
+
+/**
+ * Redis, one topology per process (contract section 17): its variables, all of which must be set,
+ * and none of another's. REDIS_USERNAME and REDIS_PASSWORD apply to every topology.
+ */
+export const REDIS_TOPOLOGIES: Readonly<Record<string, readonly string[]>> = {
+  standalone: ['REDIS_URL'],
+  cluster: ['REDIS_CLUSTER_NODES'],
+  sentinel: ['REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER'],
+};
+
+/** The topologies an environment sets any variable of. */
+export function redisTopologiesOf(env: Record<string, string | undefined>): string[] {
+  return Object.entries(REDIS_TOPOLOGIES)
+    .filter(([, names]) => names.some((name) => env[name] !== undefined))
+    .map(([topology]) => topology);
+}
+
+/** Exactly one Redis topology, complete, for a process that uses Redis (its schema has REDIS_URL). */
+export function redisTopologyProblems(where: string, env: Record<string, string | undefined>, schema: ConfigSchema): string[] {
+  if (!('REDIS_URL' in schema.shape)) return [];
+  const topologies = redisTopologiesOf(env);
+  if (topologies.length !== 1) {
+    return [
+      `${where}: sets the Redis variables of ${topologies.length === 0 ? 'no topology' : topologies.join(' and ')}, expected exactly one (REDIS_URL, REDIS_CLUSTER_NODES, or REDIS_SENTINELS with REDIS_SENTINEL_MASTER)`,
+    ];
+  }
+  const missing = (REDIS_TOPOLOGIES[topologies[0] ?? ''] ?? []).filter((name) => env[name] === undefined);
+  return missing.map((name) => `${where}: Redis ${topologies[0]} without ${name}`);
 }
 
 /**
@@ -201,8 +236,11 @@ export function environmentProblems(where: string, env: Record<string, string | 
   for (const name of requiredVariables(schema)) {
     if (env[name] === undefined) problems.push(`${where}: required variable ${name} is not set`);
   }
-  // The defaults are for a laptop: inside a container 127.0.0.1 is the container itself.
+  // The defaults are for a laptop: inside a container 127.0.0.1 is the container itself. REDIS_URL's
+  // default does not apply where another Redis topology is chosen.
+  const otherRedis = redisTopologiesOf(env).some((topology) => topology !== 'standalone');
   for (const name of variables(schema)) {
+    if (otherRedis && name === 'REDIS_URL') continue;
     const fallback = defaultOf(schema, name);
     if (env[name] === undefined && typeof fallback === 'string' && /^[a-z][a-z0-9+.-]*:\/\/([^@/]*@)?(127\.0\.0\.1|localhost|\[::1\])[:/]/i.test(fallback)) {
       problems.push(`${where}: ${name} is not set, and its default ${fallback} is loopback`);

@@ -2,51 +2,105 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { DEPLOYABLES, ROOT } from './deployables';
+import { DEPLOYABLES, REDIS_TOPOLOGIES, ROOT, databaseVariables, directDatabaseVariable } from './deployables';
 import { imageEnvironment } from './dockerfile';
-import { AUTOSCALED, kubernetesProblems, schemaProblems } from './kubernetes';
+import { editKustomization, findKubectl, kubectlKustomize, scratchCopy, withoutNameHashes } from './kubectl';
+import { AUTOSCALED, POOLER, kubernetesProblems, parseIni, replicaBounds, schemaProblems } from './kubernetes';
 import { type K8sObject, containersOf, imageName, parseEnvFile, podOf, readDocuments, readKustomization, renderKustomization } from './kustomize';
 
 const K8S = join(ROOT, 'infra/k8s');
 const BASE = join(K8S, 'base');
 const PRODUCTION = join(K8S, 'overlays/production');
+const CPU_AUTOSCALING = join(K8S, 'overlays/cpu-autoscaling');
+const OVERLAYS = readdirSync(join(K8S, 'overlays')).map((name) => join(K8S, 'overlays', name));
+const REDIS_COMPONENTS = Object.keys(REDIS_TOPOLOGIES).map((topology) => `redis-${topology}`);
 const SECRET = 'platform-secrets';
 const SECRETS_EXAMPLE = join(PRODUCTION, 'secrets.env.example');
 const exampleSecrets = () => parseEnvFile(readFileSync(SECRETS_EXAMPLE, 'utf8'));
-/** The overlay reads the git-ignored secrets.env; the tests render it with the committed example. */
-const renderProduction = () => renderKustomization(PRODUCTION, { envFileFallback: (file) => (file.endsWith('secrets.env') ? SECRETS_EXAMPLE : undefined) });
+/** The overlays read git-ignored files (secrets.env, pgbouncer-userlist.txt); the tests render them with the committed examples. */
+const render = (dir: string) => renderKustomization(dir, { fileFallback: (file) => (existsSync(`${file}.example`) ? `${file}.example` : undefined) });
+
+/** Renders a scratch copy of infra/k8s after `edit`, at `overlay` (relative to infra/k8s). */
+function renderCopy(overlay: string, edit: (root: string) => void): K8sObject[] {
+  const copy = scratchCopy(K8S, edit);
+  try {
+    return render(join(copy.root, overlay));
+  } finally {
+    copy.remove();
+  }
+}
+/** The base with one Redis topology: what an overlay starts from. */
+const renderBase = (component = 'redis-standalone') =>
+  renderCopy('base', (root) =>
+    editKustomization(join(root, 'base'), (k) => {
+      k.components = [`../components/${component}`];
+    }),
+  );
+/** A scratch edit: the production overlay with this Redis topology instead of its own. */
+const productionRedis = (component: string) => (root: string) =>
+  editKustomization(join(root, 'overlays/production'), (k) => {
+    k.components = (k.components ?? []).filter((c) => !c.includes('/redis-')).concat(`../../components/${component}`);
+  });
 
 const allFiles = (dir: string): string[] =>
   readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     return statSync(path).isDirectory() ? allFiles(path) : [path];
   });
+const kustomizationDirs = () =>
+  allFiles(K8S)
+    .filter((f) => f.endsWith('/kustomization.yaml'))
+    .map((f) => resolve(f, '..'));
 
 const find = (objects: K8sObject[], kind: string, name: string) => {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
   if (!found) throw new Error(`no ${kind} ${name}`);
   return found;
 };
+const names = (objects: K8sObject[], kind: string) =>
+  objects
+    .filter((o) => o.kind === kind)
+    .map((o) => o.metadata.name)
+    .sort();
+const containerOf = (objects: K8sObject[], name: string) => {
+  const container = containersOf(find(objects, 'Deployment', name)).find((c) => c.name === name);
+  if (!container) throw new Error(`no container ${name}`);
+  return container;
+};
+const envNames = (objects: K8sObject[], name: string) => (containerOf(objects, name).env ?? []).map((e) => e.name);
+const secretKey = (objects: K8sObject[], deployment: string, variable: string) =>
+  containerOf(objects, deployment).env?.find((e) => e.name === variable)?.valueFrom?.secretKeyRef?.key;
 
 describe('kustomize files', () => {
-  it('every resource and patch a kustomization names exists, and every manifest file is named by one', () => {
+  it('every resource, component, patch and generator input a kustomization names exists, and every manifest file is named by one', () => {
     const named = new Set<string>();
-    for (const dir of [BASE, PRODUCTION]) {
+    for (const dir of kustomizationDirs()) {
       const k = readKustomization(dir);
-      for (const entry of [...(k.resources ?? []), ...(k.patches ?? []).map((p) => p.path ?? '')]) {
+      const generated = [...(k.secretGenerator ?? []), ...(k.configMapGenerator ?? [])].flatMap((g) => [
+        ...(g.envs ?? []),
+        ...(g.files ?? []).map((f) => f.slice(f.indexOf('=') + 1)),
+      ]);
+      for (const entry of [...(k.resources ?? []), ...(k.components ?? []), ...(k.patches ?? []).map((p) => p.path ?? '')]) {
         const path = resolve(dir, entry);
         expect([relative(ROOT, path), existsSync(path)]).toEqual([relative(ROOT, path), true]);
         named.add(path);
+      }
+      // Git-ignored inputs exist as their committed .example.
+      for (const entry of generated) {
+        const path = resolve(dir, entry);
+        expect([relative(ROOT, path), existsSync(path) || existsSync(`${path}.example`)]).toEqual([relative(ROOT, path), true]);
       }
     }
     const manifests = allFiles(K8S).filter((f) => f.endsWith('.yaml') && !f.endsWith('kustomization.yaml'));
     for (const file of manifests) expect([relative(ROOT, file), named.has(file)]).toEqual([relative(ROOT, file), true]);
   });
 
-  it('every complete manifest file validates against the Kubernetes schema as it is written', () => {
-    const complete = allFiles(K8S).filter((f) => f.endsWith('.yaml') && !f.endsWith('kustomization.yaml') && !f.includes('/patches/'));
-    expect(complete.length).toBeGreaterThan(5);
-    for (const file of complete) expect([relative(ROOT, file), schemaProblems(readDocuments(file))]).toEqual([relative(ROOT, file), []]);
+  it('every resource file validates against the Kubernetes schema (KEDA CRD included) as it is written', () => {
+    const resources = kustomizationDirs().flatMap((dir) =>
+      (readKustomization(dir).resources ?? []).map((r) => resolve(dir, r)).filter((path) => statSync(path).isFile()),
+    );
+    expect(resources.length).toBeGreaterThan(8);
+    for (const file of resources) expect([relative(ROOT, file), schemaProblems(readDocuments(file))]).toEqual([relative(ROOT, file), []]);
   });
 
   it('the YAML has no duplicate keys (a later one would silently win)', () => {
@@ -55,33 +109,40 @@ describe('kustomize files', () => {
         expect([relative(ROOT, file), doc.errors]).toEqual([relative(ROOT, file), []]);
     }
   });
+
+  it('every overlay renders (the test renderer; kubectl below where it is installed)', () => {
+    expect(OVERLAYS.map((o) => relative(K8S, o)).sort()).toEqual(['overlays/cpu-autoscaling', 'overlays/production']);
+    for (const overlay of OVERLAYS) expect([relative(ROOT, overlay), render(overlay).length > 10]).toEqual([relative(ROOT, overlay), true]);
+  });
 });
 
 describe('infra/k8s/base', () => {
-  const objects = renderKustomization(BASE);
+  const objects = renderBase();
 
-  it('holds every rule: schema, probes, resources, non-root, env against each config schema, HPAs, migration Jobs', () => {
+  it('holds every rule with a Redis topology: schema, probes, resources, non-root, env against each config schema, PDBs, autoscalers, migration Jobs', () => {
     expect(kubernetesProblems(objects, { [SECRET]: exampleSecrets() })).toEqual([]);
   });
 
-  it('has a Deployment per deployable, a Service per API, HPAs for the gateway and the worker, a migration Job per database', () => {
-    const names = (kind: string) =>
-      objects
-        .filter((o) => o.kind === kind)
-        .map((o) => o.metadata.name)
-        .sort();
-    expect(names('Deployment')).toEqual(DEPLOYABLES.map((d) => d.name).sort());
-    expect(names('Service')).toEqual(['events', 'gateway', 'pipelines', 'warehouse']);
-    expect(names('HorizontalPodAutoscaler')).toEqual([...AUTOSCALED].sort());
-    expect(names('Job')).toEqual(['events-migrate', 'gateway-migrate', 'pipelines-migrate', 'warehouse-migrate']);
-    expect(names('ConfigMap')).toEqual(DEPLOYABLES.map((d) => `${d.name}-config`).sort());
+  it('sets no Redis variable itself: the topology is a component the overlay chooses', () => {
+    for (const o of render(BASE).flatMap(containersOf)) expect([o.name, (o.env ?? []).filter((e) => e.name.startsWith('REDIS_'))]).toEqual([o.name, []]);
   });
 
-  it('commits no Secret: it only refers to platform-secrets, whose keys are those of secrets.env.example', () => {
+  it('has a Deployment and a PDB per deployable, a Service per API, the gateway on an HPA, the run worker on KEDA, a migration Job per database', () => {
+    expect(names(objects, 'Deployment')).toEqual(DEPLOYABLES.map((d) => d.name).sort());
+    expect(names(objects, 'PodDisruptionBudget')).toEqual(DEPLOYABLES.map((d) => d.name).sort());
+    expect(names(objects, 'Service')).toEqual(['events', 'gateway', 'pipelines', 'warehouse']);
+    expect(names(objects, 'HorizontalPodAutoscaler')).toEqual(['gateway']);
+    expect(names(objects, 'ScaledObject')).toEqual(['pipelines-worker']);
+    expect([...names(objects, 'HorizontalPodAutoscaler'), ...names(objects, 'ScaledObject')].sort()).toEqual([...AUTOSCALED].sort());
+    expect(names(objects, 'Job')).toEqual(['events-migrate', 'gateway-migrate', 'pipelines-migrate', 'warehouse-migrate']);
+    expect(names(objects, 'ConfigMap')).toEqual(DEPLOYABLES.map((d) => `${d.name}-config`).sort());
+  });
+
+  it('commits no Secret: it only refers to platform-secrets, by keys of secrets.env.example', () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const refs = objects.flatMap(containersOf).flatMap((c) => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef] : [])));
     expect(new Set(refs.map((r) => r.name))).toEqual(new Set([SECRET]));
-    expect(new Set(refs.map((r) => r.key))).toEqual(new Set(Object.keys(exampleSecrets())));
+    for (const key of new Set(refs.map((r) => r.key))) expect([key, key in exampleSecrets()]).toEqual([key, true]);
   });
 
   it('runs the worker from the pipelines image with its own command and health port', () => {
@@ -92,6 +153,24 @@ describe('infra/k8s/base', () => {
     expect(worker?.ports).toEqual([
       { name: 'http', containerPort: 4013 },
       { name: 'metrics', containerPort: 9113 },
+    ]);
+  });
+
+  it('scales the run workers on their queue through KEDA: max of queue_depth of their queue, one worker per WORKER_CONCURRENCY jobs, never below one', () => {
+    const spec = find(objects, 'ScaledObject', 'pipelines-worker').spec as {
+      minReplicaCount: number;
+      triggers: Array<{ type: string; metadata: Record<string, string> }>;
+    };
+    expect(spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    expect(spec.triggers).toEqual([
+      {
+        type: 'prometheus',
+        metadata: {
+          serverAddress: expect.stringMatching(/^http/) as string,
+          query: 'max(queue_depth{queue="pipeline-runs", state=~"waiting|active"})',
+          threshold: (find(objects, 'ConfigMap', 'pipelines-worker-config').data as Record<string, string>).WORKER_CONCURRENCY,
+        },
+      },
     ]);
   });
 
@@ -118,10 +197,10 @@ describe('infra/k8s/base', () => {
 });
 
 describe('infra/k8s/overlays/production', () => {
-  const objects = renderProduction();
+  const objects = render(PRODUCTION);
   const overlay = readKustomization(PRODUCTION);
 
-  it('holds every rule after its patches (rendered with secrets.env.example)', () => {
+  it('holds every rule after its components and patches (rendered with the .example files)', () => {
     expect(kubernetesProblems(objects)).toEqual([]);
   });
 
@@ -136,35 +215,148 @@ describe('infra/k8s/overlays/production', () => {
     }
   });
 
-  it('sets replicas on the fixed-size Deployments and lets the HPAs size the others', () => {
+  it('sets replicas on the fixed-size Deployments and lets the autoscalers size the others, two at least', () => {
     for (const { name, count } of overlay.replicas ?? []) expect((find(objects, 'Deployment', name).spec as { replicas?: number }).replicas).toBe(count);
     for (const name of AUTOSCALED) {
-      expect((find(objects, 'Deployment', name).spec as { replicas?: number }).replicas).toBeUndefined();
-      expect((find(objects, 'HorizontalPodAutoscaler', name).spec as { minReplicas: number }).minReplicas).toBeGreaterThanOrEqual(2);
+      const deployment = find(objects, 'Deployment', name);
+      expect((deployment.spec as { replicas?: number }).replicas).toBeUndefined();
+      expect([name, replicaBounds(objects, deployment).min >= 2]).toEqual([name, true]);
     }
   });
 
-  it('applies its resource patches over the base', () => {
-    const base = renderKustomization(BASE);
-    const gateway = (objs: K8sObject[]) => containersOf(find(objs, 'Deployment', 'gateway'))[0]?.resources?.requests?.memory;
-    expect(gateway(objects)).toBe('256Mi');
-    expect(gateway(base)).not.toBe(gateway(objects));
+  it('scales the run workers with KEDA by default, on the threshold of its WORKER_CONCURRENCY', () => {
+    expect(names(objects, 'ScaledObject')).toEqual(['pipelines-worker']);
+    expect(names(objects, 'HorizontalPodAutoscaler')).toEqual(['gateway']);
+    const trigger = (find(objects, 'ScaledObject', 'pipelines-worker').spec as { triggers: Array<{ metadata: Record<string, string> }> }).triggers[0];
+    expect(trigger?.metadata.threshold).toBe('8');
+    expect((find(objects, 'ConfigMap', 'pipelines-worker-config').data as Record<string, string>).WORKER_CONCURRENCY).toBe('8');
   });
 
-  it('generates platform-secrets from secrets.env, which git ignores and no image receives', () => {
-    const generator = overlay.secretGenerator?.find((g) => g.name === SECRET);
-    expect(generator?.envs).toEqual(['secrets.env']);
-    expect(generator?.options?.labels?.['app.kubernetes.io/component']).toBe('config');
-    const secretsFile = relative(ROOT, join(PRODUCTION, 'secrets.env'));
-    const ignored = spawnSync('git', ['check-ignore', '-q', '--no-index', secretsFile], { cwd: ROOT });
-    expect([secretsFile, ignored.status]).toEqual([secretsFile, 0]);
+  it('gives every Deployment, PgBouncer included, one PodDisruptionBudget that selects its pods and lets a drain evict one pod', () => {
+    const deployments = objects.filter((o) => o.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...DEPLOYABLES.map((d) => d.name), POOLER].sort());
+    for (const deployment of deployments) {
+      const labels = podOf(deployment)?.labels ?? {};
+      const budgets = objects.filter(
+        (o) =>
+          o.kind === 'PodDisruptionBudget' &&
+          Object.entries((o.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels).every(([k, v]) => labels[k] === v),
+      );
+      expect([deployment.metadata.name, budgets.map((b) => (b.spec as { maxUnavailable?: number }).maxUnavailable)]).toEqual([deployment.metadata.name, [1]]);
+    }
+  });
+
+  it('sends every *_DATABASE_URL through PgBouncer, every *_DIRECT_DATABASE_URL and every migration straight to PostgreSQL', () => {
+    const secrets = exampleSecrets();
+    const host = (key: string | undefined) => new URL(secrets[key ?? ''] ?? 'x:').host;
+    for (const d of DEPLOYABLES) {
+      for (const variable of databaseVariables(d.schema)) {
+        expect([d.name, variable, host(secretKey(objects, d.name, variable))]).toEqual([d.name, variable, `${POOLER}:6432`]);
+        const direct = directDatabaseVariable(variable);
+        expect([d.name, direct, host(secretKey(objects, d.name, direct))]).toEqual([d.name, direct, 'postgres.example.internal:5432']);
+      }
+    }
+    for (const job of objects.filter((o) => o.kind === 'Job')) {
+      const env = containersOf(job)[0]?.env ?? [];
+      const direct = env.find((e) => e.name.endsWith('_DIRECT_DATABASE_URL'))?.valueFrom?.secretKeyRef?.key;
+      expect([job.metadata.name, host(direct)]).toEqual([job.metadata.name, 'postgres.example.internal:5432']);
+    }
+    const ini = parseIni((find(objects, 'ConfigMap', 'pgbouncer-config').data as Record<string, string>)['pgbouncer.ini'] ?? '');
+    expect(ini.pgbouncer?.pool_mode).toBe('transaction');
+    expect(ini.databases?.['*']).toBe('host=postgres.example.internal port=5432');
+  });
+
+  it('includes exactly one Redis topology and names the other two', () => {
+    expect((overlay.components ?? []).filter((c) => REDIS_COMPONENTS.some((r) => c.endsWith(`/${r}`)))).toHaveLength(1);
+    const text = readFileSync(join(PRODUCTION, 'kustomization.yaml'), 'utf8');
+    for (const component of REDIS_COMPONENTS) expect(text).toContain(`../../components/${component}`);
+  });
+
+  it('uses every key of secrets.env.example', () => {
+    const used = new Set(
+      objects.flatMap(containersOf).flatMap((c) => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []))),
+    );
+    for (const key of Object.keys(exampleSecrets())) expect([key, used.has(key)]).toEqual([key, true]);
+  });
+
+  it('applies its resource patches over the base', () => {
+    const gateway = (objs: K8sObject[]) => containersOf(find(objs, 'Deployment', 'gateway'))[0]?.resources?.requests?.memory;
+    expect(gateway(objects)).toBe('256Mi');
+    expect(gateway(renderBase())).not.toBe(gateway(objects));
+  });
+
+  it('generates its Secrets from secrets.env and pgbouncer-userlist.txt, which git ignores and no image receives', () => {
+    expect(overlay.secretGenerator?.find((g) => g.name === SECRET)?.envs).toEqual(['secrets.env']);
+    expect(overlay.secretGenerator?.find((g) => g.name === 'pgbouncer-userlist')?.files).toEqual(['userlist.txt=pgbouncer-userlist.txt']);
+    for (const generator of overlay.secretGenerator ?? []) expect(generator.options?.labels?.['app.kubernetes.io/component']).toBe('config');
+    for (const file of ['secrets.env', 'pgbouncer-userlist.txt']) {
+      const path = relative(ROOT, join(PRODUCTION, file));
+      const ignored = spawnSync('git', ['check-ignore', '-q', '--no-index', path], { cwd: ROOT });
+      expect([path, ignored.status]).toEqual([path, 0]);
+      // .dockerignore keeps infra/k8s out of every build context.
+      expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')).toContain('infra/k8s');
+    }
     const tracked = spawnSync('git', ['ls-files', 'infra/k8s'], { cwd: ROOT, encoding: 'utf8' });
-    expect(tracked.stdout.split('\n').filter((f) => f.endsWith('/secrets.env'))).toEqual([]);
+    expect(tracked.stdout.split('\n').filter((f) => f.endsWith('/secrets.env') || f.endsWith('/pgbouncer-userlist.txt'))).toEqual([]);
+  });
+});
+
+describe('Redis topologies', () => {
+  it.each(REDIS_COMPONENTS)('production with %s: every deployable gets that topology variables and no other', (component) => {
+    const objects = renderCopy('overlays/production', productionRedis(component));
+    expect(kubernetesProblems(objects)).toEqual([]);
+    const topology = component.replace('redis-', '');
+    for (const d of DEPLOYABLES) {
+      const redis = envNames(objects, d.name)
+        .filter((n) => n.startsWith('REDIS_'))
+        .sort();
+      expect([d.name, redis]).toEqual([d.name, [...(REDIS_TOPOLOGIES[topology] ?? []), 'REDIS_PASSWORD', 'REDIS_USERNAME'].sort()]);
+    }
+    expect(envNames(objects, POOLER).filter((n) => n.startsWith('REDIS_'))).toEqual([]);
+  });
+});
+
+describe('infra/k8s/overlays/cpu-autoscaling', () => {
+  const objects = render(CPU_AUTOSCALING);
+
+  it('holds every rule', () => {
+    expect(kubernetesProblems(objects)).toEqual([]);
+  });
+
+  it('is production with the run workers on a CPU HPA instead of KEDA, with the same bounds', () => {
+    const production = render(PRODUCTION);
+    expect(names(objects, 'ScaledObject')).toEqual([]);
+    expect(names(objects, 'HorizontalPodAutoscaler')).toEqual(['gateway', 'pipelines-worker']);
+    const worker = (objs: K8sObject[]) => replicaBounds(objs, find(objs, 'Deployment', 'pipelines-worker'));
+    expect(worker(objects)).toEqual(worker(production));
+    const rest = (objs: K8sObject[]) =>
+      objs.filter((o) => !(['ScaledObject', 'HorizontalPodAutoscaler'].includes(o.kind) && o.metadata.name === 'pipelines-worker'));
+    expect(rest(objects)).toEqual(rest(production));
+  });
+});
+
+const kubectl = findKubectl();
+(kubectl ? describe : describe.skip)(`kubectl kustomize (${kubectl ?? 'no kubectl with kustomize 5 installed'})`, () => {
+  const variants: Array<[string, string, (root: string) => void]> = [
+    ...OVERLAYS.map((o): [string, string, (root: string) => void] => [relative(K8S, o), relative(K8S, o), () => undefined]),
+    ...REDIS_COMPONENTS.map((c): [string, string, (root: string) => void] => [`overlays/production with ${c}`, 'overlays/production', productionRedis(c)]),
+  ];
+  it.each(variants)('renders %s, to the same objects as the test renderer', (_, overlay, edit) => {
+    const copy = scratchCopy(K8S, edit);
+    try {
+      const ours = render(join(copy.root, overlay));
+      const theirs = withoutNameHashes(kubectlKustomize(kubectl ?? 'kubectl', join(copy.root, overlay)), new Set(ours.map((o) => o.metadata.name)));
+      const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
+      const sorted = (objs: K8sObject[]) => [...objs].sort((a, b) => key(a).localeCompare(key(b)));
+      expect(sorted(theirs)).toEqual(sorted(ours));
+    } finally {
+      copy.remove();
+    }
   });
 });
 
 describe('the Kubernetes rules catch', () => {
-  const base = renderKustomization(BASE);
+  const base = renderBase();
   const deployment = (objects: K8sObject[], name: string) => find(objects, 'Deployment', name);
   const container = (objects: K8sObject[], name: string) => {
     const c = podOf(deployment(objects, name))?.spec.containers[0];
@@ -281,5 +473,181 @@ describe('the Kubernetes rules catch', () => {
     const mutated = structuredClone(base);
     mutate(mutated);
     expect(kubernetesProblems(mutated, { [SECRET]: exampleSecrets() }).join('\n')).toContain(problem);
+  });
+
+  type Trigger = { type: string; metadata: Record<string, string> };
+  const trigger = (o: K8sObject[]) => (find(o, 'ScaledObject', 'pipelines-worker').spec as { triggers: Trigger[] }).triggers[0] as Trigger;
+  const budget = (o: K8sObject[], name: string) => find(o, 'PodDisruptionBudget', name).spec as Record<string, unknown>;
+  const scaling: Array<[string, (o: K8sObject[]) => void, string]> = [
+    [
+      'workers scaled to zero',
+      (o) => Object.assign(find(o, 'ScaledObject', 'pipelines-worker').spec as object, { minReplicaCount: 0 }),
+      'ScaledObject pipelines-worker: minReplicaCount 0: every run worker ticks the pipeline schedules',
+    ],
+    [
+      'a sum over the workers, which count the same queue each',
+      (o) => Object.assign(trigger(o).metadata, { query: 'sum(queue_depth{queue="pipeline-runs", state=~"waiting|active"})' }),
+      'is not max(queue_depth{...})',
+    ],
+    [
+      'another queue',
+      (o) => Object.assign(trigger(o).metadata, { query: 'max(queue_depth{queue="webhooks", state=~"waiting|active"})' }),
+      'query does not select queue="pipeline-runs" (PIPELINES_RUNS_QUEUE of pipelines-worker)',
+    ],
+    [
+      'delayed jobs counted as backlog',
+      (o) => Object.assign(trigger(o).metadata, { query: 'max(queue_depth{queue="pipeline-runs", state=~"waiting|active|delayed"})' }),
+      'query must count state=~"waiting|active"',
+    ],
+    [
+      'a label the metric does not have',
+      (o) => Object.assign(trigger(o).metadata, { query: 'max(queue_depth{queue="pipeline-runs", state=~"waiting|active", prefix="platform"})' }),
+      'query selects label prefix, which queue_depth does not have (queue, state)',
+    ],
+    [
+      'a threshold that does not follow WORKER_CONCURRENCY',
+      (o) => Object.assign(find(o, 'ConfigMap', 'pipelines-worker-config').data as object, { WORKER_CONCURRENCY: '16' }),
+      'threshold 4 is not WORKER_CONCURRENCY of pipelines-worker (16)',
+    ],
+    [
+      'a CPU HPA beside the ScaledObject',
+      (o) => {
+        const hpa = structuredClone(find(o, 'HorizontalPodAutoscaler', 'gateway'));
+        hpa.metadata.name = 'pipelines-worker';
+        (hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name = 'pipelines-worker';
+        o.push(hpa);
+      },
+      'Deployment pipelines-worker: ScaledObject pipelines-worker and HorizontalPodAutoscaler pipelines-worker would fight over its replicas',
+    ],
+    [
+      'a ScaledObject against the KEDA schema',
+      (o) => Object.assign(find(o, 'ScaledObject', 'pipelines-worker').spec as object, { maxReplicaCount: '10' }),
+      'ScaledObject pipelines-worker: data/spec/maxReplicaCount must be integer',
+    ],
+    ['no autoscaler for the worker', (o) => o.splice(o.indexOf(find(o, 'ScaledObject', 'pipelines-worker')), 1), 'autoscaler for pipelines-worker: missing'],
+    [
+      'a Deployment without a PodDisruptionBudget',
+      (o) => o.splice(o.indexOf(find(o, 'PodDisruptionBudget', 'warehouse')), 1),
+      'Deployment warehouse: 0 PodDisruptionBudgets select its pods, expected one',
+    ],
+    [
+      'a minAvailable that blocks draining a single replica',
+      (o) => Object.assign(budget(o, 'events'), { maxUnavailable: undefined, minAvailable: 1 }),
+      'PodDisruptionBudget events: minAvailable blocks a drain',
+    ],
+    [
+      'a budget that lets a drain take every pod',
+      (o) => Object.assign(budget(o, 'events'), { maxUnavailable: 2 }),
+      'PodDisruptionBudget events: maxUnavailable 2 lets a drain take all 2 pods of events',
+    ],
+    [
+      'a budget that blocks every eviction',
+      (o) => Object.assign(budget(o, 'gateway'), { maxUnavailable: 0 }),
+      'PodDisruptionBudget gateway: maxUnavailable 0, expected a number of pods, at least 1',
+    ],
+    [
+      'two Redis topologies on one process',
+      (o) => containerOf(o, 'events').env?.push({ name: 'REDIS_CLUSTER_NODES', value: 'redis-0:6379' }),
+      'Deployment events: sets the Redis variables of standalone and cluster, expected exactly one',
+    ],
+    [
+      'no Redis topology',
+      (o) => Object.assign(containerOf(o, 'gateway'), { env: containerOf(o, 'gateway').env?.filter((e) => !e.name.startsWith('REDIS_')) }),
+      'Deployment gateway: sets the Redis variables of no topology',
+    ],
+    [
+      'a Sentinel without its master name',
+      (o) => {
+        const env = containerOf(o, 'pipelines').env ?? [];
+        env.splice(
+          env.findIndex((e) => e.name === 'REDIS_URL'),
+          1,
+          { name: 'REDIS_SENTINELS', value: 'sentinel-0:26379' },
+        );
+      },
+      'Deployment pipelines: Redis sentinel without REDIS_SENTINEL_MASTER',
+    ],
+  ];
+  it.each(scaling)('%s', (_, mutate, problem) => {
+    const mutated = structuredClone(base);
+    mutate(mutated);
+    expect(kubernetesProblems(mutated, { [SECRET]: exampleSecrets() }).join('\n')).toContain(problem);
+  });
+
+  const production = render(PRODUCTION);
+  const ini = (o: K8sObject[]) => find(o, 'ConfigMap', 'pgbouncer-config').data as Record<string, string>;
+  const secrets = (o: K8sObject[]) => find(o, 'Secret', SECRET).data as Record<string, string>;
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  const pooling: Array<[string, (o: K8sObject[]) => void, string]> = [
+    [
+      'PgBouncer in session mode',
+      (o) => Object.assign(ini(o), { 'pgbouncer.ini': ini(o)['pgbouncer.ini']?.replace('pool_mode = transaction', 'pool_mode = session') }),
+      'Deployment pgbouncer: pool_mode session, expected transaction',
+    ],
+    [
+      'too few client connections for the fleet at its largest',
+      (o) => Object.assign(ini(o), { 'pgbouncer.ini': ini(o)['pgbouncer.ini']?.replace('max_client_conn = 1000', 'max_client_conn = 300') }),
+      'Deployment pgbouncer: max_client_conn 300 is below the 490 connections',
+    ],
+    [
+      'a direct URL missing where the pooled one goes through PgBouncer',
+      (o) => {
+        const env = containerOf(o, 'gateway').env ?? [];
+        env.splice(
+          env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'),
+          1,
+        );
+      },
+      'Deployment gateway: GATEWAY_DATABASE_URL goes through PgBouncer in transaction mode but GATEWAY_DIRECT_DATABASE_URL is not set',
+    ],
+    [
+      'a direct URL through PgBouncer',
+      (o) => Object.assign(secrets(o), { EVENTS_DIRECT_DATABASE_URL: base64('postgresql://events:replace-me@pgbouncer:6432/platform_events') }),
+      'Deployment events: EVENTS_DIRECT_DATABASE_URL goes through PgBouncer',
+    ],
+    [
+      'a direct URL to another PostgreSQL than PgBouncer forwards to',
+      (o) =>
+        Object.assign(secrets(o), {
+          WAREHOUSE_DIRECT_DATABASE_URL: base64('postgresql://warehouse:replace-me@other.example.internal:5432/platform_warehouse'),
+        }),
+      'Deployment warehouse: WAREHOUSE_DIRECT_DATABASE_URL reaches other.example.internal:5432, but PgBouncer forwards platform_warehouse to postgres.example.internal:5432',
+    ],
+    [
+      'a user PgBouncer does not know',
+      (o) => Object.assign(find(o, 'Secret', 'pgbouncer-userlist').data as object, { 'userlist.txt': base64('"gateway" "replace-me"\n') }),
+      "Deployment events: EVENTS_DATABASE_URL's user events is not in PgBouncer's auth_file",
+    ],
+    [
+      'a pooled URL on the wrong port',
+      (o) => Object.assign(secrets(o), { PIPELINES_DATABASE_URL: base64('postgresql://pipelines:replace-me@pgbouncer:5432/platform_pipelines') }),
+      'Deployment pipelines: PIPELINES_DATABASE_URL points at pgbouncer:5432, a port its Service does not have',
+    ],
+    [
+      'migrations through PgBouncer',
+      (o) => {
+        const env = podOf(find(o, 'Job', 'gateway-migrate'))?.spec.containers[0]?.env ?? [];
+        env.splice(
+          env.findIndex((e) => e.name === 'GATEWAY_DIRECT_DATABASE_URL'),
+          1,
+        );
+      },
+      'Job gateway-migrate: migrates through PgBouncer (GATEWAY_DATABASE_URL)',
+    ],
+    [
+      'PgBouncer without a PodDisruptionBudget',
+      (o) => o.splice(o.indexOf(find(o, 'PodDisruptionBudget', POOLER)), 1),
+      'Deployment pgbouncer: 0 PodDisruptionBudgets select its pods',
+    ],
+    [
+      'PgBouncer as root',
+      (o) => Object.assign(podOf(find(o, 'Deployment', POOLER))?.spec.securityContext ?? {}, { runAsNonRoot: false }),
+      'Deployment pgbouncer: pod securityContext.runAsNonRoot is not true',
+    ],
+  ];
+  it.each(pooling)('production: %s', (_, mutate, problem) => {
+    const mutated = structuredClone(production);
+    mutate(mutated);
+    expect(kubernetesProblems(mutated).join('\n')).toContain(problem);
   });
 });

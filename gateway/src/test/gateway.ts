@@ -8,6 +8,7 @@ import { createDatabase, type Database } from '../database';
 import { createGatewayServer } from '../server';
 import { keysStore, type KeysStore, type RateLimits } from '../keys.store';
 import { createApiKey } from '../keys.service';
+import { keyChangeChannel } from '../key-changes';
 import type { Upstreams } from '../proxy';
 import { closeRedis, createRedis, createSubscriber } from '../redis';
 import { generateToken, hashToken, tokenPrefix } from '../tokens';
@@ -114,10 +115,12 @@ export function allUpstreams(url: string): Upstreams {
 }
 
 export interface GatewayOptions extends Partial<
-  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'activityFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
+  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'keyChanges' | 'activityFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
 > {
   upstreams?: Upstreams;
   redisUrl?: string;
+  /** Wait until the instance listens for key changes on Redis (default: when `redisUrl` is the test Redis). */
+  awaitSubscription?: boolean;
   /** The server's slow-client limits (main's GATEWAY_HEADERS_TIMEOUT_MS / GATEWAY_REQUEST_TIMEOUT_MS). */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
@@ -143,9 +146,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const redis = createRedis(redisUrl, logger);
   const subscriber = createSubscriber(redisUrl, logger);
   const redisPrefix = options.redisPrefix ?? `test:${uniqueName('gw')}:`;
-  const channel = `${redisPrefix}api-key-revocations`;
+  const channel = keyChangeChannel(redisPrefix);
+  const awaitSubscription = options.awaitSubscription ?? options.redisUrl === undefined;
   let subscribersBefore = 0;
-  if (options.redisUrl === undefined) {
+  if (awaitSubscription) {
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
     subscribersBefore = Number((await redis.pubsub('NUMSUB', channel))[1]);
   }
@@ -162,6 +166,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     redisPrefix,
     limits: options.limits,
     keyCache: options.keyCache,
+    keyChanges: options.keyChanges,
     activityFlushMs: options.activityFlushMs,
     rateLimitWindowMs: options.rateLimitWindowMs,
     consoleDir: options.consoleDir,
@@ -172,7 +177,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const server = createGatewayServer(app, { headersTimeoutMs: options.headersTimeoutMs ?? 10_000, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
   const url = await listen(server);
   // Revocations reach this instance only once it listens.
-  if (options.redisUrl === undefined)
+  if (awaitSubscription)
     await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 3_000, 20);
   return {
     url,

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DatabaseTimeoutsConfig } from './database';
+import { DatabaseConfig } from './database';
 import { RedisConfig, redisTopologyProblem } from './redis';
 import { TracingConfig } from './tracing-config';
 
@@ -72,6 +72,6 @@ export const CommonConfig = z.object({
   /** One Redis topology (REDIS_URL, REDIS_CLUSTER_NODES, or REDIS_SENTINELS + REDIS_SENTINEL_MASTER); `redisTarget` reads it. */
   ...RedisConfig.shape,
   LOG_LEVEL: env.logLevel(),
-  ...DatabaseTimeoutsConfig.shape,
+  ...DatabaseConfig.shape,
   ...TracingConfig.shape,
 });

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { z } from 'zod';
 
 /**
@@ -13,13 +14,76 @@ export const DatabaseTimeoutsConfig = z.object({
 });
 export type DatabaseTimeoutsConfig = z.infer<typeof DatabaseTimeoutsConfig>;
 
-/** node-postgres pool settings (as given to @prisma/adapter-pg) for the configured timeouts. */
-export function databasePoolSettings(config: DatabaseTimeoutsConfig) {
+/**
+ * The size of a process's connection pool and how long a query waits for one of its connections
+ * (contract section 17): behind a transaction-mode pooler every process's pool must be bounded, and
+ * a request that gets no connection in time is a 503, never a hang.
+ */
+export const DatabasePoolConfig = z.object({
+  /** Connections one database client of this process holds at most (node-postgres pool `max`). */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** A query waiting this long for a connection of the pool (a free one, or a new one opening) fails: 503 with Retry-After: 1. */
+  DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+});
+export type DatabasePoolConfig = z.infer<typeof DatabasePoolConfig>;
+
+/** Every DATABASE_* variable a process reads (CommonConfig carries them). */
+export const DatabaseConfig = DatabaseTimeoutsConfig.extend(DatabasePoolConfig.shape);
+export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
+
+const DATABASE_DEFAULTS: DatabaseConfig = DatabaseConfig.parse({});
+
+/**
+ * A node-postgres Client whose own handshake timer is `connectTimeoutMs`, whatever the pool says.
+ * The options are copied with their descriptors: pg-pool hides `password` as a non-enumerable
+ * property, which a spread would drop (pg would then fall back to PGPASSWORD and ~/.pgpass).
+ */
+function clientWithConnectTimeout(connectTimeoutMs: number): typeof pg.Client {
+  return class BoundedConnectClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      const options: pg.ClientConfig =
+        typeof config === 'string' ? { connectionString: config } : Object.defineProperties({}, Object.getOwnPropertyDescriptors(config ?? {}));
+      options.connectionTimeoutMillis = connectTimeoutMs;
+      super(options);
+    }
+  };
+}
+
+/**
+ * node-postgres pool settings (as given to @prisma/adapter-pg) for the configured pool and timeouts;
+ * a variable left out takes its default.
+ *
+ * pg-pool 3.x has one knob for two waits, `connectionTimeoutMillis` (node_modules/pg-pool/index.js):
+ * `connect()` on a full pool queues the caller with a timer of that length and fails it with
+ * "timeout exceeded when trying to connect"; `newClient()` arms the same length around a new
+ * connection's handshake ("Connection terminated due to connection timeout"), and the Client it
+ * builds from the pool's options arms it a third time (pg's Client reads `connectionTimeoutMillis`).
+ * So the pool gets DATABASE_POOL_TIMEOUT_MS, the whole wait of a query for a connection, queued or
+ * opening, and each Client gets DATABASE_CONNECT_TIMEOUT_MS for its handshake: an opening connection
+ * gives up at the smaller of the two, a queued query at DATABASE_POOL_TIMEOUT_MS.
+ */
+export function databasePoolSettings(config: Partial<DatabaseConfig> = {}) {
+  const settings = { ...DATABASE_DEFAULTS, ...definedOnly(config) };
   return {
-    connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
-    query_timeout: config.DATABASE_QUERY_TIMEOUT_MS,
+    max: settings.DATABASE_POOL_MAX,
+    connectionTimeoutMillis: settings.DATABASE_POOL_TIMEOUT_MS,
+    Client: clientWithConnectTimeout(settings.DATABASE_CONNECT_TIMEOUT_MS),
+    query_timeout: settings.DATABASE_QUERY_TIMEOUT_MS,
     // Lets the kernel notice a dead peer on an idle pooled connection.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   };
+}
+
+/**
+ * Prisma's default options of an interactive transaction for the configured pool: it waits for its
+ * connection as long as any query does. Prisma's own default `maxWait` (2 s) would give up first,
+ * with P2028, and leave DATABASE_POOL_TIMEOUT_MS without effect on transactions.
+ */
+export function databaseTransactionOptions(config: Partial<DatabaseConfig> = {}): { maxWait: number } {
+  return { maxWait: { ...DATABASE_DEFAULTS, ...definedOnly(config) }.DATABASE_POOL_TIMEOUT_MS };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([key, v]) => v !== undefined && key in DATABASE_DEFAULTS)) as Partial<T>;
 }

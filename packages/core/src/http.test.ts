@@ -91,6 +91,31 @@ describe('isTransientBackendError (a database connection dropped mid-request is 
     expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);
     expect(isTransientBackendError(new Error('Connection terminated due to connection timeout'))).toBe(true);
   });
+  test('no pooled connection within DATABASE_POOL_TIMEOUT_MS: a query, or an interactive transaction that could not start', () => {
+    expect(isTransientBackendError(new Error('timeout exceeded when trying to connect'))).toBe(true);
+    const notStarted = Object.assign(new Error('Transaction API error: Unable to start a transaction in the given time.'), { code: 'P2028' });
+    expect(isTransientBackendError(notStarted)).toBe(true);
+    // A transaction that ran past its own timeout is not a wait for a connection.
+    const expired = Object.assign(new Error('Transaction API error: Transaction already closed: A commit cannot be executed on an expired transaction.'), {
+      code: 'P2028',
+    });
+    expect(isTransientBackendError(expired)).toBe(false);
+  });
+  test("PgBouncer's refusals: no server connection within query_wait_timeout, no room under max_client_conn", () => {
+    // As Prisma over adapter-pg reports them (captured through PgBouncer 1.18).
+    const waited = Object.assign(new Error('Raw query failed. Code: `08P01`. Message: `query_wait_timeout`'), {
+      code: 'P2010',
+      meta: {
+        driverAdapterError: { name: 'DriverAdapterError', cause: { kind: 'postgres', code: '08P01', severity: 'FATAL', message: 'query_wait_timeout' } },
+      },
+    });
+    expect(isTransientBackendError(waited)).toBe(true);
+    expect(isTransientBackendError(Object.assign(new Error('no more connections allowed (max_client_conn)'), { code: '08P01', severity: 'FATAL' }))).toBe(true);
+    // The same SQLSTATE from PostgreSQL is a protocol bug, not a busy pooler.
+    expect(
+      isTransientBackendError(Object.assign(new Error('bind message supplies 1 parameters, but prepared statement "" requires 2'), { code: '08P01' })),
+    ).toBe(false);
+  });
   test('constraint and data errors are not transient', () => {
     expect(isTransientBackendError(Object.assign(new Error('UniqueConstraintViolation'), { cause: { kind: 'UniqueConstraintViolation' } }))).toBe(false);
     expect(isTransientBackendError(new Error('boom'))).toBe(false);

@@ -144,6 +144,14 @@ const TRANSIENT_DB_CODES = new Set([
 ]);
 // Prisma driver adapters (adapter-pg) throw DriverAdapterError with `cause.kind` and the kind as the message.
 const TRANSIENT_ADAPTER_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);
+// No connection in time (contract section 17). From the process's pool (DATABASE_POOL_TIMEOUT_MS):
+// pg-pool's "timeout exceeded when trying to connect" (in the list below; adapter-pg passes it on as
+// it is), or Prisma's P2028 when an interactive transaction's maxWait ran out before it got one.
+// From PgBouncer, its "pooler error"s (SQLSTATE 08P01, which PostgreSQL also uses for protocol bugs,
+// hence by message): no server connection within query_wait_timeout, no room under max_client_conn,
+// no server it can log in to.
+const NO_CONNECTION_IN_TIME =
+  /Unable to start a transaction in the given time|query_wait_timeout|no more connections allowed|pgbouncer cannot connect to server|server login has been failing/;
 
 /** True for errors that mean a database or Redis is briefly unreachable (answer 503, not 500). */
 export function isTransientBackendError(err: unknown): boolean {
@@ -152,6 +160,7 @@ export function isTransientBackendError(err: unknown): boolean {
     if (typeof anyErr.code === 'string' && TRANSIENT_DB_CODES.has(anyErr.code)) return true;
     if (typeof anyErr.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(anyErr.kind)) return true;
     const message = typeof anyErr.message === 'string' ? anyErr.message : '';
+    if (NO_CONNECTION_IN_TIME.test(message)) return true;
     if (
       /ECONNREFUSED|ECONNRESET|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Connection is closed|Stream isn't writeable|the database system is|Query read timeout|timeout exceeded when trying to connect/i.test(
         message,

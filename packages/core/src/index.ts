@@ -1,6 +1,7 @@
 export * from './compression';
 export * from './client-errors';
 export * from './config';
+export * from './queue-prefix';
 export * from './contract';
 export * from './database';
 export * from './errors';

@@ -158,3 +158,4 @@ export * from './redis-processes';
 export * from './redis-cluster';
 export * from './redis-sentinel';
 export * from './balancer';
+export * from './pgbouncer';

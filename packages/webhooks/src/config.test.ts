@@ -12,7 +12,26 @@ describe('WebhooksConfig', () => {
       WEBHOOKS_STALLED_INTERVAL_MS: 30_000,
       WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
       WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
+      WEBHOOKS_REQUEUE_AFTER_MS: 30_000,
+      WEBHOOKS_REQUEUE_INTERVAL_MS: 15_000,
+      WEBHOOKS_REQUEUE_LOOKBACK_MS: 900_000,
+      WEBHOOKS_REQUEUE_BATCH: 100,
     });
+  });
+
+  test('the requeue of lost jobs: by default a lost job is added again within 60 s (30 s old, looked for every 15 s); it looks back at most a day and always further than it waits', () => {
+    const defaults = parseConfig(WebhooksConfig, {});
+    expect(defaults.WEBHOOKS_REQUEUE_AFTER_MS + defaults.WEBHOOKS_REQUEUE_INTERVAL_MS).toBeLessThan(60_000);
+    expect(parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_AFTER_MS: '200', WEBHOOKS_REQUEUE_INTERVAL_MS: '100' })).toMatchObject({
+      WEBHOOKS_REQUEUE_AFTER_MS: 200,
+      WEBHOOKS_REQUEUE_INTERVAL_MS: 100,
+    });
+    // Delivery records are kept at least a day: within the lookback, a delivered event always shows its record.
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_LOOKBACK_MS: String(86_400_000 + 1) })).toThrow(/WEBHOOKS_REQUEUE_LOOKBACK_MS/);
+    // The longest wait (2 min) is shorter than the shortest lookback (5 min): the window is never empty.
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_AFTER_MS: '120001' })).toThrow(/WEBHOOKS_REQUEUE_AFTER_MS/);
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_LOOKBACK_MS: '299999' })).toThrow(/WEBHOOKS_REQUEUE_LOOKBACK_MS/);
+    expect(() => parseConfig(WebhooksConfig, { WEBHOOKS_REQUEUE_BATCH: '0' })).toThrow(/WEBHOOKS_REQUEUE_BATCH/);
   });
 
   test('retention periods are whole days, at least 1', () => {

@@ -1,24 +1,13 @@
 import { z } from 'zod';
-import { env } from '@platform/core';
+import { DEFAULT_QUEUE_PREFIX, env, QueuePrefix } from '@platform/core';
 
 const durations = z
   .string()
   .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds')
   .transform((value) => value.split(',').map(Number));
 
-/**
- * BullMQ's key prefix: every key of a deployment's queues is `<prefix>:<queue>:...`, so two
- * platforms on one Redis with different prefixes never see each other's jobs. The prefix, not the
- * queue name: names (and the `queue` label of queue_depth) stay the same in every deployment, and
- * a platform's keys are one pattern, `<prefix>:*` (a Redis ACL key pattern, one cleanup). `{name}`
- * (a Redis Cluster hash tag) is allowed; `:` is not, so no `<prefix>:` starts another's keys.
- */
-export const QueuePrefix = z
-  .string()
-  .regex(/^(\{[A-Za-z0-9_.-]{1,62}\}|[A-Za-z0-9_.-]{1,64})$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . - (or {name}, a Redis Cluster hash tag)');
-
-/** QUEUE_PREFIX when unset: enough for one platform per Redis; a second one on the same Redis must set its own. */
-export const DEFAULT_QUEUE_PREFIX = 'platform';
+// The shape lives in core: the gateway follows QUEUE_PREFIX too and does not depend on webhooks.
+export { DEFAULT_QUEUE_PREFIX, QueuePrefix };
 
 /**
  * The webhook variables; a service adds them to its own config schema
@@ -44,6 +33,21 @@ export const WebhooksConfig = z.object({
   WEBHOOKS_OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
   /** Days a delivery record (`GET /webhook-endpoints/{id}/deliveries`) is kept after `created_at`, as Stripe keeps events 30 days. */
   WEBHOOKS_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * A delivery published this long ago with neither a delivery record nor a job in the queue lost its
+   * job (a Redis failover drops writes not yet replicated) and is enqueued again (deliveries.requeue.ts).
+   * With the interval, 30 s + 15 s keeps the contract's 60 s (section 17).
+   */
+  WEBHOOKS_REQUEUE_AFTER_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
+  WEBHOOKS_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  /**
+   * How far back the requeue looks: a job lost in an outage longer than this is not found. A process's
+   * first pass reads this whole span (later ones only what was not settled yet), so it is kept short;
+   * at most a day, within the shortest delivery retention, so a record it relies on is never pruned yet.
+   */
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: z.coerce.number().int().min(300_000).max(86_400_000).default(900_000),
+  /** Deliveries looked at per requeue pass. */
+  WEBHOOKS_REQUEUE_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
 });
 export type WebhooksConfig = z.infer<typeof WebhooksConfig>;
 
@@ -61,4 +65,11 @@ export const TEST_WEBHOOKS_CONFIG: WebhooksConfig = {
   WEBHOOKS_STALLED_INTERVAL_MS: 30_000,
   WEBHOOKS_OUTBOX_RETENTION_DAYS: 7,
   WEBHOOKS_DELIVERY_RETENTION_DAYS: 30,
+  // Off in effect: a service's test database holds the events of many tests, each with its own queue,
+  // and an event does not name its queue, so one test's requeue would send another's events again.
+  // The requeue's own tests set small values on a database of their own.
+  WEBHOOKS_REQUEUE_AFTER_MS: 30_000,
+  WEBHOOKS_REQUEUE_INTERVAL_MS: 3_600_000,
+  WEBHOOKS_REQUEUE_LOOKBACK_MS: 900_000,
+  WEBHOOKS_REQUEUE_BATCH: 100,
 };

@@ -1,5 +1,6 @@
 export * from './config';
 export * from './deliveries.queue';
+export * from './deliveries.requeue';
 export * from './deliveries.worker';
 export * from './endpoints.routes';
 export * from './endpoints.service';

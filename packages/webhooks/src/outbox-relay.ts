@@ -2,13 +2,39 @@ import { timestamp, type Logger } from '@platform/core';
 import { DELIVERY_JOB_NAME, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
 import type { Sql, SqlClient } from './sql';
 import { runPeriodically, type PeriodicTask, type StopRequest } from './periodic';
-import { outboxStore } from './webhooks.store';
+import { outboxStore, type OutboxRow } from './webhooks.store';
 
 export interface PublishResult {
   /** Outbox rows marked published. */
   events: number;
   /** Delivery jobs handed to the queue (one per event and subscribed endpoint). */
   jobs: number;
+}
+
+/** A delivery job as the queue's add takes it. */
+export interface DeliveryJobToAdd {
+  name: typeof DELIVERY_JOB_NAME;
+  data: DeliveryJob;
+  opts: ReturnType<typeof deliveryJobOptions>;
+}
+
+/** The job that delivers an outbox event to one endpoint: the relay's, and the requeue's when Redis lost it (the same id and body). */
+export function deliveryJobOf(event: OutboxRow, endpointId: string): DeliveryJobToAdd {
+  return {
+    name: DELIVERY_JOB_NAME,
+    data: {
+      endpoint_id: endpointId,
+      event: {
+        id: event.id,
+        type: event.type as DeliveryJob['event']['type'],
+        created_at: timestamp(event.createdAt),
+        workspace_id: event.workspaceId,
+        data: event.data,
+      },
+      ...(event.traceparent ? { traceparent: event.traceparent } : {}),
+    },
+    opts: deliveryJobOptions(event.id, endpointId),
+  };
 }
 
 /** The producer side of the queue that the relay needs. */
@@ -28,26 +54,12 @@ export async function publishOutboxBatch(tx: SqlClient, queue: DeliveryProducer,
   const events = await outbox.claimUnpublished(batchSize);
   if (events.length === 0) return { events: 0, jobs: 0 };
   const endpoints = await outbox.enabledEndpoints([...new Set(events.map((e) => e.workspaceId))]);
-  const jobs: { name: typeof DELIVERY_JOB_NAME; data: DeliveryJob; opts: ReturnType<typeof deliveryJobOptions> }[] = [];
+  const jobs: DeliveryJobToAdd[] = [];
   for (const event of events) {
     for (const endpoint of endpoints) {
       if (endpoint.workspaceId !== event.workspaceId) continue;
       if (!endpoint.events.includes('*') && !endpoint.events.includes(event.type)) continue;
-      jobs.push({
-        name: DELIVERY_JOB_NAME,
-        data: {
-          endpoint_id: endpoint.id,
-          event: {
-            id: event.id,
-            type: event.type as DeliveryJob['event']['type'],
-            created_at: timestamp(event.createdAt),
-            workspace_id: event.workspaceId,
-            data: event.data,
-          },
-          ...(event.traceparent ? { traceparent: event.traceparent } : {}),
-        },
-        opts: deliveryJobOptions(event.id, endpoint.id),
-      });
+      jobs.push(deliveryJobOf(event, endpoint.id));
     }
   }
   if (jobs.length > 0) await queue.addBulk(jobs);

@@ -9,6 +9,7 @@ import {
 } from '@platform/core';
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
+import { startDeliveryRequeue } from './deliveries.requeue';
 import { DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
 import { startOutboxRelay } from './outbox-relay';
 import { PRUNED_TABLES, startRetentionPruner, type RetentionPrunerOptions } from './retention';
@@ -37,13 +38,14 @@ function labelledCounter<V extends string>(
 export interface ServiceWebhooks {
   /** Resolves when Redis answers (for /readyz). */
   ping(): Promise<void>;
-  /** Stops the relay and the retention pruner, lets the delivery and the delete in progress finish, closes the queue; idempotent. */
+  /** Stops the relay, the requeue and the retention pruner, lets the delivery and the delete in progress finish, closes the queue; idempotent. */
   close(): Promise<void>;
 }
 
 /**
  * Everything a service runs for its webhooks: the outbox relay, the delivery queue, the
- * delivery worker and the retention pruner, over the service's own database and Redis.
+ * delivery worker, the requeue of jobs Redis lost and the retention pruner, over the service's own
+ * database and Redis.
  */
 export function startServiceWebhooks(options: {
   service: string;
@@ -56,7 +58,8 @@ export function startServiceWebhooks(options: {
   queueName?: string;
   /**
    * Where `webhook_deliveries_total{outcome}`, `webhook_deliveries_undeliverable_total{reason}`,
-   * `webhook_records_pruned_total{table}` and the delivery queue's `queue_depth` go; none when absent.
+   * `webhook_records_pruned_total{table}`, `webhook_deliveries_requeued_total` and the delivery queue's
+   * `queue_depth` go; none when absent.
    */
   metrics?: Registry;
   /** When the retention pruner runs (tests); default a minute after start, then hourly. */
@@ -91,7 +94,26 @@ export function startServiceWebhooks(options: {
     'table',
     PRUNED_TABLES,
   );
+  const requeued = options.metrics
+    ? registeredCounter(
+        options.metrics,
+        'webhook_deliveries_requeued_total',
+        'Delivery jobs added again: published, no delivery record, and Redis had lost the job.',
+        [],
+      )
+    : undefined;
+  requeued?.inc(0);
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
+  const requeue = startDeliveryRequeue({
+    sql: options.sql,
+    queue,
+    afterMs: config.WEBHOOKS_REQUEUE_AFTER_MS,
+    intervalMs: config.WEBHOOKS_REQUEUE_INTERVAL_MS,
+    lookbackMs: config.WEBHOOKS_REQUEUE_LOOKBACK_MS,
+    batch: config.WEBHOOKS_REQUEUE_BATCH,
+    logger,
+    onRequeued: requeued && (() => requeued.inc()),
+  });
   const worker = startDeliveryWorker({
     sql: options.sql,
     connection: workerRedis,
@@ -121,6 +143,7 @@ export function startServiceWebhooks(options: {
     close() {
       closing ??= (async () => {
         await relay.close();
+        await requeue.close();
         await retention.close();
         await worker.close();
         await queue.close();

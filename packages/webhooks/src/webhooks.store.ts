@@ -266,3 +266,99 @@ export function retentionStore(sql: SqlClient) {
   };
 }
 export type RetentionStore = ReturnType<typeof retentionStore>;
+
+/** A published event and one endpoint it is for that has no delivery record yet. */
+export interface UnrecordedDelivery extends OutboxRow {
+  endpointId: string;
+  publishedAt: Date;
+}
+
+/**
+ * Delivery records are looked for from this long before the window's first publication: a row
+ * republished after a relay crashed before its commit has its records from the first publication.
+ */
+const REPUBLISHED_MARGIN_MS = 300_000;
+
+/**
+ * The requeue's queries, across workspaces (deliveries.requeue.ts). Statements see what committed
+ * before each of them (READ COMMITTED), so a later one sees a record an earlier one could not.
+ */
+export function requeueStore(tx: SqlClient) {
+  return {
+    /**
+     * Takes the transaction-scoped advisory lock named `key`, or answers false at once when another
+     * transaction holds it: one requeue pass at a time per queue (xact locks work through PgBouncer).
+     */
+    async tryLock(key: string): Promise<boolean> {
+      const rows = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1::text, 0)) AS "locked"`, key);
+      return rows[0]?.locked === true;
+    },
+
+    /** The database's clock `ms` ago: where a requeue window ends. */
+    async msAgo(ms: number): Promise<Date> {
+      const rows = await tx.$queryRawUnsafe<{ at: Date }[]>(`SELECT CURRENT_TIMESTAMP - $1::int * interval '1 millisecond' AS "at"`, ms);
+      return rows[0]!.at;
+    },
+
+    /**
+     * (event, endpoint) pairs published from `from` (never more than `lookbackMs` ago) until before
+     * `until`, with no delivery record: for an endpoint of the event's workspace that is enabled,
+     * subscribed to its type and unchanged since the publication (so as the relay saw it). At most
+     * `limit`, the workspaces taking turns (each one's oldest first, then each one's second...), so
+     * one workspace's backlog fills no pass alone. `oldest`: the publication of the oldest such pair,
+     * found or not (null when there is none). Reads the window once: events by `published_at`,
+     * records by `created_at`.
+     */
+    async unrecorded(window: {
+      from: Date | null;
+      until: Date;
+      lookbackMs: number;
+      limit: number;
+    }): Promise<{ deliveries: UnrecordedDelivery[]; oldest: Date | null }> {
+      const rows = await tx.$queryRawUnsafe<(UnrecordedDelivery & { oldest: Date })[]>(
+        `WITH "bounds" AS MATERIALIZED (
+           SELECT GREATEST(CURRENT_TIMESTAMP - $3::int * interval '1 millisecond', COALESCE($1::timestamptz, '-infinity')) AS "from"
+         ), "recorded" AS MATERIALIZED (
+           SELECT DISTINCT "event_id", "endpoint_id" FROM "webhook_deliveries"
+            WHERE "created_at" >= (SELECT "from" FROM "bounds") - $5::int * interval '1 millisecond'
+         ), "pairs" AS (
+           SELECT e."id", e."workspace_id", e."type", e."data", e."created_at", e."traceparent", e."published_at", ep."id" AS "endpoint_id",
+                  row_number() OVER (PARTITION BY e."workspace_id" ORDER BY e."published_at", e."id", ep."id") AS "turn",
+                  min(e."published_at") OVER () AS "oldest"
+             FROM "outbox_events" e
+             JOIN "webhook_endpoints" ep ON ep."workspace_id" = e."workspace_id"
+            WHERE e."published_at" >= (SELECT "from" FROM "bounds") AND e."published_at" < $2::timestamptz
+              AND ep."enabled" AND ep."updated_at" <= e."published_at"
+              AND ('*' = ANY(ep."events") OR e."type" = ANY(ep."events"))
+              AND NOT EXISTS (SELECT 1 FROM "recorded" r WHERE r."event_id" = e."id" AND r."endpoint_id" = ep."id")
+         )
+         SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt", "traceparent", "endpoint_id" AS "endpointId",
+                "published_at" AS "publishedAt", "oldest"
+           FROM "pairs" ORDER BY "turn", "published_at", "id", "endpoint_id" LIMIT $4::int`,
+        window.from,
+        window.until,
+        window.lookbackMs,
+        window.limit,
+        REPUBLISHED_MARGIN_MS,
+      );
+      return { deliveries: rows.map(({ oldest: _, ...delivery }) => delivery), oldest: rows[0]?.oldest ?? null };
+    },
+
+    /** Those of these (event, endpoint) pairs, published from `from` on, that have a delivery record now. */
+    recorded(pairs: { eventId: string; endpointId: string }[], from: Date): Promise<{ eventId: string; endpointId: string }[]> {
+      return Promise.resolve(
+        tx.$queryRawUnsafe<{ eventId: string; endpointId: string }[]>(
+          `SELECT DISTINCT d."event_id" AS "eventId", d."endpoint_id" AS "endpointId"
+             FROM unnest($1::text[], $2::uuid[]) AS p("event_id", "endpoint_id")
+             JOIN "webhook_deliveries" d ON d."endpoint_id" = p."endpoint_id" AND d."event_id" = p."event_id"
+            WHERE d."created_at" >= $3::timestamptz - $4::int * interval '1 millisecond'`,
+          pairs.map((p) => p.eventId),
+          pairs.map((p) => p.endpointId),
+          from,
+          REPUBLISHED_MARGIN_MS,
+        ),
+      );
+    },
+  };
+}
+export type RequeueStore = ReturnType<typeof requeueStore>;

@@ -11,6 +11,11 @@ export const PipelinesConfig = ServiceConfig.extend({
   /** GET /metrics (Prometheus) on a port of its own, apart from the API's; 0 picks a free one. */
   METRICS_PORT: env.port(9103),
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
+  /**
+   * The same database without the transaction-mode pooler, for migrations and anything that needs a
+   * session of its own (contract section 17); unset: PIPELINES_DATABASE_URL.
+   */
+  PIPELINES_DIRECT_DATABASE_URL: env.url().optional(),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** First retry delay of a failed run attempt; later ones double (exponential backoff). */
   PIPELINES_RUN_BACKOFF_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),

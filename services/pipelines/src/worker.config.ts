@@ -9,6 +9,12 @@ const int = (min: number, max: number, fallback: number) => z.coerce.number().in
 /** The run worker (src/worker.ts), deployed on its own. */
 export const WorkerConfig = z.object({
   PIPELINES_DATABASE_URL: env.url('postgresql://postgres@127.0.0.1:5432/platform_pipelines'),
+  /**
+   * The same database without the transaction-mode pooler (contract section 17); unset:
+   * PIPELINES_DATABASE_URL. Nothing of the worker needs a session of its own (its transactions,
+   * locks included, are transaction-scoped): read so that the API and the worker take the same variables.
+   */
+  PIPELINES_DIRECT_DATABASE_URL: env.url().optional(),
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** The deployment's queue key prefix; the same as the pipelines API's (its webhook config reads it). */
   QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),

@@ -1,15 +1,16 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { databasePoolSettings, DatabaseTimeoutsConfig } from '@platform/core';
+import { databasePoolSettings, databaseTransactionOptions, type DatabaseConfig } from '@platform/core';
 import { PrismaClient } from './generated/prisma/client';
 
 export type Database = PrismaClient;
 
-/** Prisma Client over node-postgres (no engine binary), with bounded connect and query waits. */
-export function createDatabase(url: string, timeouts: DatabaseTimeoutsConfig = DatabaseTimeoutsConfig.parse({})): Database {
+/** Prisma Client over node-postgres (no engine binary): a bounded pool, with bounded waits for a connection and a query. */
+export function createDatabase(url: string, config: Partial<DatabaseConfig> = {}): Database {
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, ...databasePoolSettings(timeouts) }),
+    adapter: new PrismaPg({ connectionString: url, ...databasePoolSettings(config) }),
     // Stock adjustments of one item queue on its row lock; under a burst a transaction may wait
-    // for a pooled connection longer than Prisma's 2 s default before it starts.
-    transactionOptions: { maxWait: 10_000, timeout: 10_000 },
+    // for a pooled connection longer than Prisma's 2 s default before it starts: as long as the pool
+    // lets any query wait (DATABASE_POOL_TIMEOUT_MS).
+    transactionOptions: { ...databaseTransactionOptions(config), timeout: 10_000 },
   });
 }
