@@ -159,3 +159,4 @@ export * from './redis-cluster';
 export * from './redis-sentinel';
 export * from './balancer';
 export * from './pgbouncer';
+export * from './fleet';
