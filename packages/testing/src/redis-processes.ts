@@ -78,7 +78,9 @@ export async function spawnRedisProcess(options: { port: number; dir: string; ar
   setprivRuns ??= spawnSync('setpriv', ['--pdeathsig=KILL', '--', 'true'], { stdio: 'ignore' }).status === 0;
   const [command, args] = setprivRuns ? ['setpriv', ['--pdeathsig=KILL', '--', server, ...options.args]] : [server, options.args];
   const start = async () => {
-    const proc = spawn(command, args, { cwd: options.dir, stdio: 'ignore' });
+    // A process group of its own: a terminal's Ctrl-C reaches the launcher, which stops the platform
+    // before its Redis, instead of every Redis node dying under the platform's processes at once.
+    const proc = spawn(command, args, { cwd: options.dir, stdio: 'ignore', detached: true });
     killWithThisProcess(proc);
     proc.once('error', () => undefined);
     child = proc;
