@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The two commands a newcomer needs: `npm start` (the whole platform) and `npm test` (every test);
-// `npm run test:unit` runs the unit tests alone, without any server.
+// `npm run test:unit` runs the unit tests alone, without any server; `npm run fleet` runs the
+// platform as a fleet (Redis Cluster, PgBouncer, several instances of everything).
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -144,6 +146,54 @@ async function gatewayCall(base, token, method, path, body) {
   return JSON.parse(text);
 }
 
+/** A demo ticket and a demo pipeline made through `gateway`, and the curl lines that use them (what npm start and npm run fleet print). */
+async function demoLines(gateway, token) {
+  const lines = [];
+  try {
+    const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', {
+      name: 'Demo concert',
+      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const ticket = await gatewayCall(gateway, token, 'POST', `/events/v0/events/${event.id}/tickets`, { holder_name: 'Demo guest' });
+    lines.push(
+      '',
+      'Validate the demo ticket (a second call gives 409):',
+      `  curl -X POST ${gateway}/events/v0/tickets/${ticket.id}/validate \\`,
+      `    -H 'Authorization: Bearer ${token}' -H 'platform-version: 2024-12-01' \\`,
+      `    -H 'content-type: application/json' -d '{"gate":"main-entrance","event_id":"${event.id}"}'`,
+    );
+  } catch (err) {
+    lines.push(`(could not create the demo ticket: ${err.message})`);
+  }
+  try {
+    const pipeline = await gatewayCall(gateway, token, 'POST', '/pipelines/v3/pipelines', {
+      name: 'Demo sample sync',
+      source: { connector: 'sample', config: { records: 1000, seed: 1 } },
+      destination: { connector: 'postgres', config: { table: 'demo_records' } },
+    });
+    lines.push(
+      '',
+      'Trigger a run of the demo pipeline, then poll the URL in its Location header:',
+      `  curl -i -X POST ${gateway}/pipelines/v3/pipelines/${pipeline.id}/runs \\`,
+      `    -H 'Authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"trigger":"manual"}'`,
+    );
+  } catch (err) {
+    lines.push(`(could not create the demo pipeline: ${err.message})`);
+  }
+  return lines;
+}
+
+/** The lines that name the admin token, the demo workspace and key, and the CLI call that manages them. */
+function accessLines(gateway, adminToken, workspaceId, token) {
+  return [
+    `Admin token (PLATFORM_ADMIN_TOKEN): ${adminToken}`,
+    `Demo workspace: ${workspaceId}`,
+    `Demo API key:   ${token}`,
+    'Manage workspaces and keys (the CLI calls the admin API with the admin token):',
+    `  PLATFORM_URL=${gateway} PLATFORM_ADMIN_TOKEN=${adminToken} node gateway/dist/cli.js keys list --workspace ${workspaceId}`,
+  ];
+}
+
 async function start() {
   ensureDependencies();
   const env = platformEnv();
@@ -211,45 +261,108 @@ async function start() {
     '',
     '──────────────────────────────────────────────────────────────',
     `Platform running. Gateway: ${gateway}`,
-    `Admin token (PLATFORM_ADMIN_TOKEN): ${env.PLATFORM_ADMIN_TOKEN}`,
-    `Demo workspace: ${workspaceId}`,
-    `Demo API key:   ${token}`,
-    'Manage workspaces and keys (the CLI calls the admin API with the admin token):',
-    `  PLATFORM_URL=${gateway} PLATFORM_ADMIN_TOKEN=${env.PLATFORM_ADMIN_TOKEN} node gateway/dist/cli.js keys list --workspace ${workspaceId}`,
+    ...accessLines(gateway, env.PLATFORM_ADMIN_TOKEN, workspaceId, token),
     `Metrics:        ${processes.map(([name, , , port]) => `${name} :${port}`).join(', ')} (GET /metrics)`,
   ];
-  try {
-    const event = await gatewayCall(gateway, token, 'POST', '/events/v0/events', {
-      name: 'Demo concert',
-      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
-    });
-    const ticket = await gatewayCall(gateway, token, 'POST', `/events/v0/events/${event.id}/tickets`, { holder_name: 'Demo guest' });
-    lines.push(
-      '',
-      'Validate the demo ticket (a second call gives 409):',
-      `  curl -X POST ${gateway}/events/v0/tickets/${ticket.id}/validate \\`,
-      `    -H 'Authorization: Bearer ${token}' -H 'platform-version: 2024-12-01' \\`,
-      `    -H 'content-type: application/json' -d '{"gate":"main-entrance","event_id":"${event.id}"}'`,
-    );
-  } catch (err) {
-    lines.push(`(could not create the demo ticket: ${err.message})`);
-  }
-  try {
-    const pipeline = await gatewayCall(gateway, token, 'POST', '/pipelines/v3/pipelines', {
-      name: 'Demo sample sync',
-      source: { connector: 'sample', config: { records: 1000, seed: 1 } },
-      destination: { connector: 'postgres', config: { table: 'demo_records' } },
-    });
-    lines.push(
-      '',
-      'Trigger a run of the demo pipeline, then poll the URL in its Location header:',
-      `  curl -i -X POST ${gateway}/pipelines/v3/pipelines/${pipeline.id}/runs \\`,
-      `    -H 'Authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"trigger":"manual"}'`,
-    );
-  } catch (err) {
-    lines.push(`(could not create the demo pipeline: ${err.message})`);
-  }
+  lines.push(...(await demoLines(gateway, token)));
   lines.push('', 'Ctrl-C stops every process.', '──────────────────────────────────────────────────────────────', '');
+  process.stdout.write(lines.join('\n'));
+}
+
+// What `npm run fleet` passes on to every process from this shell, as `npm start` does (the launcher
+// gives its processes no other variable of the shell's that a deployable reads).
+const FLEET_PASSED_VARIABLES = ['PIPELINES_SCHEDULE_MIN_INTERVAL_S', 'WEBHOOKS_ALLOW_PRIVATE', 'CONNECTORS_ALLOW_PRIVATE'];
+
+/**
+ * A fleet on this machine (contract section 17): a Redis Cluster (3 masters, 3 replicas), PgBouncer
+ * in transaction mode, 2 gateways (GATEWAY_PORT and the next port), 2 instances of each service
+ * behind a round-robin balancer each, 2 run workers, seeded with the demo workspace and key. It is
+ * @platform/testing's startFleet, built first. A Redis node or a process that dies is reported and
+ * the fleet runs on; Ctrl-C stops all of it.
+ */
+async function fleet() {
+  ensureDependencies();
+  const databaseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  if (!(await reachable(databaseUrl, 5432)))
+    fail(`PostgreSQL is not reachable at ${new URL(databaseUrl).host}: start it with \`docker compose up -d postgres\` (or your local server).`);
+  pnpm(['turbo', 'run', 'build', '--output-logs=errors-only']);
+  const { startFleet } = createRequire(import.meta.url)(join(ROOT, 'packages', 'testing', 'dist', 'index.js'));
+
+  const gatewayPort = Number(process.env.GATEWAY_PORT ?? '8080');
+  if (!Number.isInteger(gatewayPort) || gatewayPort < 1 || gatewayPort > 65534)
+    fail(`GATEWAY_PORT must be a port number below 65535 (got ${process.env.GATEWAY_PORT})`);
+  const env = {};
+  for (const name of FLEET_PASSED_VARIABLES) if (process.env[name] !== undefined) env[name] = process.env[name];
+
+  let stopping = false;
+  let running;
+  // A closed terminal or pipe (Ctrl-C also stops a `| tee`) must not crash the launcher before it has stopped the fleet.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const stopAll = async (code) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\nStopping the fleet...\n');
+    await running?.stop();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  process.stdout.write('Starting a Redis Cluster, PgBouncer and the fleet (about a minute)...\n');
+  try {
+    running = await startFleet({
+      databaseUrl,
+      gatewayPort,
+      adminToken: process.env.PLATFORM_ADMIN_TOKEN,
+      logLevel: process.env.LOG_LEVEL ?? 'info',
+      env,
+      // Lines go to the terminal; none kept beyond what a drill would need.
+      logLinesKept: 1_000,
+      onOutput: (name, line) => process.stdout.write(`${`[${name}]`.padEnd(14)} ${line}\n`),
+      onExit: (name, exit) => {
+        if (!stopping) process.stderr.write(`${name} exited (${exit.code ?? exit.signal}); the fleet runs on without it. Ctrl-C stops everything.\n`);
+      },
+    });
+  } catch (err) {
+    if (stopping) return;
+    fail(`npm run fleet: ${err.message}`);
+  }
+  if (stopping) return void (await running.stop());
+
+  const [gateway, ...otherGateways] = running.gatewayUrls;
+  const processes = running.processes();
+  const instancesOf = (kind) => processes.filter((p) => p.kind === kind);
+  const masters = await running.redis.masters();
+  const lines = [
+    '',
+    '──────────────────────────────────────────────────────────────',
+    `Fleet running. Gateways: ${running.gatewayUrls.join(', ')}`,
+    ...accessLines(gateway, running.adminToken, running.workspaceId, running.token),
+    'Services, each behind a round-robin balancer that the gateways call:',
+    ...SERVICES.map(
+      (s) =>
+        `  ${s.padEnd(10)} ${running.serviceUrls[s]} -> ${instancesOf(s)
+          .map((p) => `${p.name} :${p.port}`)
+          .join(', ')}`,
+    ),
+    `Run workers:    ${instancesOf('worker')
+      .map((p) => p.name)
+      .join(', ')}`,
+    `Metrics:        ${processes.map((p) => `${p.name} :${new URL(p.metricsUrl).port}`).join(', ')} (GET /metrics)`,
+    `redis cluster: ${running.seeds}`,
+    `Redis masters:  ${masters.map((m) => `${m.host}:${m.port}`).join(', ')} (each with a replica)`,
+    `PgBouncer:      ${running.pgBouncer.host}:${running.pgBouncer.port} (pool_mode = transaction) in front of ${new URL(databaseUrl).host}`,
+    ...(await demoLines(gateway, running.token)),
+    '',
+    `The second gateway serves the same platform: replace ${gateway} with ${otherGateways.join(' or ')}.`,
+    'Watch a failover: stop the master that serves slot 0, then ask another node who serves it now:',
+    `  redis-cli -p ${masters[0].port} shutdown nosave`,
+    `  redis-cli -p ${masters[1].port} cluster nodes`,
+    '',
+    'Ctrl-C stops every process.',
+    '──────────────────────────────────────────────────────────────',
+    '',
+  ];
   process.stdout.write(lines.join('\n'));
 }
 
@@ -440,7 +553,7 @@ async function bench() {
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }
 
-const commands = { start, test, 'test:unit': unitTests, bench, browser };
+const commands = { start, fleet, test, 'test:unit': unitTests, bench, browser };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 await command();

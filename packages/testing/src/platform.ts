@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { migrate } from '@platform/core';
+import { killWithThisProcess } from './child-registry';
 import { freePorts, inheritedEnvironment, waitForHttp } from './processes';
+import { startBalancer, type Balancer } from './balancer';
 import { deleteRedisKeys } from './redis';
 import { sleep } from './wait';
 
@@ -29,6 +31,8 @@ export interface ProcessSpec {
   nodeArgs?: string[];
   /** Another checkout whose build this process runs (default: the platform's), e.g. an older commit's gateway for an A/B. */
   root?: string;
+  /** Its API port (default: a free one; a service's first instance without a balancer: the service URL's). */
+  port?: number;
 }
 
 export interface PlatformOptions {
@@ -40,6 +44,24 @@ export interface PlatformOptions {
   env?: Record<string, string>;
   /** Default: TEST_REDIS_URL, REDIS_URL or redis://127.0.0.1:6379. */
   redisUrl?: string;
+  /**
+   * Redis of any topology instead of `redisUrl`: the variables every process gets in place of
+   * REDIS_URL (`REDIS_CLUSTER_NODES`, or `REDIS_SENTINELS` + `REDIS_SENTINEL_MASTER`); a
+   * RedisCluster or RedisSentinel launcher is one.
+   */
+  redis?: { env: Record<string, string> };
+  /**
+   * A transaction-mode pooler in front of the PostgreSQL server (startPgBouncer's result): every
+   * process gets its URL in `*_DATABASE_URL` and the server's in `*_DIRECT_DATABASE_URL`;
+   * migrations and the launcher's own queries go to the server directly.
+   */
+  pgBouncer?: { urlFor(databaseUrl: string): string };
+  /**
+   * A round-robin TCP balancer at each service's URL in front of all its instances, as production
+   * has (default: when `processes` holds more than one instance of a service). Without it the
+   * first instance listens on the service URL and the gateway reaches no other.
+   */
+  balanceServices?: boolean;
   /** The PostgreSQL server; default DATABASE_URL or postgresql://postgres@127.0.0.1:5432/postgres. */
   databaseUrl?: string;
   /** Drop and recreate the databases first (default true), so every start is clean. */
@@ -48,6 +70,10 @@ export interface PlatformOptions {
   dropOnStop?: boolean;
   /** Create a workspace and an unrestricted API key (default: when a gateway runs). */
   seed?: boolean;
+  /** Seed the "Demo" workspace as `npm start` does (the CLI's demo-seed) instead of a workspace of the platform's own. */
+  seedDemo?: boolean;
+  /** PLATFORM_ADMIN_TOKEN of every process (default: a random one). */
+  adminToken?: string;
   /** LOG_LEVEL of every process but the worker (default warn; the worker logs at info to say it is ready). */
   logLevel?: string;
   /** Where a started process answers 2xx once ready (default /healthz; /readyz also waits for its database). */
@@ -58,6 +84,8 @@ export interface PlatformOptions {
   root?: string;
   /** Every line a process writes, as it comes. */
   onOutput?: (name: string, line: string) => void;
+  /** A process exited while the platform was not stopping (killed by a drill, crashed). */
+  onExit?: (name: string, exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
 }
 
 export interface PlatformProcess {
@@ -74,9 +102,16 @@ export interface Platform {
   /** The first gateway. */
   gatewayUrl: string;
   gatewayUrls: string[];
+  /** What the gateway calls: the first instance of each service, or the balancer in front of all of them. */
   serviceUrls: Record<ServiceName, string>;
+  /** The databases on the server itself (migrations, direct queries). */
   databaseUrls: Record<Deployable, string>;
+  /** What the processes get in `*_DATABASE_URL`: `databaseUrls`, or the pooler's URLs with `pgBouncer`. */
+  processDatabaseUrls: Record<Deployable, string>;
+  /** The Redis URL processes get; empty when `redis` gave another topology. */
   redisUrl: string;
+  /** The Redis variables every process gets: `{ REDIS_URL }`, or `redis.env`. */
+  redisEnv: Record<string, string>;
   runsQueue: string;
   /** QUEUE_PREFIX of every process: this platform's queue keys are `<queuePrefix>:*`, deleted by stop(). */
   queuePrefix: string;
@@ -148,17 +183,6 @@ function isRunning(child: Child): boolean {
   return child.process !== undefined && child.process.exitCode === null && child.process.signalCode === null;
 }
 
-// Children of every platform of this process, killed if the process exits without stop().
-const everyChild = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of everyChild) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-}
-
 /**
  * Creates and migrates `platform_<deployable>_<name>` databases, spawns the chosen built
  * processes on free ports (random admin token and internal secret, a run queue of its own), waits
@@ -167,7 +191,6 @@ function installExitHook(): void {
  */
 export async function startPlatform(options: PlatformOptions): Promise<Platform> {
   if (!/^[a-z0-9_]{1,40}$/.test(options.name)) throw new Error(`platform name must be [a-z0-9_]{1,40}: ${options.name}`);
-  installExitHook();
   const root = options.root ?? resolve(__dirname, '..', '..', '..');
   const server = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const redisUrl = options.redisUrl ?? process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -175,7 +198,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const readyPath = options.readyPath ?? '/healthz';
   const logLevel = options.logLevel ?? 'warn';
   const suffix = randomBytes(4).toString('hex');
-  const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
+  const adminToken = options.adminToken ?? `adm_${randomBytes(24).toString('base64url')}`;
   const internalSecret = randomBytes(32).toString('base64url');
   const runsQueue = `runs-${options.name}-${suffix}`;
   // Platforms share one Redis: each its own queue prefix, so none takes another's jobs.
@@ -200,25 +223,34 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     Deployable,
     string
   >;
+  const pooler = options.pgBouncer;
+  const processDatabaseUrls = Object.fromEntries(
+    (Object.keys(databaseUrls) as Deployable[]).map((d) => [d, pooler ? pooler.urlFor(databaseUrls[d]) : databaseUrls[d]]),
+  ) as Record<Deployable, string>;
+  const databaseVariables: Record<string, string> = {};
+  for (const d of Object.keys(databaseUrls) as Deployable[]) {
+    databaseVariables[`${d.toUpperCase()}_DATABASE_URL`] = processDatabaseUrls[d];
+    // Migrations and session-level work (advisory locks, LISTEN) need the server itself, not a transaction-mode pool.
+    if (pooler) databaseVariables[`${d.toUpperCase()}_DIRECT_DATABASE_URL`] = databaseUrls[d];
+  }
+  const redisEnv = options.redis ? { ...options.redis.env } : { REDIS_URL: redisUrl };
   const hasGateway = specs.some((s) => s.kind === 'gateway');
   const seed = options.seed ?? hasGateway;
   const used = new Set<Deployable>(specs.map((s) => (s.kind === 'worker' ? 'pipelines' : s.kind)));
   if (seed) used.add('gateway');
 
   // Every service gets a port even when it does not run: the gateway then meets a refused connection.
+  const balanced = options.balanceServices ?? SERVICES.some((service) => specs.filter((spec) => spec.kind === service).length > 1);
   const ports = await freePorts(SERVICES.length);
   const servicePorts = Object.fromEntries(SERVICES.map((s, i) => [s, ports[i]!])) as Record<ServiceName, number>;
   const serviceUrls = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${servicePorts[s]}`])) as Record<ServiceName, string>;
 
   const baseEnv: Record<string, string> = inheritedEnvironment();
   Object.assign(baseEnv, {
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     PLATFORM_ADMIN_TOKEN: adminToken,
     PLATFORM_INTERNAL_SECRET: internalSecret,
-    GATEWAY_DATABASE_URL: databaseUrls.gateway,
-    EVENTS_DATABASE_URL: databaseUrls.events,
-    WAREHOUSE_DATABASE_URL: databaseUrls.warehouse,
-    PIPELINES_DATABASE_URL: databaseUrls.pipelines,
+    ...databaseVariables,
     // The postgres destination refuses these by name: this platform's own databases, whatever they are called.
     PIPELINES_PLATFORM_DATABASES: Object.values(databaseUrls)
       .map((url) => decodeURIComponent(new URL(url).pathname.slice(1)))
@@ -234,6 +266,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   });
 
   const children = new Map<string, Child>();
+  const balancers: Balancer[] = [];
   let stopped: Promise<void> | undefined;
 
   const envOf = (child: Child): Record<string, string> => {
@@ -268,11 +301,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       env: envOf(child),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    everyChild.add(proc);
+    killWithThisProcess(proc);
     child.process = proc;
     child.exited = new Promise((resolveExit) =>
       proc.once('exit', (code, signal) => {
-        everyChild.delete(proc);
+        if (!stopped) options.onExit?.(name, { code, signal });
         resolveExit({ code, signal });
       }),
     );
@@ -326,10 +359,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const addChild = async (spec: Child['spec']): Promise<string> => {
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
+    // Something else answering on a chosen port would pass the readiness check in the process's stead.
+    if (spec.port !== undefined && !(await portIsFree(spec.port))) throw new Error(`${spec.name}: port ${spec.port} is in use`);
     const port =
-      SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
+      spec.port ??
+      (!balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
         ? servicePorts[spec.kind as ServiceName]
-        : (await freePorts(1))[0]!;
+        : (await freePorts(1))[0]!);
     const child: Child = { spec, port, lines: [] };
     children.set(spec.name, child);
     await spawnChild(child);
@@ -339,9 +375,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const stop = (graceMs = 10_000): Promise<void> =>
     (stopped ??= (async () => {
       await Promise.all([...children.values()].map((child) => stopChild(child, 'SIGTERM', graceMs).catch(() => undefined)));
+      await Promise.all(balancers.map((balancer) => balancer.close()));
       if (options.dropOnStop ?? true) {
         for (const d of used) await dropDatabase(server, databaseNames[d]).catch(() => undefined);
-        await deleteRedisKeys(queuePrefix, redisUrl).catch(() => undefined);
+        await deleteRedisKeys(queuePrefix, options.redis ?? redisUrl).catch(() => undefined);
       }
     })());
 
@@ -366,6 +403,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       if (options.fresh ?? true) await dropDatabase(server, databaseNames[d]);
       await migrate(databaseUrls[d], join(root, DEPLOYABLE_DIRS[d], 'prisma', 'migrations'));
     }
+    if (balanced) {
+      for (const service of SERVICES) {
+        const instancePorts = () => [...children.values()].filter((c) => c.spec.kind === service && isRunning(c)).map((c) => c.port);
+        balancers.push(await startBalancer({ port: servicePorts[service], targets: instancePorts }));
+      }
+    }
     // The services first, then the worker and the gateway, as `npm start` does (each group at once).
     const isService = (spec: Child['spec']) => SERVICES.includes(spec.kind as ServiceName);
     await Promise.all(specs.filter(isService).map(addChild));
@@ -374,7 +417,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     let token = '';
     let keyId = '';
     if (seed) {
-      if (hasGateway) {
+      if (hasGateway && !options.seedDemo) {
         const workspace = await admin('POST', '/admin/v1/workspaces', { name: `platform ${options.name}` });
         workspaceId = workspace.id as string;
         const key = await admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, { name: 'platform seed' });
@@ -406,7 +449,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       },
       serviceUrls,
       databaseUrls,
-      redisUrl,
+      processDatabaseUrls,
+      redisUrl: options.redis ? (options.redis.env.REDIS_URL ?? '') : redisUrl,
+      redisEnv,
       runsQueue,
       queuePrefix,
       token,
@@ -443,6 +488,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     await stop(2_000);
     throw err;
   }
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const probe = createServer();
+    probe.once('error', () => resolveFree(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolveFree(true)));
+  });
 }
 
 /** The id of the key whose token `demo-seed` printed, from the gateway's database. */
@@ -508,7 +561,6 @@ function redisAnswers(port: number): Promise<boolean> {
  * in production.
  */
 export async function startRedisServer(options: { port?: number; binary?: string; persistDir?: string } = {}): Promise<RedisServer> {
-  installExitHook();
   const port = options.port ?? (await freePorts(1))[0]!;
   const persistence = options.persistDir
     ? ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.persistDir]
@@ -519,9 +571,9 @@ export async function startRedisServer(options: { port?: number; binary?: string
     const child = spawn(options.binary ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...persistence], {
       stdio: 'ignore',
     });
-    everyChild.add(child);
+    killWithThisProcess(child);
     proc = child;
-    exited = new Promise((r) => child.once('exit', () => (everyChild.delete(child), r())));
+    exited = new Promise((r) => child.once('exit', () => r()));
     child.once('error', () => undefined);
     const deadline = Date.now() + 10_000;
     while (!(await redisAnswers(port))) {

@@ -1,0 +1,115 @@
+import { sleep, startPlatform, startRedisSentinel, uniqueDatabaseName, waitFor, type Platform, type RedisSentinel } from '@platform/testing';
+import { call, statusCounts, startLoop } from './support/load';
+
+// A platform on Redis under Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_MASTER, contract section 17):
+// the master dies under load, the sentinels promote the replica, and every process follows it
+// without a restart.
+
+let sentinel: RedisSentinel;
+let platform: Platform;
+
+beforeAll(async () => {
+  sentinel = await startRedisSentinel();
+  platform = await startPlatform({
+    name: uniqueDatabaseName('drill_sentinel'),
+    redis: sentinel,
+    processes: ['events', 'pipelines', 'worker', 'gateway'],
+    env: {
+      PIPELINES_RUN_BACKOFF_MS: '200',
+      WORKER_REQUEUE_AFTER_MS: '2000',
+      WORKER_REQUEUE_INTERVAL_MS: '250',
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.stop();
+  await sentinel?.stop();
+});
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'platform-version': '2024-12-01' });
+
+test('the master killed under load: reads stay 200, triggers are 202, 409 or 503 with Retry-After and accepted again after the promotion, every accepted run succeeds', async () => {
+  expect(platform.redisEnv).toEqual({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: sentinel.masterName });
+  const pipelines: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const res = await call(`${platform.gatewayUrl}/pipelines/v3/pipelines`, {
+      method: 'POST',
+      headers: auth(platform.token),
+      body: {
+        name: `sentinel drill ${i}`,
+        source: { connector: 'sample', config: { records: 20, seed: i } },
+        destination: { connector: 'postgres', config: { table: 'sentinel_drill_records' } },
+      },
+    });
+    expect(res.status).toBe(201);
+    pipelines.push(res.body.id);
+  }
+  const reader = await platform.createApiKey({ name: 'reader' });
+  const triggerer = await platform.createApiKey({ name: 'triggerer' });
+
+  const reads = startLoop({
+    concurrency: 2,
+    pauseMs: 50,
+    maxRequests: 600,
+    maxMs: 30_000,
+    request: () => call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${pipelines[0]}`, { headers: auth(reader.token), timeoutMs: 5_000 }),
+  });
+  const accepted: { pipelineId: string; runId: string }[] = [];
+  const triggers = startLoop({
+    concurrency: 1,
+    pauseMs: 100,
+    maxRequests: 300,
+    maxMs: 30_000,
+    request: async (i) => {
+      const pipelineId = pipelines[i % pipelines.length]!;
+      const outcome = await call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${pipelineId}/runs`, {
+        method: 'POST',
+        headers: auth(triggerer.token),
+        body: { trigger: 'manual' },
+        timeoutMs: 10_000,
+      });
+      if (outcome.status === 202) accepted.push({ pipelineId, runId: outcome.body.id });
+      return outcome;
+    },
+  });
+
+  await sleep(2_000);
+  const killedAt = Date.now();
+  const { promoted } = await sentinel.killMaster();
+  const promotedAt = Date.now();
+  expect(await sentinel.master()).toEqual(promoted);
+  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
+  const backAfterMs = Date.now() - promotedAt;
+  await sleep(2_000);
+  const readOutcomes = await reads.stop();
+  const triggerOutcomes = await triggers.stop();
+  process.stdout.write(`promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`);
+
+  expect(statusCounts(readOutcomes)).toEqual({ '200': readOutcomes.length });
+  expect(triggerOutcomes.filter((o) => ![202, 409, 503].includes(o.status)).map((o) => [o.status, o.error ?? o.body])).toEqual([]);
+  for (const o of triggerOutcomes.filter((t) => t.status === 503)) expect(o.headers?.get('retry-after')).toBeTruthy();
+
+  expect(accepted.length).toBeGreaterThan(5);
+  const finals = await waitFor(
+    'every accepted run to end',
+    async () => {
+      const statuses = await Promise.all(
+        accepted.map(
+          async (a) =>
+            (await call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(platform.token) })).body?.status,
+        ),
+      );
+      return statuses.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) ? statuses : undefined;
+    },
+    90_000,
+    500,
+  );
+  expect(finals.filter((s) => s !== 'succeeded')).toEqual([]);
+  expect(
+    platform
+      .processes()
+      .filter((p) => !p.running)
+      .map((p) => p.name),
+  ).toEqual([]);
+}, 150_000);

@@ -1,0 +1,58 @@
+import { Redis } from 'ioredis';
+import { redisCommand, redisInfo } from './redis-processes';
+import { startRedisSentinel, type RedisSentinel } from './redis-sentinel';
+import { waitFor } from './wait';
+
+let group: RedisSentinel;
+let client: Redis;
+
+beforeAll(async () => {
+  group = await startRedisSentinel();
+  client = new Redis({
+    sentinels: group.sentinels.split(',').map((s) => ({ host: s.split(':')[0], port: Number(s.split(':')[1]) })),
+    name: group.masterName,
+    maxRetriesPerRequest: 1,
+  });
+  client.on('error', () => undefined);
+}, 120_000);
+
+afterAll(async () => {
+  await client?.quit().catch(() => client.disconnect());
+  await group?.stop();
+});
+
+const address = (node: { host: string; port: number }) => `${node.host}:${node.port}`;
+
+test('three sentinels name the first node as master; REDIS_SENTINELS and REDIS_SENTINEL_MASTER name them and it', async () => {
+  expect(group.sentinels.split(',')).toHaveLength(3);
+  expect(group.env).toEqual({ REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_MASTER: group.masterName });
+  expect(await group.master()).toEqual(group.nodes[0]);
+  expect(String(await redisCommand(group.nodes[1]!, ['ROLE']))).toContain('slave');
+});
+
+test('killMaster: the sentinels promote the replica, and an ioredis client given sentinels and a name follows it with the data', async () => {
+  await client.set('sentinel-test:key', 'before');
+  const [first, second] = group.nodes as [{ host: string; port: number }, { host: string; port: number }];
+  const written = Number((await redisInfo(first, 'replication')).master_repl_offset);
+  await waitFor('the replica to catch up', async () => Number((await redisInfo(second, 'replication')).slave_repl_offset) >= written);
+
+  const { killed, promoted } = await group.killMaster();
+  expect(killed).toEqual(first);
+  expect(promoted).toEqual(second);
+  expect(await group.master()).toEqual(second);
+
+  await waitFor(
+    'the client to write to the promoted replica',
+    async () => (await client.set('sentinel-test:key2', 'after').catch(() => undefined)) === 'OK',
+    30_000,
+    200,
+  );
+  expect(await client.get('sentinel-test:key')).toBe('before');
+  expect(await redisCommand(second, ['GET', 'sentinel-test:key2'])).toBe('after');
+  // The client's own connection is to the promoted node now.
+  expect(String(await client.info('server'))).toContain(`tcp_port:${second.port}`);
+
+  await group.restart(killed);
+  expect((await redisInfo(killed, 'replication')).master_port).toBe(String(promoted.port));
+  expect(address(await group.master())).toBe(address(promoted));
+}, 120_000);
