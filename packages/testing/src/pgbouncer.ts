@@ -160,7 +160,9 @@ export async function startPgBouncer(options: { upstream?: string; poolSize?: nu
   const [command, args] = runAs
     ? ['setpriv', [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--init-groups', '--pdeathsig=KILL', '--', binary, files.config]]
     : [binary, [files.config]];
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // A process group of its own, as the Redis nodes have: a terminal's Ctrl-C reaches the launcher,
+  // which stops the platform before its pooler.
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   running.set(child, dir);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -361,15 +361,25 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     if (children.has(spec.name)) throw new Error(`a process named ${spec.name} exists`);
     // Something else answering on a chosen port would pass the readiness check in the process's stead.
     if (spec.port !== undefined && !(await portIsFree(spec.port))) throw new Error(`${spec.name}: port ${spec.port} is in use`);
-    const port =
-      spec.port ??
-      (!balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind)
-        ? servicePorts[spec.kind as ServiceName]
-        : (await freePorts(1))[0]!);
+    // The first instance of a service without a balancer answers at the URL the gateways were given.
+    const atServiceUrl = !balanced && SERVICES.includes(spec.kind as ServiceName) && ![...children.values()].some((c) => c.spec.kind === spec.kind);
+    const port = spec.port ?? (atServiceUrl ? servicePorts[spec.kind as ServiceName] : (await freePorts(1))[0]!);
     const child: Child = { spec, port, lines: [] };
     children.set(spec.name, child);
-    await spawnChild(child);
-    return spec.name;
+    // A port found free can still be taken by another listener before the process binds it: one
+    // the launcher chose is chosen again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await spawnChild(child);
+        return spec.name;
+      } catch (err) {
+        const taken = child.lines.some((line) => line.includes('EADDRINUSE'));
+        if (!taken || spec.port !== undefined || atServiceUrl || attempt >= 3) throw err;
+        await child.exited;
+        child.lines = [];
+        child.port = (await freePorts(1))[0]!;
+      }
+    }
   };
 
   const stop = (graceMs = 10_000): Promise<void> =>

@@ -1,16 +1,53 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrate, type ServiceName } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl } from './test-env';
 
-/** Free TCP ports on 127.0.0.1 right now, all held open together so none is handed out twice. */
+/**
+ * The ports the kernel hands out for outgoing connections (ip_local_port_range). A port found free
+ * there can be taken by any connection this machine opens before the process it was meant for listens
+ * (a fleet opens hundreds: Redis nodes, PgBouncer, pools); ports below the range are only ever taken
+ * by a listener.
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux: the IANA dynamic range
+  }
+  return [49152, 65535];
+}
+
+const LOWEST_TEST_PORT = 10_000;
+
+function listenOn(port: number): Promise<Server | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/**
+ * Free TCP ports on 127.0.0.1 right now, all held open together so none is handed out twice, chosen
+ * at random below the ephemeral range (where no outgoing connection can take one before its process
+ * listens); from the kernel (port 0) where that range leaves no room.
+ */
 export async function freePorts(count: number): Promise<number[]> {
   const servers: Server[] = [];
+  const [ephemeralLow] = ephemeralRange();
+  const span = ephemeralLow - LOWEST_TEST_PORT;
   try {
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+    for (let attempts = 0; servers.length < count && attempts < count * 50 && span > count * 10; attempts++) {
+      const server = await listenOn(LOWEST_TEST_PORT + Math.floor(Math.random() * span));
+      if (server) servers.push(server);
+    }
+    while (servers.length < count) {
+      const server = await listenOn(0);
+      if (!server) throw new Error('no free port on 127.0.0.1');
       servers.push(server);
     }
     return servers.map((server) => (server.address() as { port: number }).port);
