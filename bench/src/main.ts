@@ -88,6 +88,7 @@ const fleetPlan: FleetPlan = {
   exactLimit: quick ? 300 : 500,
   exactS: quick ? 3 : 5,
   exactConnectionsPerGateway: 10,
+  idleS: quick ? 3 : 10,
 };
 const sizingPlan: SizingPlan = quick ? { requests: 200, connections: 10 } : { requests: 2_000, connections: 10 };
 

@@ -4,7 +4,7 @@ import type { BenchContext } from '../context';
 import { runLoad, type LoadResult } from '../load';
 import { cpuTimeMs } from '../proc';
 import { spread, type Spread } from '../spread';
-import { median } from '../stats';
+import { median, sleep } from '../stats';
 import { interleavedRounds, processPid, ticketSupply, validateViaGateway, type ProxyRun } from './proxy';
 
 /**
@@ -31,6 +31,8 @@ export interface FleetPlan {
   /** Shorter than the 60 s window, so nothing accepted leaves it: exactly the limit must be accepted. */
   exactS: number;
   exactConnectionsPerGateway: number;
+  /** How long each gateway's CPU is read with no request, for its background work (key-change feed, activity flush, probes). */
+  idleS: number;
 }
 
 type TopologyVariant = 'standalone' | 'cluster';
@@ -40,6 +42,10 @@ export interface FleetRun extends ProxyRun {
   variant: TopologyVariant | ScaleVariant;
   /** CPU of the measured gateways (both, for `two`) over the run, ms. */
   gatewayCpuMs: number;
+  /** The same less what those gateways spend idle in as long a time (their background work, read after the rounds). */
+  netGatewayCpuMs: number;
+  /** The gateways the run went through. */
+  gateways: string[];
   /** CPU over the run of the bench's redis-server and of every cluster node, ms. */
   redisCpuMs: { standalone: number; cluster: number };
 }
@@ -54,6 +60,8 @@ export interface TopologySummary {
   connections: number;
   /** Cluster over standalone, gateway CPU per 2xx answer. */
   cpu: PairedRatio;
+  /** The same, net of each gateway's idle background CPU. */
+  netCpu: PairedRatio;
   /** Cluster over standalone, 2xx answers per second. */
   throughput: PairedRatio;
   /** Medians over the rounds. */
@@ -70,8 +78,15 @@ export interface ScaleSummary {
   throughput: PairedRatio;
   /** Two over one, gateway CPU per 2xx answer (both gateways' CPU summed for two). */
   cpu: PairedRatio;
+  /**
+   * The same, net of the gateways' idle background CPU: a second instance pays its background
+   * once more per second, which at this machine's few hundred requests a second is a visible
+   * share of a request and at production rates is not.
+   */
+  netCpu: PairedRatio;
   rps: Record<ScaleVariant, number>;
   cpuUsPerRequest: Record<ScaleVariant, number>;
+  netCpuUsPerRequest: Record<ScaleVariant, number>;
 }
 
 export interface FleetResults {
@@ -79,6 +94,8 @@ export interface FleetResults {
   ticketsCreated: number;
   ticketsUsed: number;
   apiKeys: number;
+  /** Each gateway's CPU with no request, ms per second. */
+  idleCpuMsPerS: Record<string, number>;
   topology: {
     runs: FleetRun[];
     summary: TopologySummary[];
@@ -89,7 +106,15 @@ export interface FleetResults {
   scale: {
     runs: FleetRun[];
     summary: ScaleSummary[];
-    exact: { limit: number; seconds: number; connectionsPerGateway: number; acceptedPerGateway: number[]; accepted: number; rejected: number; otherStatuses: Record<string, number> };
+    exact: {
+      limit: number;
+      seconds: number;
+      connectionsPerGateway: number;
+      acceptedPerGateway: number[];
+      accepted: number;
+      rejected: number;
+      otherStatuses: Record<string, number>;
+    };
   };
 }
 
@@ -123,14 +148,16 @@ async function countKeys(node: RedisNode, pattern: string): Promise<number> {
   });
 }
 
-const pairedRatio = (runs: FleetRun[], top: FleetRun['variant'], bottom: FleetRun['variant'], perRequest: boolean): PairedRatio => {
+/** `figure`: gateway CPU per request (raw or net of background), or throughput. */
+const pairedRatio = (runs: FleetRun[], top: FleetRun['variant'], bottom: FleetRun['variant'], figure: 'cpu' | 'netCpu' | 'throughput'): PairedRatio => {
   const rounds = [...new Set(runs.map((r) => r.round))];
   const at = (variant: FleetRun['variant'], round: number) => runs.find((r) => r.variant === variant && r.round === round)!;
-  const value = (r: FleetRun) => (perRequest ? r.gatewayCpuMs / r.ok : r.ok / r.durationS);
+  const cpuOf = (r: FleetRun) => (figure === 'netCpu' ? r.netGatewayCpuMs : r.gatewayCpuMs);
+  const value = (r: FleetRun) => (figure === 'throughput' ? r.ok / r.durationS : cpuOf(r) / r.ok);
   const total = (variant: FleetRun['variant']) => {
     const mine = runs.filter((r) => r.variant === variant);
     const ok = mine.reduce((sum, r) => sum + r.ok, 0);
-    return perRequest ? mine.reduce((sum, r) => sum + r.gatewayCpuMs, 0) / ok : ok / mine.reduce((sum, r) => sum + r.durationS, 0);
+    return figure === 'throughput' ? ok / mine.reduce((sum, r) => sum + r.durationS, 0) : mine.reduce((sum, r) => sum + cpuOf(r), 0) / ok;
   };
   return { perRound: spread(rounds.map((round) => value(at(top, round)) / value(at(bottom, round)))), totalOverTotal: total(top) / total(bottom) };
 };
@@ -193,7 +220,12 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
       const serviceBefore = cpuTimeMs(processPid(ctx, 'events'));
       const results = await Promise.all(
         names.map((name, i) =>
-          runLoad({ url: urlOf(name), connections: Math.floor(connections / names.length) + (i < connections % names.length ? 1 : 0), durationS, next: validation }),
+          runLoad({
+            url: urlOf(name),
+            connections: Math.floor(connections / names.length) + (i < connections % names.length ? 1 : 0),
+            durationS,
+            next: validation,
+          }),
         ),
       );
       const result = results.reduce(combined);
@@ -207,6 +239,9 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
         variant,
         round,
         gatewayCpuMs,
+        // Set once the idle CPU is known (after the rounds).
+        netGatewayCpuMs: Number.NaN,
+        gateways: names,
         redisCpuMs: { standalone: redisAfter.standalone - redisBefore.standalone, cluster: redisAfter.cluster - redisBefore.cluster },
         proxyCpuUsPerRequest: (gatewayCpuMs * 1000) / result.ok,
         serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok,
@@ -216,7 +251,7 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     log(`part 1: the same gateway on the bench's redis-server and on the cluster, ${plan.rounds} rounds, requests over ${plan.apiKeys} API keys`);
     const mastersBefore = await cluster.masters();
     const commandsBefore = await Promise.all(mastersBefore.map(commandsRun));
-    const topologyRuns = await interleavedRounds(
+    const topologyRounds = await interleavedRounds(
       ctx,
       (variant: TopologyVariant, connections, durationS, round) => measure(variant, [gateways[variant]], connections, durationS, round),
       ['standalone', 'cluster'],
@@ -233,14 +268,49 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     );
     const rateLimitKeys = masterFigures.reduce((sum, m) => sum + m.rateLimitKeys, 0);
     log(`rate-limit keys per master: ${masterFigures.map((m) => `${m.node} ${m.rateLimitKeys} keys, ${m.commands} commands`).join('; ')}`);
+    log(`part 2: one gateway against two (half the connections each), both on the bench's redis-server, ${plan.rounds} rounds`);
+    const scaleRounds = await interleavedRounds(
+      ctx,
+      (variant: ScaleVariant, connections, durationS, round) =>
+        // One alternates between the two gateways round by round: the second ran no part 1, so neither's warmth decides the pairs.
+        measure(
+          variant,
+          variant === 'two' ? [gateways.standalone, gateways.second] : [round % 2 ? gateways.standalone : gateways.second],
+          connections,
+          durationS,
+          round,
+        ),
+      ['one', 'two'],
+      { ...plan, connections: plan.splitConnections },
+    );
+
+    // Each gateway's CPU with no request, read once they are warm: what a second instance adds per second whatever the load.
+    await sleep(2_000);
+    const idleBefore = Object.values(gateways).map((name) => cpuTimeMs(processPid(ctx, name)));
+    const idleFrom = Date.now();
+    await sleep(plan.idleS * 1000);
+    const idleCpuMsPerS = Object.fromEntries(
+      Object.values(gateways).map((name, i) => [name, ((cpuTimeMs(processPid(ctx, name)) - idleBefore[i]!) * 1000) / (Date.now() - idleFrom)]),
+    );
+    log(
+      `idle gateway CPU, ms per second: ${Object.entries(idleCpuMsPerS)
+        .map(([name, v]) => `${name} ${v.toFixed(1)}`)
+        .join(', ')}`,
+    );
+    const withNet = (runs: FleetRun[]) =>
+      runs.map((r) => ({ ...r, netGatewayCpuMs: r.gatewayCpuMs - r.gateways.reduce((sum, name) => sum + idleCpuMsPerS[name]! * r.durationS, 0) }));
+    const topologyRuns = withNet(topologyRounds);
+    const scaleRuns = withNet(scaleRounds);
+
     const measured = (runs: FleetRun[], connections: number) => runs.filter((r) => r.connections === connections && r.round > 0);
     const topologySummary = plan.connections.map((connections): TopologySummary => {
       const runs = measured(topologyRuns, connections);
       const perVariant = (f: (r: FleetRun) => number) => ({ standalone: medianOf(runs, 'standalone', f), cluster: medianOf(runs, 'cluster', f) });
       return {
         connections,
-        cpu: pairedRatio(runs, 'cluster', 'standalone', true),
-        throughput: pairedRatio(runs, 'cluster', 'standalone', false),
+        cpu: pairedRatio(runs, 'cluster', 'standalone', 'cpu'),
+        netCpu: pairedRatio(runs, 'cluster', 'standalone', 'netCpu'),
+        throughput: pairedRatio(runs, 'cluster', 'standalone', 'throughput'),
         cpuUsPerRequest: perVariant((r) => r.proxyCpuUsPerRequest),
         rps: perVariant((r) => r.rps),
         p50Ms: perVariant((r) => r.p50),
@@ -253,31 +323,33 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     const rounds = (s: Spread) => s.rounds.map((v) => v.toFixed(2)).join(' ');
     for (const s of topologySummary) {
       log(`c=${s.connections} cluster/standalone per round: CPU per request ${rounds(s.cpu.perRound)} (total/total ${s.cpu.totalOverTotal.toFixed(2)})`);
-      log(`c=${s.connections} cluster/standalone per round: throughput ${rounds(s.throughput.perRound)} (total/total ${s.throughput.totalOverTotal.toFixed(2)})`);
+      log(
+        `c=${s.connections} cluster/standalone per round: CPU per request net of background ${rounds(s.netCpu.perRound)} (total/total ${s.netCpu.totalOverTotal.toFixed(2)})`,
+      );
+      log(
+        `c=${s.connections} cluster/standalone per round: throughput ${rounds(s.throughput.perRound)} (total/total ${s.throughput.totalOverTotal.toFixed(2)})`,
+      );
     }
 
-    log(`part 2: one gateway against two (half the connections each), both on the bench's redis-server, ${plan.rounds} rounds`);
-    const scaleRuns = await interleavedRounds(
-      ctx,
-      (variant: ScaleVariant, connections, durationS, round) =>
-        measure(variant, variant === 'one' ? [gateways.standalone] : [gateways.standalone, gateways.second], connections, durationS, round),
-      ['one', 'two'],
-      { ...plan, connections: plan.splitConnections },
-    );
     const scaleSummary = plan.splitConnections.map((connections): ScaleSummary => {
       const runs = measured(scaleRuns, connections);
       const perVariant = (f: (r: FleetRun) => number) => ({ one: medianOf(runs, 'one', f), two: medianOf(runs, 'two', f) });
       return {
         connections,
-        throughput: pairedRatio(runs, 'two', 'one', false),
-        cpu: pairedRatio(runs, 'two', 'one', true),
+        throughput: pairedRatio(runs, 'two', 'one', 'throughput'),
+        cpu: pairedRatio(runs, 'two', 'one', 'cpu'),
+        netCpu: pairedRatio(runs, 'two', 'one', 'netCpu'),
         rps: perVariant((r) => r.rps),
         cpuUsPerRequest: perVariant((r) => r.proxyCpuUsPerRequest),
+        netCpuUsPerRequest: perVariant((r) => (r.netGatewayCpuMs * 1000) / r.ok),
       };
     });
     for (const s of scaleSummary) {
       log(`c=${s.connections} two/one per round: throughput ${rounds(s.throughput.perRound)} (total/total ${s.throughput.totalOverTotal.toFixed(2)})`);
       log(`c=${s.connections} two/one per round: CPU per request ${rounds(s.cpu.perRound)} (total/total ${s.cpu.totalOverTotal.toFixed(2)})`);
+      log(
+        `c=${s.connections} two/one per round: CPU per request net of background ${rounds(s.netCpu.perRound)} (total/total ${s.netCpu.totalOverTotal.toFixed(2)})`,
+      );
     }
     log('on 2 shared cores two gateways cannot show throughput scaling: they compete with the services, Redis and PostgreSQL for the same cores');
 
@@ -287,6 +359,7 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
       ticketsCreated: tickets.created,
       ticketsUsed: tickets.used(),
       apiKeys: plan.apiKeys,
+      idleCpuMsPerS,
       topology: { runs: topologyRuns, summary: topologySummary, masters: masterFigures, rateLimitKeys },
       scale: { runs: scaleRuns, summary: scaleSummary, exact },
     };
@@ -312,7 +385,9 @@ async function exactLimit(ctx: BenchContext, plan: FleetPlan, urls: string[]): P
     [ctx.identity.workspaceId],
   );
   const path = `/events/v0/events/${rows[0]!.id}`;
-  ctx.log(`exact limit: a key limited to ${plan.exactLimit} a minute, ${plan.exactS} s through ${urls.length} gateways, ${plan.exactConnectionsPerGateway} connections each`);
+  ctx.log(
+    `exact limit: a key limited to ${plan.exactLimit} a minute, ${plan.exactS} s through ${urls.length} gateways, ${plan.exactConnectionsPerGateway} connections each`,
+  );
   const results = await Promise.all(
     urls.map((url) =>
       runLoad({

@@ -295,7 +295,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         break;
     }
     // The worker's LOG_LEVEL stays info: its "worker ready" line is how the launcher knows it is.
-    return { ...baseEnv, ...(child.spec.redis?.env ?? redisEnv), ...own, ...options.env, ...child.spec.env, ...(child.spec.kind === 'worker' ? { LOG_LEVEL: 'info' } : {}) };
+    return {
+      ...baseEnv,
+      ...(child.spec.redis?.env ?? redisEnv),
+      ...own,
+      ...options.env,
+      ...child.spec.env,
+      ...(child.spec.kind === 'worker' ? { LOG_LEVEL: 'info' } : {}),
+    };
   };
 
   const spawnChild = async (child: Child): Promise<void> => {
