@@ -10,7 +10,7 @@ import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } 
 import type { KeysStore } from './keys.store';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
-import { defaultLimits, FailoverLimiter, MemorySlidingWindow, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
+import { defaultLimits, FailoverLimiter, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
 import { DEFAULT_REDIS_PREFIX } from './redis';
 import { KeyChangeFeed, listenForKeyChanges, redisKeyChangePublisher, type KeyChangeFeedOptions } from './key-changes';
 import { RouteTable } from './route-table';
@@ -86,9 +86,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     deps.keyChanges,
   ).start();
 
-  const memoryLimiter = new MemorySlidingWindow(windowMs).start();
   const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
-  const limiter = new FailoverLimiter(deps.redis, redisLimiter, memoryLimiter, deps.logger);
+  const limiter = new FailoverLimiter(deps.redis, redisLimiter, deps.logger, { windowMs });
   const activity = new KeyActivityRecorder(store, deps.logger, deps.activityFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs, traced: deps.traced });
   const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
@@ -142,7 +141,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       (closing ??= (async () => {
         stopListening();
         await keyChanges.close();
-        memoryLimiter.close();
+        limiter.close();
         await activity.close();
         await proxy.close();
       })()),

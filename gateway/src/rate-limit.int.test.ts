@@ -91,6 +91,29 @@ describe('the Lua sliding window on Redis, one call per request', () => {
     expect(accepted.length).toBeGreaterThanOrEqual(15);
   });
 
+  test("writes from memory (contract 17): an accepted one is added once at Redis's now minus its age, a refused one removed, nothing past the window", async () => {
+    const prefix = `test:${uniqueName('lua')}:`;
+    const limiter = new RedisSlidingWindow(redis, prefix, 60_000);
+    const first = await limiter.decide('k', 10, 'by-redis');
+    await limiter.decide('k', 10, 'refused-by-memory');
+    const written = await limiter.decide('k', 10, '', {
+      // 'by-redis' is there already (a timed-out call that ran): not added twice, its time kept.
+      accepted: [
+        { member: 'by-memory', ageMs: 5_000 },
+        { member: 'by-redis', ageMs: 1_000 },
+        { member: 'left-the-window', ageMs: 60_001 },
+      ],
+      refused: ['refused-by-memory', 'never-arrived'],
+    });
+    expect(written).toMatchObject({ allowed: false, count: 2, remaining: 8 });
+    expect(Number(await redis.zscore(`${prefix}k`, 'by-memory')) / 1000).toBeCloseTo(written.nowMs - 5_000, 0);
+    expect(Number(await redis.zscore(`${prefix}k`, 'by-redis')) / 1000).toBeCloseTo(first.nowMs, 3);
+    expect((await redis.zrange(`${prefix}k`, '0', '-1')).sort()).toEqual(['by-memory', 'by-redis']);
+    expect(await redis.pttl(`${prefix}k`)).toBeGreaterThan(59_000);
+    // The next decision counts them.
+    expect(await limiter.decide('k', 3, 'next')).toMatchObject({ allowed: true, count: 3, remaining: 0 });
+  });
+
   test('after the window a full limit is accepted again', async () => {
     const limiter = new RedisSlidingWindow(redis, `test:${uniqueName('lua')}:`, 300);
     for (let i = 0; i < 3; i++) expect((await limiter.hit('k', 3)).allowed).toBe(true);

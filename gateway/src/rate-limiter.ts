@@ -42,21 +42,46 @@ export function rateLimitHeaders(result: LimitResult): Record<string, string> {
 /** Epoch milliseconds from a monotonic clock, so a wall-clock step cannot unsort a log. */
 const monotonicNow = (): number => performance.timeOrigin + performance.now();
 
+/** Log members are `<instance>:<n>`: unique across instances without coordination. */
+function memberSource(): () => string {
+  const instance = randomBytes(6).toString('base64url');
+  let seq = 0;
+  return () => `${instance}:${++seq}`;
+}
+
+/** What a Redis call on a key writes before it decides (section 17: what memory admitted counts in Redis too). */
+export interface LogWrites {
+  /** Requests accepted from memory, with how long before the call was sent (ms, local clock) each was. */
+  accepted: { member: string; ageMs: number }[];
+  /** Requests refused from memory whose timed-out call may still have recorded them. */
+  refused: string[];
+}
+
+export interface RedisDecision extends LimitResult {
+  /** Entries in the key's window after the call, every instance's. */
+  count: number;
+}
+
+/** The Redis side of the failover limiter: one atomic call on one key. */
+export interface RedisWindow {
+  /** Writes `writes` into the key's log, then decides `member` ('' decides nothing and only counts). */
+  decide(key: string, limit: number, member: string, writes?: LogWrites): Promise<RedisDecision>;
+}
+
 type SlidingWindowReply = [allowed: 0 | 1, count: number, resetUs: number, nowUs: number];
 
 interface SlidingWindowCommand {
-  gatewaySlidingWindow(key: string, limit: number, windowUs: number, member: string): Promise<SlidingWindowReply>;
+  gatewaySlidingWindow(key: string, limit: number, windowUs: number, member: string, ...writes: (string | number)[]): Promise<SlidingWindowReply>;
 }
 
 /**
  * The exact limiter shared by every instance: a sliding log per key in Redis, one Lua call per
  * request, decided before the request is forwarded. Redis TIME orders every instance's requests
  * on one timeline, so over all instances no rolling window ever accepts more than the limit.
+ * One key per call, so the call stays in one hash slot of a Redis Cluster.
  */
-export class RedisSlidingWindow implements Limiter {
-  /** Log members are `<instance>:<n>`: unique across instances without coordination. */
-  private readonly instance = randomBytes(6).toString('base64url');
-  private seq = 0;
+export class RedisSlidingWindow implements Limiter, RedisWindow {
+  private readonly nextMember = memberSource();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -66,71 +91,102 @@ export class RedisSlidingWindow implements Limiter {
     redis.defineCommand('gatewaySlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
   }
 
-  async hit(key: string, limit: number): Promise<LimitResult> {
-    const [allowed, count, resetUs, nowUs] = await (this.redis as unknown as SlidingWindowCommand).gatewaySlidingWindow(
-      `${this.keyPrefix}${key}`,
-      limit,
-      this.windowMs * 1000,
-      `${this.instance}:${++this.seq}`,
-    );
-    return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetMs: resetUs / 1000, nowMs: nowUs / 1000 };
+  hit(key: string, limit: number): Promise<LimitResult> {
+    return this.decide(key, limit, this.nextMember());
+  }
+
+  async decide(key: string, limit: number, member: string, writes?: LogWrites): Promise<RedisDecision> {
+    const command = this.redis as unknown as SlidingWindowCommand;
+    const [allowed, count, resetUs, nowUs] = writes
+      ? await command.gatewaySlidingWindow(`${this.keyPrefix}${key}`, limit, this.windowMs * 1000, member, ...writeArguments(writes))
+      : await command.gatewaySlidingWindow(`${this.keyPrefix}${key}`, limit, this.windowMs * 1000, member);
+    return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetMs: resetUs / 1000, nowMs: nowUs / 1000, count };
   }
 }
 
-/** The same sliding log per instance, in memory: the fallback while Redis is unreachable. */
-export class MemorySlidingWindow {
-  private readonly logs = new Map<string, number[]>();
-  private sweeper: NodeJS.Timeout | undefined;
+function writeArguments(writes: LogWrites): (string | number)[] {
+  const args: (string | number)[] = [writes.accepted.length];
+  // Rounded down: an entry may stay in Redis's window a microsecond too long, never too short.
+  for (const { member, ageMs } of writes.accepted) args.push(Math.floor(ageMs * 1000), member);
+  args.push(...writes.refused);
+  return args;
+}
 
-  constructor(
-    private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
-    private readonly now: () => number = monotonicNow,
-  ) {}
+/** A request decided from memory, by its log member and the local time (epoch ms) of the decision. */
+interface MemoryDecision {
+  member: string;
+  at: number;
+}
 
-  get keys(): number {
-    return this.logs.size;
+/**
+ * What one instance knows of a key's window: the count in Redis's last answer, and what it did
+ * since that Redis may not know.
+ */
+export class KeyLedger {
+  /** The count in Redis's last answer (every instance's), taken as still in the window until `redisUntil`. */
+  redisCount = 0;
+  /** Local ms one window after that answer arrived: every entry it counted has left the window by then. */
+  redisUntil = 0;
+  /** Calls for this key sent to Redis and not answered yet: each may be accepting a request. */
+  inFlight = 0;
+  /** Accepted from memory and not yet written to Redis, oldest first. */
+  readonly accepted: MemoryDecision[] = [];
+  /** Refused from memory after their call failed: Redis may have recorded them, so they are removed there. */
+  readonly refused: MemoryDecision[] = [];
+  /** The limit of the last request on the key (a call that only writes still needs one). */
+  limit = 1;
+
+  get unwritten(): boolean {
+    return this.accepted.length > 0 || this.refused.length > 0;
   }
+}
 
-  get window(): number {
-    return this.windowMs;
-  }
+function dropBefore(log: MemoryDecision[], cutoff: number): void {
+  let expired = 0;
+  while (expired < log.length && log[expired]!.at <= cutoff) expired++;
+  if (expired > 0) log.splice(0, expired);
+}
 
-  hit(key: string, limit: number): LimitResult {
-    const now = this.now();
-    let log = this.logs.get(key);
-    if (!log) {
-      log = [];
-      this.logs.set(key, log);
+/**
+ * The decision from memory, counting everything that may be in this key's window on this
+ * instance: Redis's last count, the calls still in flight (Redis may be accepting them right
+ * now) and what memory accepted that Redis does not know yet. So, over one instance, no rolling
+ * window ever accepts more than the limit however its requests were split between Redis and
+ * memory. `callMayHaveRun`: the request's own Redis call failed, and Redis may have recorded it.
+ */
+export function decideFromMemory(ledger: KeyLedger, limit: number, member: string, now: number, windowMs: number, callMayHaveRun: boolean): LimitResult {
+  dropBefore(ledger.accepted, now - windowMs);
+  dropBefore(ledger.refused, now - windowMs);
+  const fromRedis = now < ledger.redisUntil ? ledger.redisCount : 0;
+  const used = fromRedis + ledger.inFlight + ledger.accepted.length;
+  const allowed = used < limit;
+  if (allowed) ledger.accepted.push({ member, at: now });
+  else if (callMayHaveRun) ledger.refused.push({ member, at: now });
+  const counted = allowed ? used + 1 : used;
+  const remaining = Math.max(0, limit - counted);
+  const resetMs = remaining > 0 ? now : leavesAt(ledger, counted - limit + 1, fromRedis, now, windowMs);
+  return { allowed, limit, remaining, resetMs, nowMs: now };
+}
+
+/** When `leaving` of the counted requests have left the window: memory's one by one, Redis's all at `redisUntil`. */
+function leavesAt(ledger: KeyLedger, leaving: number, fromRedis: number, now: number, windowMs: number): number {
+  let left = 0;
+  let i = 0;
+  let redisLeft = fromRedis === 0;
+  for (;;) {
+    const nextAccepted = i < ledger.accepted.length ? ledger.accepted[i]!.at + windowMs : Infinity;
+    const nextRedis = redisLeft ? Infinity : ledger.redisUntil;
+    // Only calls in flight hold what is left: whatever they accept leaves within a window.
+    if (nextAccepted === Infinity && nextRedis === Infinity) return now + windowMs;
+    if (nextAccepted <= nextRedis) {
+      left++;
+      i++;
+      if (left >= leaving) return nextAccepted;
+    } else {
+      left += fromRedis;
+      redisLeft = true;
+      if (left >= leaving) return nextRedis;
     }
-    let expired = 0;
-    while (expired < log.length && log[expired]! <= now - this.windowMs) expired++;
-    if (expired > 0) log.splice(0, expired);
-    let count = log.length;
-    let allowed = false;
-    if (count < limit) {
-      log.push(now);
-      count++;
-      allowed = true;
-    }
-    const resetMs = count >= limit ? log[count - limit]! + this.windowMs : now;
-    return { allowed, limit, remaining: Math.max(0, limit - count), resetMs, nowMs: now };
-  }
-
-  /** Drops logs whose entries have all left the window. */
-  sweep(): void {
-    const cutoff = this.now() - this.windowMs;
-    for (const [key, log] of this.logs) if (log.length === 0 || log[log.length - 1]! <= cutoff) this.logs.delete(key);
-  }
-
-  start(): this {
-    this.sweeper ??= setInterval(() => this.sweep(), this.windowMs).unref();
-    return this;
-  }
-
-  close(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    this.logs.clear();
   }
 }
 
@@ -144,81 +200,196 @@ export interface LimiterState {
   redisFailures: number;
 }
 
-/** Keys whose last Redis answer is remembered for the fallback; the oldest are dropped past it. */
+/** Keys whose ledger is kept; past it the least recently used one without unwritten decisions goes. */
 const MAX_REMEMBERED_KEYS = 100_000;
 
+export interface FailoverOptions {
+  windowMs?: number;
+  /**
+   * While decisions come from memory, probes (one call at a time, in the background) start at most
+   * this often: a probe that times out is followed at once by the next, so a Redis slow for one
+   * moment is back in use within about one command timeout of its first answer in time.
+   */
+  probeEveryMs?: number;
+  /**
+   * What one failed or timed-out call changes. `instance`: every request is decided from memory
+   * until a probe (one call, in the background) gets an answer; `request`: only that request is.
+   * docs/past-one-machine/limiter.md has the measurement behind the default.
+   */
+  onFailure?: 'instance' | 'request';
+  now?: () => number;
+}
+
 /**
- * Redis first; while Redis is unreachable or slow, the in-memory limiter of the same limits.
- * After a failure Redis is left alone for `retryAfterMs`, so a slow Redis costs one command
- * timeout per interval, not one per request. When Redis answers again it counts again.
+ * Redis first; while Redis is unreachable or slow, the same sliding window per instance in memory
+ * (contract sections 6 and 17). The fallback continues from what Redis last counted for the key
+ * (all instances together), not from zero; every call to Redis carries what memory decided that
+ * Redis does not know yet (accepted ones are added with their times, refused ones whose call may
+ * have run are removed), so when Redis counts again it counts those too; and until then memory
+ * counts them, with the calls in flight, so one instance never accepts more than the limit in any
+ * rolling window, whatever timed out. Without this, an instance let up to a whole limit more
+ * through each time a command timed out under load.
  *
- * The fallback starts from what Redis last counted for the key (all instances together), not
- * from zero: a token that had used up its bucket stays limited through a Redis hiccup. Without
- * this, every instance let up to a whole limit more through each time a command timed out under
- * load (measured by bench/: 458 accepted for a limit of 400 over two instances).
+ * Clock skew: no clocks are compared. A decision from memory goes to Redis as its age when the
+ * call is sent (local monotonic clock), and the script scores it at its own TIME minus that age.
+ * Redis reads TIME after the call was sent, so the entry stays in Redis's window at least as long
+ * as it really should, and longer only by the call's way to Redis (under the command timeout).
  */
 export class FailoverLimiter implements Limiter {
   private mode: LimiterState['mode'] = 'redis';
   private since = new Date();
-  private retryRedisAt = 0;
   private memoryDecisions = 0;
   private redisFailures = 0;
-  /** Per key, the last answer Redis gave (its count covers every instance). */
-  private readonly lastRedis = new Map<string, LimitResult>();
+  private readonly ledgers = new Map<string, KeyLedger>();
+  private readonly nextMember = memberSource();
+  private readonly windowMs: number;
+  private readonly probeEveryMs: number;
+  private readonly onFailure: 'instance' | 'request';
+  private readonly now: () => number;
+  /** The key of the last failed call: the probe asks the node that holds it. */
+  private probeKey: string | undefined;
+  private probing: Promise<void> | undefined;
+  private draining: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
-    private readonly redis: RedisConnection,
-    private readonly primary: Limiter,
-    private readonly fallback: MemorySlidingWindow,
+    private readonly redis: { readonly status: string },
+    private readonly primary: RedisWindow,
     private readonly logger: Logger,
-    private readonly retryAfterMs = 1_000,
-  ) {}
-
-  async hit(key: string, limit: number): Promise<LimitResult> {
-    if (this.redis.status === 'ready' && Date.now() >= this.retryRedisAt) {
-      try {
-        return this.fromRedis(key, await this.primary.hit(key, limit));
-      } catch (err) {
-        return this.failOver(key, limit, err);
-      }
-    }
-    if (this.mode === 'redis') this.switchTo('memory', new Error(`redis connection is ${this.redis.status}`));
-    this.memoryDecisions++;
-    return this.fallbackHit(key, limit);
+    options: FailoverOptions = {},
+  ) {
+    this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
+    this.probeEveryMs = options.probeEveryMs ?? 100;
+    this.onFailure = options.onFailure ?? 'instance';
+    this.now = options.now ?? monotonicNow;
   }
 
-  private fromRedis(key: string, result: LimitResult): LimitResult {
-    if (this.mode === 'memory') this.switchTo('redis');
-    this.remember(key, result);
+  hit(key: string, limit: number): Promise<LimitResult> {
+    if (this.redis.status === 'ready' && (this.mode === 'redis' || this.onFailure === 'request')) return this.fromRedis(key, limit);
+    if (this.mode === 'redis') this.degrade(key, new Error(`redis connection is ${this.redis.status}`));
+    this.memoryDecisions++;
+    return Promise.resolve(decideFromMemory(this.ledger(key, limit), limit, this.nextMember(), this.now(), this.windowMs, false));
+  }
+
+  private async fromRedis(key: string, limit: number): Promise<LimitResult> {
+    const ledger = this.ledger(key, limit);
+    const member = this.nextMember();
+    const writes = ledger.unwritten ? this.writesOf(ledger) : undefined;
+    ledger.inFlight++;
+    let result: RedisDecision;
+    try {
+      result = await this.primary.decide(key, limit, member, writes);
+    } catch (err) {
+      ledger.inFlight--;
+      this.redisFailures++;
+      this.degrade(key, err);
+      this.memoryDecisions++;
+      return decideFromMemory(ledger, limit, member, this.now(), this.windowMs, true);
+    }
+    ledger.inFlight--;
+    this.confirmed(ledger, result, writes);
     return result;
   }
 
-  private failOver(key: string, limit: number, err: unknown): LimitResult {
-    this.redisFailures++;
-    this.retryRedisAt = Date.now() + this.retryAfterMs;
-    if (this.mode === 'redis') this.switchTo('memory', err);
-    this.memoryDecisions++;
-    return this.fallbackHit(key, limit);
+  /** One call that writes the key's unwritten decisions and decides nothing; false when Redis failed. */
+  private async write(key: string): Promise<boolean> {
+    const ledger = this.ledger(key);
+    const writes = this.writesOf(ledger);
+    try {
+      this.confirmed(ledger, await this.primary.decide(key, ledger.limit, '', writes), writes);
+      return true;
+    } catch (err) {
+      this.redisFailures++;
+      this.degrade(key, err);
+      return false;
+    }
   }
 
-  private remember(key: string, result: LimitResult): void {
+  private writesOf(ledger: KeyLedger): LogWrites {
+    const now = this.now();
+    dropBefore(ledger.accepted, now - this.windowMs);
+    dropBefore(ledger.refused, now - this.windowMs);
+    return {
+      accepted: ledger.accepted.map(({ member, at }) => ({ member, ageMs: now - at })),
+      refused: ledger.refused.map(({ member }) => member),
+    };
+  }
+
+  /** Redis answered: its count now holds what the call wrote, and Redis counts again. */
+  private confirmed(ledger: KeyLedger, result: RedisDecision, writes: LogWrites | undefined): void {
+    ledger.redisCount = result.count;
+    ledger.redisUntil = this.now() + this.windowMs;
+    if (writes) {
+      const written = new Set([...writes.accepted.map((w) => w.member), ...writes.refused]);
+      const kept = (log: MemoryDecision[]) => log.filter((d) => !written.has(d.member));
+      ledger.accepted.splice(0, ledger.accepted.length, ...kept(ledger.accepted));
+      ledger.refused.splice(0, ledger.refused.length, ...kept(ledger.refused));
+    }
+    if (this.mode === 'memory') this.restore();
+  }
+
+  private ledger(key: string, limit?: number): KeyLedger {
+    let ledger = this.ledgers.get(key);
     // Map order is insertion order: re-inserting keeps the most recently used keys last.
-    this.lastRedis.delete(key);
-    this.lastRedis.set(key, result);
-    if (this.lastRedis.size > MAX_REMEMBERED_KEYS) this.lastRedis.delete(this.lastRedis.keys().next().value!);
+    if (ledger) this.ledgers.delete(key);
+    else ledger = new KeyLedger();
+    this.ledgers.set(key, ledger);
+    if (limit !== undefined) ledger.limit = limit;
+    if (this.ledgers.size > MAX_REMEMBERED_KEYS) this.forgetOldest();
+    return ledger;
   }
 
-  /** The in-memory decision, with what Redis had already counted in the window taken off the limit. */
-  private fallbackHit(key: string, limit: number): LimitResult {
-    const last = this.lastRedis.get(key);
-    const now = Date.now();
-    const counted = last && now - last.nowMs < this.fallback.window ? Math.min(limit, last.limit - last.remaining) : 0;
-    if (counted >= limit) return { allowed: false, limit, remaining: 0, resetMs: Math.max(last!.resetMs, now), nowMs: now };
-    return { ...this.fallback.hit(key, limit - counted), limit };
+  private forgetOldest(): void {
+    // A ledger with decisions Redis does not know yet is kept: they still count (they leave within a window).
+    let checked = 0;
+    for (const [key, ledger] of this.ledgers) {
+      if (!ledger.unwritten && ledger.inFlight === 0) return void this.ledgers.delete(key);
+      if (++checked >= 16) return;
+    }
+  }
+
+  private degrade(key: string, err: unknown): void {
+    this.probeKey = key;
+    if (this.mode === 'memory') return;
+    this.switchTo('memory', err);
+    if (this.onFailure === 'instance') this.probing ??= this.probe().finally(() => (this.probing = undefined));
+  }
+
+  private restore(): void {
+    this.switchTo('redis');
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  /** While decisions come from memory: one call at a time to the node that failed, until one is answered. */
+  private async probe(): Promise<void> {
+    while (!this.closed && this.mode === 'memory') {
+      const started = this.now();
+      if (this.redis.status === 'ready' && this.probeKey !== undefined) await this.write(this.probeKey);
+      // Always a pause, if only a tick: a probe that fails at once must not spin.
+      if (this.mode === 'memory') await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + this.probeEveryMs - this.now())).unref());
+    }
+  }
+
+  /** Once Redis answers again: writes every key's decisions made from memory, one key per call. */
+  private async drain(): Promise<void> {
+    const keys = [...this.ledgers].filter(([, ledger]) => ledger.unwritten).map(([key]) => key);
+    for (const key of keys) {
+      if (this.closed || this.mode !== 'redis') return;
+      if (this.ledgers.get(key)?.unwritten && !(await this.write(key))) return;
+    }
+  }
+
+  /** Settles when the background probe and write-back are done (for tests and shutdown). */
+  async backgroundWork(): Promise<void> {
+    while (this.probing || this.draining) await Promise.all([this.probing, this.draining]);
   }
 
   state(): LimiterState {
     return { mode: this.mode, since: this.since.toISOString(), memoryDecisions: this.memoryDecisions, redisFailures: this.redisFailures };
+  }
+
+  close(): void {
+    this.closed = true;
   }
 
   private switchTo(mode: LimiterState['mode'], err?: unknown): void {

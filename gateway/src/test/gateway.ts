@@ -1,7 +1,16 @@
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { bodySha256, createLogger, InternalHeaders, serviceSigningKey, verifyInternalSignature, type RedisConnection, type ServiceName } from '@platform/core';
+import {
+  bodySha256,
+  createLogger,
+  InternalHeaders,
+  serviceSigningKey,
+  verifyInternalSignature,
+  type Logger,
+  type RedisConnection,
+  type ServiceName,
+} from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
@@ -126,6 +135,8 @@ export interface GatewayOptions extends Partial<
   requestTimeoutMs?: number;
   /** Share a prefix to make several instances one deployment; a fresh one otherwise. */
   redisPrefix?: string;
+  /** The gateway's logger (a test that reads the log lines passes its own); silent by default. */
+  logger?: Logger;
 }
 
 export interface TestGateway {
@@ -140,7 +151,7 @@ export interface TestGateway {
 
 /** A gateway instance on an ephemeral port, on the test database and real (or deliberately dead) Redis. */
 export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
-  const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const logger = options.logger ?? createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const db = createDatabase(testDatabaseUrl('gateway'));
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const redis = createRedis(redisUrl, logger);

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DatabaseConfig } from './database';
-import { RedisConfig, redisTopologyProblem } from './redis';
+import { RedisConfig, redisTopologyProblem } from './redis-config';
 import { TracingConfig } from './tracing-config';
 
 /** Thrown by parseConfig; its message is the one line that names the bad variable. */

@@ -9,6 +9,7 @@ export * from './http';
 export * from './internal-signature';
 export * from './raw-body';
 export * from './redis';
+export * from './redis-config';
 export * from './signed-request';
 export * from './logger';
 export * from './trace-context';

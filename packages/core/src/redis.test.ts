@@ -1,7 +1,8 @@
 import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { CommonConfig, parseConfig } from './config';
-import { closeRedisConnection, createRedisConnection, describeRedisTarget, queueKeyPrefix, redisTarget } from './redis';
+import { closeRedisConnection, createRedisConnection } from './redis';
+import { describeRedisTarget, queueKeyPrefix, redisTarget } from './redis-config';
 
 const Config = z.object({ ...CommonConfig.shape });
 const parse = (env: Record<string, string>) => parseConfig(Config, env);

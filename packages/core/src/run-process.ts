@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { ServiceName } from './contract';
 import { createLogger } from './logger';
 import { createMetricsRegistry, HttpMetrics, startMetricsServer } from './metrics';
-import { redisTarget, type RedisConfig, type RedisTarget } from './redis';
+import { redisTarget, type RedisConfig, type RedisTarget } from './redis-config';
 import { closeServer, listen } from './server';
 import type { ServiceAppDeps, ServiceStores } from './service-app';
 import { gracefulShutdown, onShutdownSignals, type ShutdownStep } from './shutdown';
