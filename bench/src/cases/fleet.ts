@@ -3,7 +3,7 @@ import { startRedisCluster, redisInfo, type RedisCluster, type RedisNode } from 
 import type { BenchContext } from '../context';
 import { runLoad, type LoadResult } from '../load';
 import { cpuTimeMs } from '../proc';
-import { spread, type Spread } from '../spread';
+import { lossVerdict, spread, type LossVerdict, type Spread } from '../spread';
 import { median, sleep } from '../stats';
 import { interleavedRounds, processPid, ticketSupply, validateViaGateway, type ProxyRun } from './proxy';
 
@@ -36,7 +36,8 @@ export interface FleetPlan {
 }
 
 type TopologyVariant = 'standalone' | 'cluster';
-type ScaleVariant = 'one' | 'two';
+/** `half`: one gateway at half the rate the last run at those connections reached, on half the connections: each gateway's share in `two`. */
+type ScaleVariant = 'one' | 'two' | 'half';
 
 export interface FleetRun extends ProxyRun {
   variant: TopologyVariant | ScaleVariant;
@@ -46,6 +47,8 @@ export interface FleetRun extends ProxyRun {
   netGatewayCpuMs: number;
   /** The gateways the run went through. */
   gateways: string[];
+  /** The connections of the round's step this run belongs to (a `half` run has half of them). */
+  step: number;
   /** CPU over the run of the bench's redis-server and of every cluster node, ms. */
   redisCpuMs: { standalone: number; cluster: number };
 }
@@ -78,6 +81,13 @@ export interface ScaleSummary {
   throughput: PairedRatio;
   /** Two over one, gateway CPU per 2xx answer (both gateways' CPU summed for two). */
   cpu: PairedRatio;
+  /**
+   * Two over one gateway at each one's share of the load (half the rate, half the connections),
+   * net of idle CPU: what being two instances costs beyond each one carrying less, e.g.
+   * coordination through Redis.
+   */
+  cpuOverHalf: PairedRatio;
+  cpuOverHalfVerdict: LossVerdict;
   /**
    * The same, net of the gateways' idle background CPU: a second instance pays its background
    * once more per second, which at this machine's few hundred requests a second is a visible
@@ -211,8 +221,15 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     const clusterPids = await Promise.all(cluster.nodes.map(async (node) => Number((await redisInfo(node, 'server')).process_id)));
     const redisCpu = () => ({ standalone: cpuTimeMs(redisPid), cluster: clusterPids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0) });
 
-    /** One run through `names` at once, `connections` split evenly over them. */
-    const measure = async (variant: FleetRun['variant'], names: string[], connections: number, durationS: number, round: number): Promise<FleetRun> => {
+    /** One run through `names` at once, `connections` split evenly over them (and `overallRate` too, when given). */
+    const measure = async (
+      variant: FleetRun['variant'],
+      names: string[],
+      connections: number,
+      durationS: number,
+      round: number,
+      overallRate?: number,
+    ): Promise<FleetRun> => {
       const pids = names.map((name) => processPid(ctx, name));
       const gatewayCpu = () => pids.reduce<number>((sum, pid) => sum + cpuTimeMs(pid), 0);
       const cpuBefore = gatewayCpu();
@@ -225,6 +242,7 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
             connections: Math.floor(connections / names.length) + (i < connections % names.length ? 1 : 0),
             durationS,
             next: validation,
+            ...(overallRate ? { overallRate: overallRate / names.length } : {}),
           }),
         ),
       );
@@ -242,6 +260,7 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
         // Set once the idle CPU is known (after the rounds).
         netGatewayCpuMs: Number.NaN,
         gateways: names,
+        step: connections,
         redisCpuMs: { standalone: redisAfter.standalone - redisBefore.standalone, cluster: redisAfter.cluster - redisBefore.cluster },
         proxyCpuUsPerRequest: (gatewayCpuMs * 1000) / result.ok,
         serviceCpuUsPerRequest: (serviceCpu * 1000) / result.ok,
@@ -269,18 +288,30 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     const rateLimitKeys = masterFigures.reduce((sum, m) => sum + m.rateLimitKeys, 0);
     log(`rate-limit keys per master: ${masterFigures.map((m) => `${m.node} ${m.rateLimitKeys} keys, ${m.commands} commands`).join('; ')}`);
     log(`part 2: one gateway against two (half the connections each), both on the bench's redis-server, ${plan.rounds} rounds`);
+    // The total rate the latest one or two reached at each connection count: half of it is each gateway's share in two.
+    const lastRate = new Map<number, number>();
     const scaleRounds = await interleavedRounds(
       ctx,
-      (variant: ScaleVariant, connections, durationS, round) =>
+      async (variant: ScaleVariant, connections, durationS, round) => {
         // One alternates between the two gateways round by round: the second ran no part 1, so neither's warmth decides the pairs.
-        measure(
-          variant,
-          variant === 'two' ? [gateways.standalone, gateways.second] : [round % 2 ? gateways.standalone : gateways.second],
-          connections,
-          durationS,
-          round,
-        ),
-      ['one', 'two'],
+        const alone = [round % 2 ? gateways.standalone : gateways.second];
+        if (variant === 'half') {
+          const rate = lastRate.get(connections);
+          const run = await measure(
+            variant,
+            alone,
+            Math.max(1, Math.floor(connections / 2)),
+            durationS,
+            round,
+            rate ? Math.max(1, Math.round(rate / 2)) : undefined,
+          );
+          return { ...run, step: connections };
+        }
+        const run = await measure(variant, variant === 'two' ? [gateways.standalone, gateways.second] : alone, connections, durationS, round);
+        lastRate.set(connections, run.rps);
+        return run;
+      },
+      ['one', 'two', 'half'],
       { ...plan, connections: plan.splitConnections },
     );
 
@@ -302,7 +333,7 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
     const topologyRuns = withNet(topologyRounds);
     const scaleRuns = withNet(scaleRounds);
 
-    const measured = (runs: FleetRun[], connections: number) => runs.filter((r) => r.connections === connections && r.round > 0);
+    const measured = (runs: FleetRun[], connections: number) => runs.filter((r) => r.step === connections && r.round > 0);
     const topologySummary = plan.connections.map((connections): TopologySummary => {
       const runs = measured(topologyRuns, connections);
       const perVariant = (f: (r: FleetRun) => number) => ({ standalone: medianOf(runs, 'standalone', f), cluster: medianOf(runs, 'cluster', f) });
@@ -333,9 +364,12 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
 
     const scaleSummary = plan.splitConnections.map((connections): ScaleSummary => {
       const runs = measured(scaleRuns, connections);
-      const perVariant = (f: (r: FleetRun) => number) => ({ one: medianOf(runs, 'one', f), two: medianOf(runs, 'two', f) });
+      const perVariant = (f: (r: FleetRun) => number) => ({ one: medianOf(runs, 'one', f), two: medianOf(runs, 'two', f), half: medianOf(runs, 'half', f) });
+      const cpuOverHalf = pairedRatio(runs, 'two', 'half', 'netCpu');
       return {
         connections,
+        cpuOverHalf,
+        cpuOverHalfVerdict: lossVerdict('CPU per request (net) two / one at half the load', cpuOverHalf.perRound, undefined, false),
         throughput: pairedRatio(runs, 'two', 'one', 'throughput'),
         cpu: pairedRatio(runs, 'two', 'one', 'cpu'),
         netCpu: pairedRatio(runs, 'two', 'one', 'netCpu'),
@@ -350,6 +384,10 @@ export async function fleetCase(ctx: BenchContext, plan: FleetPlan, redisPid: nu
       log(
         `c=${s.connections} two/one per round: CPU per request net of background ${rounds(s.netCpu.perRound)} (total/total ${s.netCpu.totalOverTotal.toFixed(2)})`,
       );
+      log(
+        `c=${s.connections} two/(one at half the load) per round: CPU per request net of background ${rounds(s.cpuOverHalf.perRound)} (total/total ${s.cpuOverHalf.totalOverTotal.toFixed(2)})`,
+      );
+      log(`c=${s.connections} ${s.cpuOverHalfVerdict.text}`);
     }
     log('on 2 shared cores two gateways cannot show throughput scaling: they compete with the services, Redis and PostgreSQL for the same cores');
 
