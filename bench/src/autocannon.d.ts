@@ -18,6 +18,8 @@ declare module 'autocannon' {
       amount?: number;
       timeout?: number;
       pipelining?: number;
+      /** Requests per second over all connections (open loop at that rate, while the connections keep up). */
+      overallRate?: number;
       method?: string;
       headers?: Record<string, string>;
       body?: string;

@@ -32,6 +32,8 @@ export async function runLoad(options: {
   connections: number;
   durationS?: number;
   amount?: number;
+  /** At most this many requests per second over all connections (default: as fast as the answers come). */
+  overallRate?: number;
   next: () => LoadRequest;
   /** Every answer: its status, when it arrived and when its request was sent (client clock, ms). */
   onAnswer?: (status: number, receivedAtMs: number, sentAtMs: number) => void;
@@ -42,6 +44,7 @@ export async function runLoad(options: {
     url: options.url,
     connections: options.connections,
     ...(options.amount ? { amount: options.amount } : { duration: options.durationS ?? 5 }),
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
     timeout: 20,
     requests: [{ setupRequest: (request) => ({ ...request, ...options.next() }) }],
   });

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
 import { checkinCase, type CheckinPlan } from './cases/checkin';
+import { fleetCase, type FleetPlan } from './cases/fleet';
 import { gatewayAbCase } from './cases/gateway-ab';
 import { hotPathCase } from './cases/hot-path';
 import { BEFORE_KEY_LIMITS_REF, keysAbCase } from './cases/keys-ab';
@@ -73,6 +74,22 @@ const checkinPlan: CheckinPlan = {
 };
 // A second past the window, so requests keep arriving when the first accepted ones leave it.
 const rateLimitPlan = { seconds: quick ? 5 : 61, limit: 400, connectionsPerGateway: 10 };
+// Past one machine (--only=fleet): a gateway on a Redis Cluster vs on the bench's redis-server, one gateway vs two.
+// At least 10 paired rounds; each round uses at most ~35,000 tickets on the README's machine.
+const fleetRounds = Number(argument('rounds') ?? (quick ? 2 : 10));
+const fleetPlan: FleetPlan = {
+  rounds: fleetRounds,
+  connections: [1, 50],
+  // 1 connection cannot be split over two gateways: part 2 starts at 2.
+  splitConnections: [2, 50],
+  durationS: quick ? { 1: 1, 2: 1, 50: 1 } : { 1: 3, 2: 3, 50: 4 },
+  tickets: (quick ? 20_000 : 40_000) * fleetRounds + 20_000,
+  apiKeys: 24,
+  exactLimit: quick ? 300 : 500,
+  exactS: quick ? 3 : 5,
+  exactConnectionsPerGateway: 10,
+  idleS: quick ? 3 : 10,
+};
 const sizingPlan: SizingPlan = quick ? { requests: 200, connections: 10 } : { requests: 2_000, connections: 10 };
 
 async function machine(ctx: BenchContext, redisUrl: string) {
@@ -147,6 +164,11 @@ async function main(): Promise<void> {
       log(`case A/B: the gateway ${aBuild ? `of ${aRef}` : 'as configured'} vs a second gateway with ${JSON.stringify(bEnv)}`);
       results.ab = await measured('gateway-ab', () => gatewayAbCase(ctx, abPlan, { bEnv, a: aBuild, redisFloor: true }, redis?.pid));
     }
+    if (only?.includes('fleet')) {
+      // Not in a full run: it starts a Redis Cluster of six nodes and takes minutes of paired rounds.
+      log('case fleet: the gateway on a Redis Cluster vs on one redis-server; one gateway vs two');
+      results.fleet = await measured('fleet', () => fleetCase(ctx, fleetPlan, redis?.pid));
+    }
     if (only?.includes('keys-ab') && aBuild) {
       log(`case keys A/B: the gateway of ${aRef} vs this one with per-key rate_limits and usage counting`);
       results.keysAb = await measured('keys-ab', () => keysAbCase(ctx, keysAbPlan, aBuild, redis?.pid));
@@ -204,6 +226,7 @@ async function main(): Promise<void> {
         checkin: checkinPlan,
         rateLimit: rateLimitPlan,
         sizing: sizingPlan,
+        ...(only?.includes('fleet') ? { fleet: fleetPlan } : {}),
       },
       table: rows,
       results,

@@ -1,4 +1,5 @@
 import type { CheckinResults } from './cases/checkin';
+import type { FleetResults, PairedRatio } from './cases/fleet';
 import type { AbResults } from './cases/gateway-ab';
 import type { KeysAbResults } from './cases/keys-ab';
 import type { TracingAbResults } from './cases/tracing-ab';
@@ -36,11 +37,12 @@ export interface BenchResults {
   checkin?: CheckinResults;
   rateLimit?: RateLimitResults;
   sizing?: SizingResults;
+  fleet?: FleetResults;
 }
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit, sizing } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit, sizing, fleet } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -220,6 +222,7 @@ export function tableRows(results: BenchResults): Row[] {
     });
   }
   if (sizing) rows.push(...sizingRows(sizing));
+  if (fleet) rows.push(...fleetRows(fleet));
   return rows;
 }
 
@@ -301,6 +304,92 @@ function abRows(ab: AbResults, label: string, b: string, cpuTarget: boolean): Ro
       },
     ];
   });
+}
+
+const paired = (r: PairedRatio) => `${range(r.perRound)}; total/total ${n2(r.totalOverTotal)}x`;
+
+/** Past one machine: the gateway on a Redis Cluster vs one server, and one gateway vs two (per-round ratios, then total over total). */
+function fleetRows(fleet: FleetResults): Row[] {
+  const cluster = `Redis Cluster (${fleet.cluster.masters} masters, ${fleet.cluster.masters * fleet.cluster.replicasPerMaster} replicas)`;
+  const rounds = fleet.topology.summary.length ? new Set(fleet.topology.runs.filter((r) => r.round > 0).map((r) => r.round)).size : 0;
+  const rows: Row[] = fleet.topology.summary.flatMap((s): Row[] => {
+    const c = `Fleet, gateway on a ${cluster} vs on one redis-server, ${s.connections} conn, ${rounds} paired rounds`;
+    return [
+      {
+        measurement: `${c}: gateway CPU per request, cluster / standalone per round; total/total (µs: standalone, cluster); net of each gateway's idle CPU`,
+        measured: `${paired(s.cpu)} (${n0(s.cpuUsPerRequest.standalone)}, ${n0(s.cpuUsPerRequest.cluster)}); net ${paired(s.netCpu)}`,
+        target: '',
+        verdict: 'ref',
+      },
+      {
+        measurement: `${c}: throughput, cluster / standalone per round; total/total (req/s: standalone, cluster; p50)`,
+        measured: `${paired(s.throughput)} (${n0(s.rps.standalone)}, ${n0(s.rps.cluster)}; ${ms(s.p50Ms.standalone)}, ${ms(s.p50Ms.cluster)})`,
+        target: '',
+        verdict: 'ref',
+      },
+      {
+        measurement: `${c}: Redis CPU per request, µs: the bench's redis-server in standalone / cluster runs (the services use it in both); the cluster's six nodes`,
+        measured: `${n0(s.redisCpuUsPerRequest.standaloneServer.standalone)} / ${n0(s.redisCpuUsPerRequest.standaloneServer.cluster)}; ${n0(s.redisCpuUsPerRequest.clusterNodes)}`,
+        target: '',
+        verdict: 'ref',
+      },
+    ];
+  });
+  const masters = fleet.topology.masters;
+  rows.push({
+    measurement: `Fleet: the gateway's rate-limit keys per cluster master after the rounds (requests over ${fleet.apiKeys} API keys), and the commands each master ran`,
+    measured: masters.map((m) => `${m.node} ${m.rateLimitKeys} keys, ${n0(m.commands)} commands`).join('; '),
+    target: `${fleet.apiKeys} keys, on every master`,
+    verdict: verdict(fleet.topology.rateLimitKeys === fleet.apiKeys && masters.every((m) => m.rateLimitKeys > 0)),
+  });
+  const idle = Object.values(fleet.idleCpuMsPerS)
+    .map((v) => `${n2(v)}`)
+    .join(', ');
+  const idleRow: Row = {
+    measurement: "Fleet: each gateway's CPU with no request, ms per second (standalone, cluster, second standalone)",
+    measured: idle,
+    target: '',
+    verdict: 'ref',
+  };
+  rows.push(idleRow);
+  for (const s of fleet.scale.summary) {
+    const c = `Fleet, two gateways vs one (half the connections each), ${s.connections} conn in all`;
+    rows.push(
+      {
+        measurement: `${c}: throughput, two / one per round; total/total (req/s: one, two). On 2 shared cores no throughput scaling can show: gateways, services, Redis and PostgreSQL share them`,
+        measured: `${paired(s.throughput)} (${n0(s.rps.one)}, ${n0(s.rps.two)})`,
+        target: '',
+        verdict: 'ref',
+      },
+      {
+        measurement: `${c}: gateway CPU per request (two: both gateways' CPU summed), two / one per round; total/total (µs: one, two)`,
+        measured: `${paired(s.cpu)} (${n0(s.cpuUsPerRequest.one)}, ${n0(s.cpuUsPerRequest.two)})`,
+        target: '',
+        verdict: 'ref',
+      },
+      {
+        measurement: `${c}: the same net of each gateway's idle CPU (${idle}), two / one per round; total/total (µs: one, two)`,
+        measured: `${paired(s.netCpu)} (${n0(s.netCpuUsPerRequest.one)}, ${n0(s.netCpuUsPerRequest.two)})`,
+        target: '',
+        verdict: 'ref',
+      },
+      {
+        // One gateway carrying what each of the two carries (half the rate, half the connections): what is left is the cost of being two.
+        measurement: `${c}: gateway CPU per request net of idle CPU, two / one gateway at half the load (half the rate and connections: each one's share in two) per round; total/total (µs: one at half, two; req/s of one at half)`,
+        measured: `${paired(s.cpuOverHalf)} (${n0(s.netCpuUsPerRequest.half)}, ${n0(s.netCpuUsPerRequest.two)}; ${n0(s.rps.half)})`,
+        target: 'within the spread of the rounds',
+        verdict: verdict(s.cpuOverHalfVerdict.within),
+      },
+    );
+  }
+  const e = fleet.scale.exact;
+  rows.push({
+    measurement: `Fleet: a key limited to ${e.limit} a minute, ${e.seconds} s through two gateways (${e.connectionsPerGateway} connections each): accepted`,
+    measured: `${e.accepted} (${e.acceptedPerGateway.join(' + ')}; ${n0(e.rejected)} got 429${Object.keys(e.otherStatuses).length ? `; other ${JSON.stringify(e.otherStatuses)}` : ''})`,
+    target: `= ${e.limit}`,
+    verdict: verdict(e.accepted === e.limit && Object.keys(e.otherStatuses).length === 0),
+  });
+  return rows;
 }
 
 const kb = (bytes: number) => `${n0(bytes / 1024)} KiB`;

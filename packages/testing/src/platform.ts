@@ -33,6 +33,12 @@ export interface ProcessSpec {
   root?: string;
   /** Its API port (default: a free one; a service's first instance without a balancer: the service URL's). */
   port?: number;
+  /**
+   * Redis of another topology for this process alone: these variables in place of the platform's
+   * Redis ones (which a spec's `env` can override but not unset, and a process refuses a mix), e.g.
+   * a RedisCluster's `env` for one gateway of a platform on one server.
+   */
+  redis?: { env: Record<string, string> };
 }
 
 export interface PlatformOptions {
@@ -247,7 +253,6 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const baseEnv: Record<string, string> = inheritedEnvironment();
   Object.assign(baseEnv, {
-    ...redisEnv,
     PLATFORM_ADMIN_TOKEN: adminToken,
     PLATFORM_INTERNAL_SECRET: internalSecret,
     ...databaseVariables,
@@ -290,7 +295,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         break;
     }
     // The worker's LOG_LEVEL stays info: its "worker ready" line is how the launcher knows it is.
-    return { ...baseEnv, ...own, ...options.env, ...child.spec.env, ...(child.spec.kind === 'worker' ? { LOG_LEVEL: 'info' } : {}) };
+    return {
+      ...baseEnv,
+      ...(child.spec.redis?.env ?? redisEnv),
+      ...own,
+      ...options.env,
+      ...child.spec.env,
+      ...(child.spec.kind === 'worker' ? { LOG_LEVEL: 'info' } : {}),
+    };
   };
 
   const spawnChild = async (child: Child): Promise<void> => {
@@ -434,7 +446,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         token = key.token as string;
         keyId = key.id as string;
       } else {
-        const seeded = await runCli(root, ['demo-seed'], baseEnv);
+        const seeded = await runCli(root, ['demo-seed'], { ...baseEnv, ...redisEnv });
         const { workspace_id, token: seededToken } = JSON.parse(seeded) as { workspace_id: string; token: string };
         workspaceId = workspace_id;
         token = seededToken;
