@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { queueKeyPrefix } from '@platform/core';
 import { deleteRedisKeys, exitReport, killSpawned, processRedisUrl, redisKeys, scrapeMetrics, spawnService, uniqueName } from '@platform/testing';
 
 // The real API process (node dist/main.js): /metrics on METRICS_PORT, not on its API port; SIGTERM exits 0.
@@ -22,7 +23,9 @@ test('main serves GET /metrics on METRICS_PORT only, and exits 0 on SIGTERM', as
   expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="200"} 1');
   expect(text).toMatch(/^queue_depth\{queue="webhooks-pipelines",state="waiting"\} \d+$/m);
   // QUEUE_PREFIX is where the process's queues live.
-  expect((await redisKeys(queuePrefix, processRedisUrl())).some((key) => key.startsWith(`${queuePrefix}:webhooks-pipelines:`))).toBe(true);
+  expect(
+    (await redisKeys(queuePrefix, processRedisUrl())).some((key) => key.startsWith(`${queueKeyPrefix(queuePrefix, 'webhooks-pipelines')}:webhooks-pipelines:`)),
+  ).toBe(true);
 
   await main.proc.kill('SIGTERM');
   expect(await exitReport(main.proc)).toEqual({ code: 0, signal: null, output: '' });
