@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { sleep, startFleet, uniqueDatabaseName, waitFor, type Fleet } from '@platform/testing';
 import { call, statusCounts, startLoop, type Outcome } from './support/load';
-import { prepareRules, RULES_ENV } from './support/rules';
+import { prepareRules, RULES_ENV, type Rules } from './support/rules';
 
 // The fleet of contract section 17 (what `npm run fleet` runs): a Redis Cluster of 3 masters and 3
 // replicas, PgBouncer in transaction mode, 2 gateways, 2 instances of each service behind a
@@ -11,6 +11,7 @@ import { prepareRules, RULES_ENV } from './support/rules';
 
 const ENQUEUE_TIMEOUT_MS = 2_000;
 let fleet: Fleet;
+let rules: Rules | undefined;
 
 beforeAll(async () => {
   fleet = await startFleet({
@@ -23,6 +24,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await rules?.close();
   await fleet?.stop();
 });
 
@@ -70,165 +72,161 @@ test('a master and a worker killed under a mixed load through both gateways: rea
     body: { name: 'Fleet drill', starts_at: new Date().toISOString() },
   });
   expect(event.status).toBe(201);
-  const rules = await prepareRules(
+  rules = await prepareRules(
     { platform: fleet.platform, gatewayUrls: fleet.gatewayUrls, logs: () => fleet.logs() },
     { tickets: 30, ticketsOverMs: 12_000, validationsPerTicket: 4, pipelines: 6, triggersPerRound: 4, rateLimit: 25, maxMs: 60_000 },
   );
-  try {
-    // Rate limits exact over both gateways while Redis is healthy.
-    const exactLimit = await rules.exactLimitWhileHealthy();
+  // Rate limits exact over both gateways while Redis is healthy.
+  const exactLimit = await rules.exactLimitWhileHealthy();
 
-    const reads = startLoop({
-      concurrency: 2,
-      pauseMs: 50,
-      maxRequests: 600,
-      maxMs: 40_000,
-      request: (i) => call(`${fleet.gatewayUrls[i % 2]}/events/v0/events/${event.body.id}`, { headers: auth(reader.token), timeoutMs: 5_000 }),
-    });
-    const accepted: { pipelineId: string; runId: string }[] = [];
-    const triggers = startLoop({
-      concurrency: 1,
-      pauseMs: 100,
-      maxRequests: 300,
-      maxMs: 40_000,
-      request: async (i) => {
-        const pipelineId = pipelines[i % pipelines.length]!;
-        const outcome = await call(`${fleet.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelineId}/runs`, {
-          method: 'POST',
-          headers: auth(triggerer.token),
-          body: { trigger: 'manual' },
-          timeoutMs: 10_000,
-        });
-        if (outcome.status === 202) accepted.push({ pipelineId, runId: outcome.body.id });
-        return outcome;
-      },
-    });
+  const reads = startLoop({
+    concurrency: 2,
+    pauseMs: 50,
+    maxRequests: 600,
+    maxMs: 40_000,
+    request: (i) => call(`${fleet.gatewayUrls[i % 2]}/events/v0/events/${event.body.id}`, { headers: auth(reader.token), timeoutMs: 5_000 }),
+  });
+  const accepted: { pipelineId: string; runId: string }[] = [];
+  const triggers = startLoop({
+    concurrency: 1,
+    pauseMs: 100,
+    maxRequests: 300,
+    maxMs: 40_000,
+    request: async (i) => {
+      const pipelineId = pipelines[i % pipelines.length]!;
+      const outcome = await call(`${fleet.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelineId}/runs`, {
+        method: 'POST',
+        headers: auth(triggerer.token),
+        body: { trigger: 'manual' },
+        timeoutMs: 10_000,
+      });
+      if (outcome.status === 202) accepted.push({ pipelineId, runId: outcome.body.id });
+      return outcome;
+    },
+  });
 
-    rules.start();
-    await sleep(2_000);
-    // A worker SIGKILLed mid-run: its run goes to the other worker once its lock expires.
-    const killedRunId = await rules.runningOn('worker-1');
-    const workerKilledAt = Date.now();
-    expect((await fleet.platform.kill('worker-1', 'SIGKILL')).signal).toBe('SIGKILL');
-    // The master that holds the runs queue (its keys share the hash slot of `{<queue>}`).
-    const runsQueueMaster = await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`);
-    const index = (await fleet.redis.masters()).findIndex((m) => m.port === runsQueueMaster.port);
-    const killedAt = Date.now();
-    const { killed, promoted } = await fleet.killMaster(index);
-    const promotedAt = Date.now();
-    expect(killed.port).toBe(runsQueueMaster.port);
-    expect((await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`)).port).toBe(promoted.port);
+  rules.start();
+  await sleep(2_000);
+  // A worker SIGKILLed mid-run: its run goes to the other worker once its lock expires.
+  const killedRunId = await rules.runningOn('worker-1');
+  const workerKilledAt = Date.now();
+  expect((await fleet.platform.kill('worker-1', 'SIGKILL')).signal).toBe('SIGKILL');
+  // The master that holds the runs queue (its keys share the hash slot of `{<queue>}`).
+  const runsQueueMaster = await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`);
+  const index = (await fleet.redis.masters()).findIndex((m) => m.port === runsQueueMaster.port);
+  const killedAt = Date.now();
+  const { killed, promoted } = await fleet.killMaster(index);
+  const promotedAt = Date.now();
+  expect(killed.port).toBe(runsQueueMaster.port);
+  expect((await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`)).port).toBe(promoted.port);
 
-    await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
-    const backAfterMs = Date.now() - promotedAt;
-    // Ticks go on after both kills (worker-2 alone schedules now).
-    await waitFor(
-      'a schedule tick after the promotion',
-      () =>
-        fleet
-          .logs('worker-2')
-          .some(({ line }) => line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt),
-      30_000,
-      100,
-    );
-    await sleep(2_000);
-    const readOutcomes = await reads.stop();
-    const triggerOutcomes = await triggers.stop();
-    await rules.stop();
-    process.stdout.write(
-      `worker-1 killed ${killedAt - workerKilledAt} ms before the master; promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`,
-    );
-
-    // Reads: served throughout, on both gateways.
-    expect(statusCounts(readOutcomes)).toEqual({ '200': readOutcomes.length });
-    expect(readOutcomes.filter((o) => o.at > killedAt && o.at < promotedAt).length).toBeGreaterThan(5);
-
-    // Triggers: accepted, refused as a duplicate, or a 503 with Retry-After in the gap; never another status, never a hang.
-    const unexpected = triggerOutcomes.filter((o: Outcome) => ![202, 409, 503].includes(o.status));
-    expect(unexpected.map((o) => [o.status, o.error ?? o.body])).toEqual([]);
-    for (const o of triggerOutcomes.filter((t) => t.status === 503)) {
-      expect(o.body.error.code).toBe('temporarily_unavailable');
-      expect(o.headers?.get('retry-after')).toBeTruthy();
-    }
-
-    // Nothing acknowledged is lost: every 202 ends succeeded (a job that went with the old master is enqueued again).
-    expect(accepted.length).toBeGreaterThan(10);
-    const finals = await waitFor(
-      'every accepted run to end',
-      async () => {
-        const statuses = await Promise.all(
-          accepted.map(
-            async (a) =>
-              (await call(`${fleet.gatewayUrls[0]}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(fleet.token) })).body?.status,
-          ),
-        );
-        return statuses.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) ? statuses : undefined;
-      },
-      90_000,
-      500,
-    );
-    expect(finals.filter((s) => s !== 'succeeded')).toEqual([]);
-
-    // Every rule of the fleet held through both kills.
-    const measured = await rules.verify({ killedRunId, ticksAfter: promotedAt });
-    process.stdout.write(`${JSON.stringify({ exactLimit, ...measured }, null, 1)}\n`);
-    await fleet.platform.restart('worker-1');
-
-    // Normal operation again, after the failover window: runs on every pipeline through both gateways.
-    await sleep(Math.max(0, promotedAt + 16_000 - Date.now()));
-    const later = await Promise.all(
-      pipelines.slice(0, 10).map(async (pipelineId, i) => {
-        const res = await call(`${fleet.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelineId}/runs`, {
-          method: 'POST',
-          headers: auth(fleet.token),
-          body: { trigger: 'manual' },
-        });
-        expect(res.status).toBe(202);
-        return { pipelineId, runId: res.body.id as string };
-      }),
-    );
-    await waitFor(
-      'the runs after the failover to succeed',
-      async () => {
-        for (const run of later) {
-          const res = await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) });
-          if (res.body?.status !== 'succeeded') return false;
-        }
-        return true;
-      },
-      30_000,
-      250,
-    );
-
-    // Every process still runs. No process ever sent a cross-slot command, and outside the failover
-    // (from the kill to 15 s after the promotion) none met a redirection it did not follow.
-    expect(
+  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
+  const backAfterMs = Date.now() - promotedAt;
+  // Ticks go on after both kills (worker-2 alone schedules now).
+  await waitFor(
+    'a schedule tick after the promotion',
+    () =>
       fleet
-        .processes()
-        .filter((p) => !p.running)
-        .map((p) => p.name),
-    ).toEqual([]);
-    const logged = fleet.logs();
-    expect(logged.filter(({ line }) => line.includes('CROSSSLOT'))).toEqual([]);
-    const redirections = logged.filter(({ line }) => /\bMOVED\b|\bASK \d/.test(line));
-    const inFailover = ({ line }: { line: string }) => {
-      const at = Date.parse((/"time":"([^"]+)"/.exec(line) ?? [])[1] ?? '');
-      return at >= killedAt && at <= promotedAt + 15_000;
-    };
-    process.stdout.write(`${redirections.length} log lines with a redirection, all in the failover: ${redirections.every(inFailover)}\n`);
-    expect(redirections.filter((entry) => !inFailover(entry))).toEqual([]);
+        .logs('worker-2')
+        .some(({ line }) => line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt),
+    30_000,
+    100,
+  );
+  await sleep(2_000);
+  const readOutcomes = await reads.stop();
+  const triggerOutcomes = await triggers.stop();
+  await rules.stop();
+  process.stdout.write(
+    `worker-1 killed ${killedAt - workerKilledAt} ms before the master; promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`,
+  );
 
-    // The platform's keys (queues and the gateway's limiter and idempotency keys), seen from Redis:
-    // spread over more than one master, and the gateway's alone on more than one.
-    const spread = await keysPerMaster(fleet);
-    process.stdout.write(`platform keys per master: ${JSON.stringify(spread)}\n`);
-    expect(spread.filter((m) => m.platform > 0).length).toBeGreaterThanOrEqual(2);
-    expect(spread.filter((m) => m.gateway > 0).length).toBeGreaterThanOrEqual(2);
+  // Reads: served throughout, on both gateways.
+  expect(statusCounts(readOutcomes)).toEqual({ '200': readOutcomes.length });
+  expect(readOutcomes.filter((o) => o.at > killedAt && o.at < promotedAt).length).toBeGreaterThan(5);
 
-    await fleet.redis.restart(killed);
-  } finally {
-    await rules.close();
+  // Triggers: accepted, refused as a duplicate, or a 503 with Retry-After in the gap; never another status, never a hang.
+  const unexpected = triggerOutcomes.filter((o: Outcome) => ![202, 409, 503].includes(o.status));
+  expect(unexpected.map((o) => [o.status, o.error ?? o.body])).toEqual([]);
+  for (const o of triggerOutcomes.filter((t) => t.status === 503)) {
+    expect(o.body.error.code).toBe('temporarily_unavailable');
+    expect(o.headers?.get('retry-after')).toBeTruthy();
   }
+
+  // Nothing acknowledged is lost: every 202 ends succeeded (a job that went with the old master is enqueued again).
+  expect(accepted.length).toBeGreaterThan(10);
+  const finals = await waitFor(
+    'every accepted run to end',
+    async () => {
+      const statuses = await Promise.all(
+        accepted.map(
+          async (a) =>
+            (await call(`${fleet.gatewayUrls[0]}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(fleet.token) })).body?.status,
+        ),
+      );
+      return statuses.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) ? statuses : undefined;
+    },
+    90_000,
+    500,
+  );
+  expect(finals.filter((s) => s !== 'succeeded')).toEqual([]);
+
+  // Every rule of the fleet held through both kills.
+  const measured = await rules.verify({ killedRunId, ticksAfter: promotedAt, healthyUntil: killedAt });
+  process.stdout.write(`${JSON.stringify({ exactLimit, ...measured }, null, 1)}\n`);
+  await fleet.platform.restart('worker-1');
+
+  // Normal operation again, after the failover window: runs on every pipeline through both gateways.
+  await sleep(Math.max(0, promotedAt + 16_000 - Date.now()));
+  const later = await Promise.all(
+    pipelines.slice(0, 10).map(async (pipelineId, i) => {
+      const res = await call(`${fleet.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelineId}/runs`, {
+        method: 'POST',
+        headers: auth(fleet.token),
+        body: { trigger: 'manual' },
+      });
+      expect(res.status).toBe(202);
+      return { pipelineId, runId: res.body.id as string };
+    }),
+  );
+  await waitFor(
+    'the runs after the failover to succeed',
+    async () => {
+      for (const run of later) {
+        const res = await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) });
+        if (res.body?.status !== 'succeeded') return false;
+      }
+      return true;
+    },
+    30_000,
+    250,
+  );
+
+  // Every process still runs. No process ever sent a cross-slot command, and outside the failover
+  // (from the kill to 15 s after the promotion) none met a redirection it did not follow.
+  expect(
+    fleet
+      .processes()
+      .filter((p) => !p.running)
+      .map((p) => p.name),
+  ).toEqual([]);
+  const logged = fleet.logs();
+  expect(logged.filter(({ line }) => line.includes('CROSSSLOT'))).toEqual([]);
+  const redirections = logged.filter(({ line }) => /\bMOVED\b|\bASK \d/.test(line));
+  const inFailover = ({ line }: { line: string }) => {
+    const at = Date.parse((/"time":"([^"]+)"/.exec(line) ?? [])[1] ?? '');
+    return at >= killedAt && at <= promotedAt + 15_000;
+  };
+  process.stdout.write(`${redirections.length} log lines with a redirection, all in the failover: ${redirections.every(inFailover)}\n`);
+  expect(redirections.filter((entry) => !inFailover(entry))).toEqual([]);
+
+  // The platform's keys (queues and the gateway's limiter and idempotency keys), seen from Redis:
+  // spread over more than one master, and the gateway's alone on more than one.
+  const spread = await keysPerMaster(fleet);
+  process.stdout.write(`platform keys per master: ${JSON.stringify(spread)}\n`);
+  expect(spread.filter((m) => m.platform > 0).length).toBeGreaterThanOrEqual(2);
+  expect(spread.filter((m) => m.gateway > 0).length).toBeGreaterThanOrEqual(2);
+
+  await fleet.redis.restart(killed);
 }, 420_000);
 
 /** Keys under the platform's QUEUE_PREFIX on each master, and of those the gateway's (`<prefix>:gateway:`). */
