@@ -187,18 +187,23 @@ test('a master and a worker killed under a mixed load through both gateways: rea
       return { pipelineId, runId: res.body.id as string };
     }),
   );
+  let laterRuns: unknown[] = [];
   await waitFor(
     'the runs after the failover to succeed',
     async () => {
-      for (const run of later) {
-        const res = await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) });
-        if (res.body?.status !== 'succeeded') return false;
-      }
-      return true;
+      laterRuns = await Promise.all(
+        later.map(
+          async (run) =>
+            (await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) })).body,
+        ),
+      );
+      return laterRuns.every((r) => (r as { status?: string })?.status === 'succeeded');
     },
-    30_000,
+    60_000,
     250,
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(laterRuns.filter((r) => (r as { status?: string })?.status !== 'succeeded'))}`);
+  });
 
   // Every process still runs. No process ever sent a cross-slot command, and outside the failover
   // (from the kill to 15 s after the promotion) none met a redirection it did not follow.

@@ -449,14 +449,15 @@ export async function prepareRules(target: RulesTarget, sizes: RulesSizes): Prom
       const overlaps = allRuns.filter((r, i) => i > 0 && allRuns[i - 1]!.pipeline_id === r.pipeline_id && r.started_at < allRuns[i - 1]!.finished_at);
       expect(overlaps).toEqual([]);
       // Concurrent triggers of one pipeline: a second 202 only once the first run had ended before
-      // that answer came back (a trigger slowed by the failover may arrive after a whole run).
+      // that answer came back (a trigger slowed by the failover may arrive after a whole run). Runs
+      // in the order they ran: created_at is when a trigger arrived, which may precede an earlier insert.
       const endedById = new Map(ended.map((r) => [r.id as string, r]));
       const roundsWithSeveral = triggers.filter((t) => t.outcomes.filter((o) => o.status === 202).length > 1);
       const tooMany = roundsWithSeveral.flatMap((t) => {
         const accepted = t.outcomes
           .filter((o) => o.status === 202)
           .map((o) => ({ answeredAt: o.at + o.ms, run: endedById.get(o.body.id)! }))
-          .sort((a, b) => a.run.created_at - b.run.created_at);
+          .sort((a, b) => a.run.started_at - b.run.started_at);
         return accepted.slice(1).flatMap((later, i) => {
           const earlier = accepted[i]!.run;
           return earlier.finished_at.getTime() <= later.answeredAt
