@@ -9,8 +9,10 @@ export const ARTIFACTS_DIR = join(__dirname, '..', 'artifacts');
 /**
  * The whole suite, from the platform's start: past this the processes are killed and jest is
  * ended, so a hung browser or service can never hold CI (each test is bounded by jest's timeout too).
+ * A guard against a hang, not a speed bound: generous enough for a machine whose cores are busy
+ * (80 s was passed on 2 loaded cores while the suite was healthy).
  */
-const SUITE_BUDGET_MS = 80_000;
+const SUITE_BUDGET_MS = 600_000;
 
 /**
  * A Redis logical database of its own (E2E_REDIS_DB, default 13), apart from a development

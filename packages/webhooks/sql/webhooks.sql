@@ -45,5 +45,8 @@ CREATE INDEX "webhook_deliveries_endpoint_id_created_at_id_idx" ON "webhook_deli
 -- CreateIndex
 CREATE INDEX "webhook_deliveries_created_at_idx" ON "webhook_deliveries"("created_at");
 
+-- CreateIndex
+CREATE INDEX "webhook_deliveries_event_id_endpoint_id_created_at_idx" ON "webhook_deliveries"("event_id", "endpoint_id", "created_at");
+
 -- AddForeignKey
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_fkey" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -35,15 +35,17 @@ export const WebhooksConfig = z.object({
   WEBHOOKS_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
    * A delivery published this long ago with neither a delivery record nor a job in the queue lost its
-   * job (a Redis failover drops writes not yet replicated) and is enqueued again (deliveries.requeue.ts).
-   * With the interval, 30 s + 15 s keeps the contract's 60 s (section 17).
+   * job (a Redis failover drops writes not yet replicated) and is enqueued again (deliveries.requeue.ts);
+   * so is a retry this long overdue after a failed attempt, without a job. With the interval, 30 s + 15 s
+   * keeps the contract's 60 s (section 17).
    */
   WEBHOOKS_REQUEUE_AFTER_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   WEBHOOKS_REQUEUE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   /**
-   * How far back the requeue looks: a job lost in an outage longer than this is not found. A process's
-   * first pass reads this whole span (later ones only what was not settled yet), so it is kept short;
-   * at most a day, within the shortest delivery retention, so a record it relies on is never pruned yet.
+   * How far back the requeue looks (publications, and retries' due times): a job lost in an outage
+   * longer than this is not found. A process's first pass reads this whole span (later ones only what
+   * was not settled yet), so it is kept short; at most a day, within the shortest delivery retention,
+   * so a record it relies on is never pruned yet.
    */
   WEBHOOKS_REQUEUE_LOOKBACK_MS: z.coerce.number().int().min(300_000).max(86_400_000).default(900_000),
   /** Deliveries looked at per requeue pass. */

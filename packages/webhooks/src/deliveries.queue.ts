@@ -27,15 +27,25 @@ export type WebhookEventPayload = z.infer<typeof WebhookEventPayload>;
 /**
  * One job per (event, endpoint); the event travels whole so every retry sends the same body.
  * `traceparent`: the span of the change that caused the event (tracing on); each attempt's span links to it.
+ * `attempts_made`: attempts recorded before this job was added (the requeue of a retry Redis lost,
+ * deliveries.requeue.ts); the worker numbers attempts and follows the schedule from there. Absent: none.
  */
 // The envelope drops a field this version does not know (a producer one version ahead, during a rolling
-// upgrade); the event itself stays strict, since it is the body every receiver gets.
+// upgrade: a worker of the previous version numbers a requeued retry's attempts from 1 again); the event
+// itself stays strict, since it is the body every receiver gets.
 export const DeliveryJob = z.object({
   endpoint_id: Uuid,
   event: WebhookEventPayload,
   traceparent: TraceParent.optional(),
+  attempts_made: z.number().int().min(0).max(1000).optional(),
 });
 export type DeliveryJob = z.infer<typeof DeliveryJob>;
+
+/** The attempts made before a job's own (its `attempts_made`), read from a payload not parsed yet: 0 when absent or malformed. */
+export function priorAttempts(data: unknown): number {
+  const made = (data as { attempts_made?: unknown } | null | undefined)?.attempts_made;
+  return typeof made === 'number' && Number.isInteger(made) && made >= 0 ? made : 0;
+}
 
 export type DeliveryQueue = Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;
 

@@ -1,9 +1,22 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createLogger, createMetricsRegistry, type Logger, type Registry } from '@platform/core';
-import { deleteRedisKeys, metricSample, serviceClient, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
+import {
+  deleteRedisKeys,
+  metricSample,
+  serviceClient,
+  startReceiver,
+  testIdentity,
+  testRedisUrl,
+  uniqueName,
+  waitFor,
+  type Received,
+  type Receiver,
+} from '@platform/testing';
 import { TEST_WEBHOOKS_CONFIG, type WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryJobId, type DeliveryQueue } from './deliveries.queue';
-import type { RequeuePass } from './deliveries.requeue';
+import { requeueLostDeliveries, type RequeuePass } from './deliveries.requeue';
 import { recordOutboxEvents, type OutboxEvent } from './outbox';
 import { publishOutboxBatch } from './outbox-relay';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
@@ -40,8 +53,14 @@ interface Platform {
   prefix: string;
   /** The test's own handle on the runtimes' delivery queue (same name, same prefix). */
   queue: DeliveryQueue;
-  /** A workspace with `count` endpoints subscribed to every event, each on a receiver path of its own. */
-  workspace(count: number): Promise<{ workspaceId: string; endpoints: { id: string; secret: string; path: string }[] }>;
+  /**
+   * A workspace with `count` endpoints subscribed to every event, each on a path of its own at `target`
+   * (default: the shared receiver, answering 200), and a client of the workspace's API.
+   */
+  workspace(
+    count: number,
+    target?: { url(path: string): string },
+  ): Promise<{ workspaceId: string; endpoints: { id: string; secret: string; path: string }[]; client: ReturnType<typeof serviceClient> }>;
   /** Writes events to the outbox as a service's transaction does. */
   writeEvents(workspaceId: string, count: number): Promise<OutboxEvent[]>;
   /** A service process's webhooks runtime with a requeue that looks every 100 ms at deliveries published 200 ms ago. */
@@ -70,16 +89,16 @@ async function platform(database: string): Promise<Platform> {
     sql,
     prefix,
     queue,
-    async workspace(count) {
+    async workspace(count, target = receiver) {
       const c = serviceClient('events', app, testIdentity());
       const endpoints = [];
       for (let i = 0; i < count; i++) {
         const path = `/hooks/${randomUUID()}`;
-        receiver.answer(path, 200);
-        const { body } = await c.post('/webhook-endpoints', { url: receiver.url(path), events: ['*'] }).expect(201);
+        if (target === receiver) receiver.answer(path, 200);
+        const { body } = await c.post('/webhook-endpoints', { url: target.url(path), events: ['*'] }).expect(201);
         endpoints.push({ id: body.id as string, secret: body.secret as string, path });
       }
-      return { workspaceId: c.identity.workspaceId, endpoints };
+      return { workspaceId: c.identity.workspaceId, endpoints, client: c };
     },
     async writeEvents(workspaceId, count) {
       const events: OutboxEvent[] = [];
@@ -272,4 +291,189 @@ test('a publication that committed late (stamped when its transaction began, bef
   await waitFor('the delivery', () => receiver.at(endpoints[0]!.path).length === 1, 60_000);
   expect(receiver.at(endpoints[0]!.path)[0]!.headers['webhook-id']).toBe(event!.id);
   expect(await runtime.requeued()).toBe(1);
+}, 120_000);
+
+// The retries (contract section 11) wait in Redis as delayed jobs, for up to 10 h: a failover can
+// lose one after its attempt was recorded. The requeue finds the pair whose latest record is a failed
+// attempt with steps left, overdue, without a job, and adds the job back carrying the attempts made.
+
+/**
+ * A receiver on which the first request to each of `paths` waits until all of them have come, then
+ * the queue is paused and each is answered 500: the retries that follow stay in Redis untaken (delayed,
+ * then paused) for the test to delete, as a failover would. Later requests get `later`, in order, the
+ * last one repeating.
+ */
+async function startLosingReceiver(queue: DeliveryQueue, paths: string[], ...later: number[]) {
+  const received: Received[] = [];
+  const firsts: (() => void)[] = [];
+  let answered = false;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      const first = received.every((r) => r.path !== path);
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      if (!first) {
+        const status = later.length > 1 ? later.shift()! : (later[0] ?? 200);
+        res.writeHead(status).end();
+        return;
+      }
+      firsts.push(() => res.writeHead(500).end());
+      if (firsts.length < paths.length) return;
+      void queue.pause().then(() => {
+        firsts.forEach((answer) => answer());
+        answered = true;
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return {
+    url: (path: string) => `${base}${path}`,
+    at: (path: string) => received.filter((r) => r.path === path),
+    /** Resolves once every first attempt was answered with the queue paused. */
+    paused: () => waitFor('the first attempts, with the queue paused', () => answered, 60_000),
+  };
+}
+
+interface Attempt {
+  attempt: number;
+  status: string;
+  response_status: number | null;
+  created_at: Date;
+}
+
+async function attempts(sql: Sql, endpointId: string): Promise<Attempt[]> {
+  return sql.$queryRawUnsafe<Attempt[]>(
+    `SELECT "attempt", "status", "response_status", "created_at" FROM "webhook_deliveries" WHERE "endpoint_id" = $1::uuid ORDER BY "created_at", "attempt"`,
+    endpointId,
+  );
+}
+
+/** Waits until the failed first attempt of each job is recorded and its retry waits in Redis, then deletes the retries, as a failover would. */
+async function loseTheRetries(p: Platform, jobs: { jobId: string; endpointId: string }[]): Promise<void> {
+  for (const { jobId, endpointId } of jobs) {
+    await waitFor(
+      'the failed first attempt, its retry waiting',
+      async () => {
+        const state = await p.queue.getJobState(jobId);
+        return (await attempts(p.sql, endpointId)).length === 1 && state !== 'active' && state !== 'unknown';
+      },
+      60_000,
+    );
+    await p.queue.remove(jobId);
+    expect(await p.queue.getJob(jobId)).toBeUndefined();
+  }
+}
+
+test('a retry Redis lost after a failed attempt is added again once overdue: same webhook-id, attempt 2, and the schedule goes on from its 2nd step', async () => {
+  const p = await platform('webhooks_requeue_retry');
+  const path = `/hooks/${randomUUID()}`;
+  // Attempt 1 fails (its retry is lost), the requeued attempt 2 fails, attempt 3 succeeds.
+  const losing = await startLosingReceiver(p.queue, [path], 500, 200);
+  const { workspaceId, endpoints } = await p.workspace(1, { url: () => losing.url(path) });
+  const endpoint = endpoints[0]!;
+  // The 2nd step is long: attempt 3 waiting for the 1st step would show that the schedule restarted.
+  const runtime = p.start({ WEBHOOKS_RETRY_SCHEDULE_MS: [300, 2000, 300] });
+  const [event] = await p.writeEvents(workspaceId, 1);
+  const jobId = deliveryJobId(event!.id, endpoint.id);
+  await losing.paused();
+  await loseTheRetries(p, [{ jobId, endpointId: endpoint.id }]);
+  await p.queue.resume();
+
+  await waitFor('the delivery', () => losing.at(path).length === 3, 60_000);
+  await waitFor('the job to complete', async () => (await p.queue.getJobState(jobId)) === 'completed', 60_000);
+  const got = losing.at(path);
+  for (const r of got) expect(verifyWebhook(endpoint.secret, r.headers, r.body).id).toBe(event!.id);
+  const records = await attempts(p.sql, endpoint.id);
+  expect(records.map((r) => [r.attempt, r.status, r.response_status])).toEqual([
+    [1, 'failed', 500],
+    [2, 'failed', 500],
+    [3, 'succeeded', 200],
+  ]);
+  // The requeued job failed attempt 2: BullMQ's own retry waited the schedule's 2nd step, not its 1st.
+  expect(records[2]!.created_at.getTime() - records[1]!.created_at.getTime()).toBeGreaterThanOrEqual(2000);
+  expect((await p.queue.getJob(jobId))!.data.attempts_made).toBe(1);
+  expect(await runtime.requeued()).toBe(1);
+}, 120_000);
+
+test('a pair whose last attempt was the final one of the schedule is not added again, nor one whose endpoint was disabled since; a lost retry beside them is', async () => {
+  const p = await platform('webhooks_requeue_retry_ended');
+  const runtime = p.start({ WEBHOOKS_RETRY_SCHEDULE_MS: [100, 100] });
+
+  // Every attempt failed, the last one of the schedule; the failed job is then gone from Redis.
+  const ended = await p.workspace(1);
+  receiver.answer(ended.endpoints[0]!.path, 500);
+  const [endedEvent] = await p.writeEvents(ended.workspaceId, 1);
+  const endedJob = deliveryJobId(endedEvent!.id, ended.endpoints[0]!.id);
+  await waitFor('the job to fail after its last attempt', async () => (await p.queue.getJobState(endedJob)) === 'failed', 60_000);
+  expect((await attempts(p.sql, ended.endpoints[0]!.id)).map((r) => [r.attempt, r.status])).toEqual([
+    [1, 'failed'],
+    [2, 'failed'],
+    [3, 'failed'],
+  ]);
+  await p.queue.remove(endedJob);
+
+  // Two endpoints fail their first attempt and lose their retry; one of them is then disabled.
+  const paths = [`/hooks/${randomUUID()}`, `/hooks/${randomUUID()}`];
+  const losing = await startLosingReceiver(p.queue, paths, 200);
+  let n = 0;
+  const lost = await p.workspace(2, { url: () => losing.url(paths[n++]!) });
+  const [disabled, kept] = lost.endpoints as [(typeof lost.endpoints)[0], (typeof lost.endpoints)[0]];
+  const [lostEvent] = await p.writeEvents(lost.workspaceId, 1);
+  await losing.paused();
+  await loseTheRetries(
+    p,
+    [disabled, kept].map((e) => ({ jobId: deliveryJobId(lostEvent!.id, e.id), endpointId: e.id })),
+  );
+  await lost.client.patch(`/webhook-endpoints/${disabled.id}`, { enabled: false }).expect(200);
+  await p.queue.resume();
+
+  // The pass that adds the kept endpoint's retry reads the other's too (due at the same time).
+  await waitFor("the kept endpoint's retry", () => losing.at(paths[1]!).length === 2, 60_000);
+  await aWholePassOfEach([runtime]);
+  expect(await p.queue.getJob(endedJob)).toBeUndefined();
+  expect(await p.queue.getJob(deliveryJobId(lostEvent!.id, disabled.id))).toBeUndefined();
+  expect(receiver.at(ended.endpoints[0]!.path)).toHaveLength(3);
+  expect(losing.at(paths[0]!)).toHaveLength(1);
+  expect((await attempts(p.sql, kept.id)).map((r) => [r.attempt, r.status])).toEqual([
+    [1, 'failed'],
+    [2, 'succeeded'],
+  ]);
+  expect(await runtime.requeued()).toBe(1);
+}, 120_000);
+
+test("one workspace's lost retries do not hold up another's: the workspaces take turns in a pass, and each job carries its attempts", async () => {
+  const p = await platform('webhooks_requeue_retry_turns');
+  const busy = await p.workspace(1);
+  const other = await p.workspace(1);
+  const backlog = await p.writeEvents(busy.workspaceId, 30);
+  const [lone] = await p.writeEvents(other.workspaceId, 1);
+  // Published while no instance runs, every job lost after a failed 2nd attempt recorded 5 s ago
+  // (the busy workspace's first).
+  await p.sql.$transaction((tx) => publishOutboxBatch(tx, p.queue, 100));
+  await p.queue.obliterate({ force: true });
+  for (const [event, endpoint, ago] of [...backlog.map((e) => [e, busy.endpoints[0]!, 6] as const), [lone!, other.endpoints[0]!, 5] as const]) {
+    await p.sql.$executeRawUnsafe(
+      `INSERT INTO "webhook_deliveries" ("workspace_id", "endpoint_id", "event_id", "event_type", "attempt", "status", "response_status", "error", "created_at")
+       VALUES ($1::uuid, $2::uuid, $3::text, 'item.created', 2, 'failed', 500, 'receiver answered 500', CURRENT_TIMESTAMP - $4::int * interval '1 second')`,
+      event.workspaceId,
+      endpoint.id,
+      event.id,
+      ago,
+    );
+  }
+
+  const options = { sql: p.sql, queue: p.queue, afterMs: 200, lookbackMs: 900_000, schedule: [100, 1000, 100], batch: 5 };
+  const pass = await requeueLostDeliveries(options);
+  expect(pass).toMatchObject({ ran: true, examined: 0, retriesExamined: 5, retriesRequeued: 5 });
+  const loneJob = await p.queue.getJob(deliveryJobId(lone!.id, other.endpoints[0]!.id));
+  expect(loneJob?.data).toMatchObject({ endpoint_id: other.endpoints[0]!.id, attempts_made: 2, event: { id: lone!.id } });
+  // Until a worker attempts them, the same pairs are looked at again, and found in the queue.
+  expect(await requeueLostDeliveries(options)).toMatchObject({ retriesExamined: 5, retriesRequeued: 0 });
 }, 120_000);

@@ -2,13 +2,25 @@ import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bu
 import { Agent, request, type Dispatcher } from 'undici';
 import { inConsumerSpan, queueKeyPrefix, type Logger, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NOT_PUBLIC_MESSAGE } from '@platform/address-guard';
-import { DELIVERY_JOB_NAME, DeliveryJob } from './deliveries.queue';
+import { DELIVERY_JOB_NAME, DeliveryJob, priorAttempts } from './deliveries.queue';
 import type { Sql } from './sql';
 import { webhookSignatureHeader } from './webhook-signature';
 import { webhooksStore, type EndpointRow } from './webhooks.store';
 
 /** Delays before the 2nd, 3rd, ... attempt (contract section 11): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+/**
+ * The delay before the next attempt of a job whose attempt failed, or -1 after the last step (BullMQ
+ * then fails the job). `attemptsMade`: BullMQ's count, the failed attempt included; `data`: the job's
+ * payload, whose `attempts_made` (a requeued retry) counts the attempts made before the job was added.
+ */
+export function retryDelay(schedule: readonly number[], attemptsMade: number, data: unknown): number {
+  return schedule[attemptsMade + priorAttempts(data) - 1] ?? -1;
+}
+
+/** The error recorded for an attempt not sent because the endpoint was disabled: it ends the job, as 410 Gone does. */
+export const NOT_SENT_DISABLED = 'not sent: the endpoint is disabled';
 
 /** A receiver slower than this is a failed attempt (contract section 11). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
@@ -127,7 +139,7 @@ export async function attemptDelivery(job: DeliveryJob, attempt: number, options
       attempt,
       status: 'failed',
       responseStatus: null,
-      error: 'not sent: the endpoint is disabled',
+      error: NOT_SENT_DISABLED,
     });
     return { status: 'undeliverable', reason: 'endpoint_disabled' };
   }
@@ -206,7 +218,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     };
     const parsed = DeliveryJob.safeParse(job.data);
     if (!parsed.success) return undeliverable('invalid_job', {}, parsed.error.message.slice(0, MAX_ERROR_LENGTH));
-    const attempt = job.attemptsMade + 1;
+    const attempt = (parsed.data.attempts_made ?? 0) + job.attemptsMade + 1;
     const outcome = await attemptDelivery(parsed.data, attempt, attemptOptions);
     const about = { event_id: parsed.data.event.id, endpoint_id: parsed.data.endpoint_id, workspace_id: parsed.data.event.workspace_id, attempt };
     if (outcome.status === 'undeliverable') return undeliverable(outcome.reason, about);
@@ -214,7 +226,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     options.onOutcome?.(outcome.status === 'succeeded' ? 'succeeded' : outcome.gone ? 'disabled' : 'failed');
     if (outcome.status !== 'failed') return;
     if (outcome.gone) throw new UnrecoverableError('receiver answered 410 Gone; endpoint disabled');
-    // Retried after schedule[attempt - 1]; the backoff strategy stops after the last step.
+    // Retried after schedule[attempt - 1] (retryDelay); the backoff strategy stops after the last step.
     throw new Error(outcome.error);
   };
 
@@ -232,7 +244,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
             'messaging.system': 'bullmq',
             'messaging.destination.name': options.queueName,
             'messaging.message.id': job.id ?? '',
-            'platform.attempt': job.attemptsMade + 1,
+            'platform.attempt': priorAttempts(job.data) + job.attemptsMade + 1,
           },
         },
         () => deliver(job),
@@ -244,7 +256,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       // BullMQ takes an explicit undefined as a value, not as "its default".
       lockDuration: options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,
       stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
-      settings: { backoffStrategy: (attemptsMade: number) => schedule[attemptsMade - 1] ?? -1 },
+      settings: { backoffStrategy: (attemptsMade: number, _type, _err, job) => retryDelay(schedule, attemptsMade, job?.data) },
     },
   );
   worker.on('error', (err) => options.logger?.error({ err }, 'delivery worker error'));

@@ -10,7 +10,7 @@ import {
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
 import { startDeliveryRequeue } from './deliveries.requeue';
-import { DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
+import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
 import { startOutboxRelay } from './outbox-relay';
 import { PRUNED_TABLES, startRetentionPruner, type RetentionPrunerOptions } from './retention';
 import type { Sql } from './sql';
@@ -98,11 +98,13 @@ export function startServiceWebhooks(options: {
     ? registeredCounter(
         options.metrics,
         'webhook_deliveries_requeued_total',
-        'Delivery jobs added again: published, no delivery record, and Redis had lost the job.',
+        'Delivery jobs added again because Redis had lost them: published without a delivery record, or a retry overdue after a failed attempt.',
         [],
       )
     : undefined;
   requeued?.inc(0);
+  // The requeue must know the worker's schedule: when a retry is due, and which attempt was the last.
+  const schedule = config.WEBHOOKS_RETRY_SCHEDULE_MS ?? DEFAULT_RETRY_SCHEDULE_MS;
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
   const requeue = startDeliveryRequeue({
     sql: options.sql,
@@ -110,6 +112,7 @@ export function startServiceWebhooks(options: {
     afterMs: config.WEBHOOKS_REQUEUE_AFTER_MS,
     intervalMs: config.WEBHOOKS_REQUEUE_INTERVAL_MS,
     lookbackMs: config.WEBHOOKS_REQUEUE_LOOKBACK_MS,
+    schedule,
     batch: config.WEBHOOKS_REQUEUE_BATCH,
     logger,
     onRequeued: requeued && (() => requeued.inc()),
@@ -119,7 +122,7 @@ export function startServiceWebhooks(options: {
     connection: workerRedis,
     queueName,
     prefix,
-    schedule: config.WEBHOOKS_RETRY_SCHEDULE_MS,
+    schedule,
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
     allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE,
     lockDurationMs: config.WEBHOOKS_LOCK_DURATION_MS,

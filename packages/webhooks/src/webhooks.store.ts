@@ -273,6 +273,15 @@ export interface UnrecordedDelivery extends OutboxRow {
   publishedAt: Date;
 }
 
+/** A published event and one endpoint it is for whose latest delivery record is a failed attempt with retries left. */
+export interface DueRetry extends OutboxRow {
+  endpointId: string;
+  /** The latest record: its attempt number, when it was written, and when the next attempt was due. */
+  attempt: number;
+  recordedAt: Date;
+  dueAt: Date;
+}
+
 /**
  * Delivery records are looked for from this long before the window's first publication: a row
  * republished after a relay crashed before its commit has its records from the first publication.
@@ -342,6 +351,84 @@ export function requeueStore(tx: SqlClient) {
         REPUBLISHED_MARGIN_MS,
       );
       return { deliveries: rows.map(({ oldest: _, ...delivery }) => delivery), oldest: rows[0]?.oldest ?? null };
+    },
+
+    /**
+     * (event, endpoint) pairs whose latest delivery record is a failed attempt with a step of
+     * `schedule` left, whose next attempt came due from `from` (never more than `lookbackMs` ago)
+     * until before `until`: for an endpoint that is enabled and subscribed to the event's type, and
+     * an event whose outbox row is kept (the job is rebuilt from it). A failed attempt that ended its
+     * job is not one: 410 Gone, or `endedError` (not sent, the endpoint was disabled). At most
+     * `limit`, the workspaces taking turns as in `unrecorded`. `oldest`: the earliest due time of
+     * such a pair, found or not (null when there is none).
+     *
+     * Each step's records are read by "created_at" (the attempts whose next one came due in the
+     * window were recorded in it shifted back by the step), and whether one is its pair's latest by
+     * "webhook_deliveries_event_id_endpoint_id_created_at_idx".
+     */
+    async dueRetries(window: {
+      from: Date | null;
+      until: Date;
+      lookbackMs: number;
+      schedule: readonly number[];
+      endedError: string;
+      limit: number;
+    }): Promise<{ retries: DueRetry[]; oldest: Date | null }> {
+      const rows = await tx.$queryRawUnsafe<(DueRetry & { oldest: Date })[]>(
+        `WITH "bounds" AS MATERIALIZED (
+           SELECT GREATEST(CURRENT_TIMESTAMP - $3::int * interval '1 millisecond', COALESCE($1::timestamptz, '-infinity')) AS "from"
+         ), "due" AS (
+           -- One range of the "created_at" index per step, never a scan of the whole table (OFFSET 0 keeps
+           -- the planner from flattening the LATERAL into a join it may answer with one).
+           SELECT d.*, d."recorded_at" + s."delay_ms" * interval '1 millisecond' AS "due_at"
+             FROM unnest($4::bigint[]) WITH ORDINALITY AS s("delay_ms", "attempt")
+             CROSS JOIN LATERAL (
+               SELECT f."id", f."workspace_id", f."endpoint_id", f."event_id", f."event_type", f."attempt", f."created_at" AS "recorded_at"
+                 FROM "webhook_deliveries" f
+                WHERE f."created_at" >= (SELECT "from" FROM "bounds") - s."delay_ms" * interval '1 millisecond'
+                  AND f."created_at" < $2::timestamptz - s."delay_ms" * interval '1 millisecond'
+                  AND f."attempt" = s."attempt" AND f."status" = 'failed'
+                  AND f."response_status" IS DISTINCT FROM 410 AND f."error" IS DISTINCT FROM $5::text
+               OFFSET 0
+             ) d
+            WHERE NOT EXISTS (
+              SELECT 1 FROM "webhook_deliveries" l
+               WHERE l."event_id" = d."event_id" AND l."endpoint_id" = d."endpoint_id" AND l."created_at" >= d."recorded_at"
+                 AND (l."created_at", l."attempt", l."id") > (d."recorded_at", d."attempt", d."id"))
+         ), "pairs" AS (
+           SELECT e."id", e."workspace_id", e."type", e."data", e."created_at", e."traceparent", r."endpoint_id", r."attempt", r."recorded_at", r."due_at",
+                  row_number() OVER (PARTITION BY r."workspace_id" ORDER BY r."due_at", r."event_id", r."endpoint_id") AS "turn",
+                  min(r."due_at") OVER () AS "oldest"
+             FROM "due" r
+             JOIN "outbox_events" e ON e."id" = r."event_id" AND e."workspace_id" = r."workspace_id"
+             JOIN "webhook_endpoints" ep ON ep."id" = r."endpoint_id" AND ep."workspace_id" = r."workspace_id"
+            WHERE ep."enabled" AND ('*' = ANY(ep."events") OR r."event_type" = ANY(ep."events"))
+         )
+         SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt", "traceparent", "endpoint_id" AS "endpointId",
+                "attempt", "recorded_at" AS "recordedAt", "due_at" AS "dueAt", "oldest"
+           FROM "pairs" ORDER BY "turn", "due_at", "id", "endpoint_id" LIMIT $6::int`,
+        window.from,
+        window.until,
+        window.lookbackMs,
+        window.schedule,
+        window.endedError,
+        window.limit,
+      );
+      return { retries: rows.map(({ oldest: _, ...retry }) => retry), oldest: rows[0]?.oldest ?? null };
+    },
+
+    /** Those of these (event, endpoint) pairs that have a delivery record written after `since` (their latest one when read). */
+    recordedAfter(pairs: { eventId: string; endpointId: string; since: Date }[]): Promise<{ eventId: string; endpointId: string }[]> {
+      return Promise.resolve(
+        tx.$queryRawUnsafe<{ eventId: string; endpointId: string }[]>(
+          `SELECT DISTINCT d."event_id" AS "eventId", d."endpoint_id" AS "endpointId"
+             FROM unnest($1::text[], $2::uuid[], $3::timestamptz[]) AS p("event_id", "endpoint_id", "since")
+             JOIN "webhook_deliveries" d ON d."event_id" = p."event_id" AND d."endpoint_id" = p."endpoint_id" AND d."created_at" > p."since"`,
+          pairs.map((p) => p.eventId),
+          pairs.map((p) => p.endpointId),
+          pairs.map((p) => p.since),
+        ),
+      );
     },
 
     /** Those of these (event, endpoint) pairs, published from `from` on, that have a delivery record now. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { Redis } from 'ioredis';
+import { withoutHashTag } from '@platform/core';
 import { idsFor, type Fixtures } from '../support/fixtures';
 import { describe, type Answer } from '../support/http';
 import { answered, refused, refusedWith, type Judge } from '../support/judge';
@@ -15,8 +16,8 @@ import { contractRoutes } from '../support/routes';
  */
 
 const MIB = 1024 * 1024;
-/** Where the gateway keeps idempotency records: DEFAULT_REDIS_PREFIX (gateway/src/redis.ts) + `idem:` (gateway/src/app.ts). */
-const IDEMPOTENCY_KEYS = 'platform:gateway:idem:*';
+/** Where the gateway keeps idempotency records: `<QUEUE_PREFIX>:gateway:` (gateway/src/redis.ts) + `idem:` (gateway/src/app.ts). */
+const idempotencyKeys = (queuePrefix: string) => `${withoutHashTag(queuePrefix)}:gateway:idem:*`;
 /** A record may hold a stored answer of up to 1 MiB, plus its headers and hashes. */
 const RECORD_LIMIT_BYTES = MIB + 64 * 1024;
 /** A 400 that lists at most 100 problems is a few tens of KiB at most. */
@@ -71,12 +72,12 @@ function rawErrorProblems(answer: RawAnswer, status: number, code: string): stri
 }
 
 /** Idempotency records over the limit; none found at all means the battery looks in the wrong place. */
-async function oversizedRecords(redis: Redis): Promise<string[]> {
+async function oversizedRecords(redis: Redis, pattern: string): Promise<string[]> {
   const found: string[] = [];
   let records = 0;
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', IDEMPOTENCY_KEYS, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
     for (const key of keys) {
       records++;
@@ -84,7 +85,7 @@ async function oversizedRecords(redis: Redis): Promise<string[]> {
       if (bytes > RECORD_LIMIT_BYTES) found.push(`${key.slice(0, 60)}… holds ${(bytes / MIB).toFixed(1)} MiB`);
     }
   } while (cursor !== '0');
-  return records === 0 ? [`no idempotency record under ${IDEMPOTENCY_KEYS}: the gateway's key naming changed, update the battery`] : found;
+  return records === 0 ? [`no idempotency record under ${pattern}: the gateway's key naming changed, update the battery`] : found;
 }
 
 export async function attackWithBodies(field: Battlefield, a: Fixtures, category: Category): Promise<void> {
@@ -156,7 +157,7 @@ export async function attackWithBodies(field: Battlefield, a: Fixtures, category
       );
       check('POST /items/bulk with 101 entries', await call('POST', '/warehouse/v1/items/bulk', entries(101)), refusedWith(400));
     }
-    category.check('no idempotency record in Redis holds more than 1 MiB', await oversizedRecords(redis));
+    category.check('no idempotency record in Redis holds more than 1 MiB', await oversizedRecords(redis, idempotencyKeys(field.platform.queuePrefix)));
   } finally {
     redis.disconnect();
   }
