@@ -23,9 +23,9 @@ export const RULES_ENV: Record<string, string> = {
   WEBHOOKS_RETRY_SCHEDULE_MS: '500,1000,2000,4000',
   // Runs: a worker that dies mid-run loses its job's lock within 20 s and the other worker takes it
   // (production: 30 s). The lock must outlast the failover: a live worker renews it every half
-  // duration and cannot while Redis is away, so a 3 s lock sent runs that were never stalled back to
-  // the queue after a 6 s promotion, and their third pick-up failed them. Runs whose job went with
-  // the old master are enqueued again after 2 s.
+  // duration and cannot while Redis is away, so a shorter lock expires under a live worker during a
+  // 4-6 s promotion (with 3 s, an accepted run ended failed). Runs whose job went with the old master
+  // are enqueued again after 2 s.
   WORKER_LOCK_DURATION_MS: '20000',
   WORKER_STALLED_INTERVAL_MS: '1000',
   WORKER_REQUEUE_AFTER_MS: '2000',
