@@ -1,28 +1,30 @@
+import Redis from 'ioredis';
 import { sleep, startFleet, uniqueDatabaseName, waitFor, type Fleet } from '@platform/testing';
 import { call, statusCounts, startLoop, type Outcome } from './support/load';
+import { prepareRules, RULES_ENV, type Rules } from './support/rules';
 
 // The fleet of contract section 17 (what `npm run fleet` runs): a Redis Cluster of 3 masters and 3
 // replicas, PgBouncer in transaction mode, 2 gateways, 2 instances of each service behind a
 // balancer, 2 run workers. A master dies under load through both gateways; the cluster promotes
-// its replica and the platform carries on.
+// its replica and the platform carries on, and a run worker is SIGKILLed mid-run; every rule of
+// section 17's fleet bullet holds over both gateways throughout (support/rules.ts).
 
 const ENQUEUE_TIMEOUT_MS = 2_000;
 let fleet: Fleet;
+let rules: Rules | undefined;
 
 beforeAll(async () => {
   fleet = await startFleet({
     name: uniqueDatabaseName('drill_fleet'),
     env: {
+      ...RULES_ENV,
       PIPELINES_ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS),
-      PIPELINES_RUN_BACKOFF_MS: '200',
-      // Runs whose job went with the old master get it back after 2 s (production: 60 s, looked at every 30 s).
-      WORKER_REQUEUE_AFTER_MS: '2000',
-      WORKER_REQUEUE_INTERVAL_MS: '250',
     },
   });
 }, 180_000);
 
 afterAll(async () => {
+  await rules?.close();
   await fleet?.stop();
 });
 
@@ -60,7 +62,7 @@ test('the fleet: 2 gateways, 2 instances of each service, 2 workers on a 3-maste
   for (const p of fleet.processes()) expect((await call(p.metricsUrl)).status).toBe(200);
 });
 
-test('a master killed under load: reads stay 200 on both gateways, triggers are 202, 409 or a fast 503 with Retry-After, every process is back within 15 s of the promotion, every accepted run succeeds, no log shows CROSSSLOT, nor MOVED or ASK outside the failover', async () => {
+test('a master and a worker killed under a mixed load through both gateways: reads stay 200, triggers are 202, 409 or a fast 503 with Retry-After, every process is back within 15 s of the promotion, every accepted run succeeds, every rule of the fleet holds, no log shows CROSSSLOT, nor MOVED or ASK outside the failover', async () => {
   const pipelines = await createPipelines(20);
   const reader = await fleet.platform.createApiKey({ name: 'reader' });
   const triggerer = await fleet.platform.createApiKey({ name: 'triggerer' });
@@ -70,6 +72,12 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
     body: { name: 'Fleet drill', starts_at: new Date().toISOString() },
   });
   expect(event.status).toBe(201);
+  rules = await prepareRules(
+    { platform: fleet.platform, gatewayUrls: fleet.gatewayUrls, logs: () => fleet.logs() },
+    { tickets: 30, ticketsOverMs: 12_000, validationsPerTicket: 4, pipelines: 6, triggersPerRound: 4, rateLimit: 25, maxMs: 60_000 },
+  );
+  // Rate limits exact over both gateways, and idempotent answers stored, while Redis is healthy.
+  const healthy = await rules.whileHealthy();
 
   const reads = startLoop({
     concurrency: 2,
@@ -97,7 +105,12 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
     },
   });
 
+  rules.start();
   await sleep(2_000);
+  // A worker SIGKILLed mid-run: its run goes to the other worker once its lock expires.
+  const killedRunId = await rules.runningOn('worker-1');
+  const workerKilledAt = Date.now();
+  expect((await fleet.platform.kill('worker-1', 'SIGKILL')).signal).toBe('SIGKILL');
   // The master that holds the runs queue (its keys share the hash slot of `{<queue>}`).
   const runsQueueMaster = await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`);
   const index = (await fleet.redis.masters()).findIndex((m) => m.port === runsQueueMaster.port);
@@ -109,10 +122,23 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
 
   await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
   const backAfterMs = Date.now() - promotedAt;
+  // Ticks go on after both kills (worker-2 alone schedules now).
+  await waitFor(
+    'a schedule tick after the promotion',
+    () =>
+      fleet
+        .logs('worker-2')
+        .some(({ line }) => line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt),
+    30_000,
+    100,
+  );
   await sleep(2_000);
   const readOutcomes = await reads.stop();
   const triggerOutcomes = await triggers.stop();
-  process.stdout.write(`promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`);
+  await rules.stop();
+  process.stdout.write(
+    `worker-1 killed ${killedAt - workerKilledAt} ms before the master; promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`,
+  );
 
   // Reads: served throughout, on both gateways.
   expect(statusCounts(readOutcomes)).toEqual({ '200': readOutcomes.length });
@@ -131,18 +157,22 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
   const finals = await waitFor(
     'every accepted run to end',
     async () => {
-      const statuses = await Promise.all(
+      const runs = await Promise.all(
         accepted.map(
-          async (a) =>
-            (await call(`${fleet.gatewayUrls[0]}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(fleet.token) })).body?.status,
+          async (a) => (await call(`${fleet.gatewayUrls[0]}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(fleet.token) })).body,
         ),
       );
-      return statuses.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) ? statuses : undefined;
+      return runs.every((r) => ['succeeded', 'failed', 'cancelled'].includes(r?.status)) ? runs : undefined;
     },
     90_000,
     500,
   );
-  expect(finals.filter((s) => s !== 'succeeded')).toEqual([]);
+  expect(finals.filter((r) => r.status !== 'succeeded')).toEqual([]);
+
+  // Every rule of the fleet held through both kills.
+  const measured = await rules.verify({ killedRunId, ticksAfter: promotedAt, gap: { from: killedAt, to: promotedAt + 15_000 } });
+  process.stdout.write(`${JSON.stringify({ ...healthy, ...measured }, null, 1)}\n`);
+  await fleet.platform.restart('worker-1');
 
   // Normal operation again, after the failover window: runs on every pipeline through both gateways.
   await sleep(Math.max(0, promotedAt + 16_000 - Date.now()));
@@ -157,18 +187,23 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
       return { pipelineId, runId: res.body.id as string };
     }),
   );
+  let laterRuns: unknown[] = [];
   await waitFor(
     'the runs after the failover to succeed',
     async () => {
-      for (const run of later) {
-        const res = await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) });
-        if (res.body?.status !== 'succeeded') return false;
-      }
-      return true;
+      laterRuns = await Promise.all(
+        later.map(
+          async (run) =>
+            (await call(`${fleet.gatewayUrls[1]}/pipelines/v3/pipelines/${run.pipelineId}/runs/${run.runId}`, { headers: auth(fleet.token) })).body,
+        ),
+      );
+      return laterRuns.every((r) => (r as { status?: string })?.status === 'succeeded');
     },
-    30_000,
+    60_000,
     250,
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(laterRuns.filter((r) => (r as { status?: string })?.status !== 'succeeded'))}`);
+  });
 
   // Every process still runs. No process ever sent a cross-slot command, and outside the failover
   // (from the kill to 15 s after the promotion) none met a redirection it did not follow.
@@ -188,5 +223,34 @@ test('a master killed under load: reads stay 200 on both gateways, triggers are 
   process.stdout.write(`${redirections.length} log lines with a redirection, all in the failover: ${redirections.every(inFailover)}\n`);
   expect(redirections.filter((entry) => !inFailover(entry))).toEqual([]);
 
+  // The platform's keys (queues and the gateway's limiter and idempotency keys), seen from Redis:
+  // spread over more than one master, and the gateway's alone on more than one.
+  const spread = await keysPerMaster(fleet);
+  process.stdout.write(`platform keys per master: ${JSON.stringify(spread)}\n`);
+  expect(spread.filter((m) => m.platform > 0).length).toBeGreaterThanOrEqual(2);
+  expect(spread.filter((m) => m.gateway > 0).length).toBeGreaterThanOrEqual(2);
+
   await fleet.redis.restart(killed);
-}, 180_000);
+}, 420_000);
+
+/** Keys under the platform's QUEUE_PREFIX on each master, and of those the gateway's (`<prefix>:gateway:`). */
+async function keysPerMaster(of: Fleet): Promise<{ master: number; platform: number; gateway: number }[]> {
+  const prefix = of.platform.queuePrefix.replace(/[{}]/g, '');
+  return Promise.all(
+    (await of.redis.masters()).map(async ({ host, port }) => {
+      const node = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        const keys: string[] = [];
+        let cursor = '0';
+        do {
+          const [next, batch] = await node.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1_000);
+          keys.push(...batch);
+          cursor = next;
+        } while (cursor !== '0');
+        return { master: port, platform: keys.length, gateway: keys.filter((k) => k.includes(`${prefix}:gateway:`)).length };
+      } finally {
+        node.disconnect();
+      }
+    }),
+  );
+}

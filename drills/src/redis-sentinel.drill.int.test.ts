@@ -1,35 +1,44 @@
 import { sleep, startPlatform, startRedisSentinel, uniqueDatabaseName, waitFor, type Platform, type RedisSentinel } from '@platform/testing';
 import { call, statusCounts, startLoop } from './support/load';
+import { prepareRules, RULES_ENV, type Rules } from './support/rules';
 
 // A platform on Redis under Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_MASTER, contract section 17):
 // the master dies under load, the sentinels promote the replica, and every process follows it
-// without a restart.
+// without a restart, and a run worker is SIGKILLed mid-run; the rules of section 17's fleet bullet
+// hold over both gateways throughout (support/rules.ts, smaller than the cluster drill's).
 
 let sentinel: RedisSentinel;
 let platform: Platform;
+let rules: Rules | undefined;
+const lines: { name: string; line: string }[] = [];
 
 beforeAll(async () => {
   sentinel = await startRedisSentinel();
   platform = await startPlatform({
     name: uniqueDatabaseName('drill_sentinel'),
     redis: sentinel,
-    processes: ['events', 'pipelines', 'worker', 'gateway'],
-    env: {
-      PIPELINES_RUN_BACKOFF_MS: '200',
-      WORKER_REQUEUE_AFTER_MS: '2000',
-      WORKER_REQUEUE_INTERVAL_MS: '250',
-    },
+    processes: [
+      'events',
+      'pipelines',
+      { kind: 'worker', name: 'worker-1' },
+      { kind: 'worker', name: 'worker-2' },
+      { kind: 'gateway', name: 'gateway-1' },
+      { kind: 'gateway', name: 'gateway-2' },
+    ],
+    env: RULES_ENV,
+    onOutput: (name, line) => lines.push({ name, line }),
   });
 }, 120_000);
 
 afterAll(async () => {
+  await rules?.close();
   await platform?.stop();
   await sentinel?.stop();
 });
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'platform-version': '2024-12-01' });
 
-test('the master killed under load: reads stay 200, triggers are 202, 409 or 503 with Retry-After and accepted again after the promotion, every accepted run succeeds', async () => {
+test('the master and a worker killed under a mixed load through both gateways: reads stay 200, triggers are 202, 409 or 503 with Retry-After and accepted again after the promotion, every accepted run succeeds, every rule of the fleet holds', async () => {
   expect(platform.redisEnv).toEqual({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: sentinel.masterName });
   const pipelines: string[] = [];
   for (let i = 0; i < 10; i++) {
@@ -47,13 +56,19 @@ test('the master killed under load: reads stay 200, triggers are 202, 409 or 503
   }
   const reader = await platform.createApiKey({ name: 'reader' });
   const triggerer = await platform.createApiKey({ name: 'triggerer' });
+  rules = await prepareRules(
+    { platform, gatewayUrls: platform.gatewayUrls, logs: () => [...lines] },
+    { tickets: 12, ticketsOverMs: 6_000, validationsPerTicket: 3, pipelines: 3, triggersPerRound: 2, rateLimit: 15, maxMs: 60_000 },
+  );
+  // Rate limits exact over both gateways, and idempotent answers stored, while Redis is healthy.
+  const healthy = await rules.whileHealthy();
 
   const reads = startLoop({
     concurrency: 2,
     pauseMs: 50,
     maxRequests: 600,
     maxMs: 30_000,
-    request: () => call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${pipelines[0]}`, { headers: auth(reader.token), timeoutMs: 5_000 }),
+    request: (i) => call(`${platform.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelines[0]}`, { headers: auth(reader.token), timeoutMs: 5_000 }),
   });
   const accepted: { pipelineId: string; runId: string }[] = [];
   const triggers = startLoop({
@@ -63,7 +78,7 @@ test('the master killed under load: reads stay 200, triggers are 202, 409 or 503
     maxMs: 30_000,
     request: async (i) => {
       const pipelineId = pipelines[i % pipelines.length]!;
-      const outcome = await call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${pipelineId}/runs`, {
+      const outcome = await call(`${platform.gatewayUrls[i % 2]}/pipelines/v3/pipelines/${pipelineId}/runs`, {
         method: 'POST',
         headers: auth(triggerer.token),
         body: { trigger: 'manual' },
@@ -74,16 +89,32 @@ test('the master killed under load: reads stay 200, triggers are 202, 409 or 503
     },
   });
 
+  rules.start();
   await sleep(2_000);
+  // A worker SIGKILLed mid-run: its run goes to the other worker once its lock expires.
+  const killedRunId = await rules.runningOn('worker-1');
+  expect((await platform.kill('worker-1', 'SIGKILL')).signal).toBe('SIGKILL');
   const killedAt = Date.now();
   const { promoted } = await sentinel.killMaster();
   const promotedAt = Date.now();
   expect(await sentinel.master()).toEqual(promoted);
   await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
   const backAfterMs = Date.now() - promotedAt;
+  // Ticks go on after both kills (worker-2 alone schedules now).
+  await waitFor(
+    'a schedule tick after the promotion',
+    () =>
+      lines.some(
+        ({ name, line }) =>
+          name === 'worker-2' && line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt,
+      ),
+    30_000,
+    100,
+  );
   await sleep(2_000);
   const readOutcomes = await reads.stop();
   const triggerOutcomes = await triggers.stop();
+  await rules.stop();
   process.stdout.write(`promotion ${promotedAt - killedAt} ms after the kill; triggers accepted again ${backAfterMs} ms after it\n`);
 
   expect(statusCounts(readOutcomes)).toEqual({ '200': readOutcomes.length });
@@ -94,22 +125,26 @@ test('the master killed under load: reads stay 200, triggers are 202, 409 or 503
   const finals = await waitFor(
     'every accepted run to end',
     async () => {
-      const statuses = await Promise.all(
+      const runs = await Promise.all(
         accepted.map(
-          async (a) =>
-            (await call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(platform.token) })).body?.status,
+          async (a) => (await call(`${platform.gatewayUrl}/pipelines/v3/pipelines/${a.pipelineId}/runs/${a.runId}`, { headers: auth(platform.token) })).body,
         ),
       );
-      return statuses.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) ? statuses : undefined;
+      return runs.every((r) => ['succeeded', 'failed', 'cancelled'].includes(r?.status)) ? runs : undefined;
     },
     90_000,
     500,
   );
-  expect(finals.filter((s) => s !== 'succeeded')).toEqual([]);
+  expect(finals.filter((r) => r.status !== 'succeeded')).toEqual([]);
+
+  // Every rule of the fleet held through both kills.
+  const measured = await rules.verify({ killedRunId, ticksAfter: promotedAt, gap: { from: killedAt, to: promotedAt + 15_000 } });
+  process.stdout.write(`${JSON.stringify({ ...healthy, ...measured }, null, 1)}\n`);
+  await platform.restart('worker-1');
   expect(
     platform
       .processes()
       .filter((p) => !p.running)
       .map((p) => p.name),
   ).toEqual([]);
-}, 150_000);
+}, 300_000);
