@@ -142,6 +142,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         stopListening();
         await keyChanges.close();
         limiter.close();
+        idempotency.close();
         await activity.close();
         await proxy.close();
       })()),

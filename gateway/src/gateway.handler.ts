@@ -336,8 +336,13 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       if (response) await idempotency.complete(claim, response);
       else await idempotency.release(claim);
     } catch (err) {
-      // The claim then ends with its short TTL; until then a retry gets 409 with Retry-After.
-      logger.warn({ err: err instanceof Error ? err.message : err, request_id: requestId }, 'idempotency record not written: Redis unreachable');
+      // A released claim ends with its short TTL (a retry gets 409 with Retry-After until then). An
+      // answer that ran is written as soon as Redis is back: a retry must replay it, never run again.
+      logger.warn({ err: err instanceof Error ? err.message : err, request_id: requestId }, 'idempotency record not written yet: Redis unreachable');
+      if (response)
+        idempotency.storeLater(claim, response, () =>
+          logger.error({ request_id: requestId }, 'idempotency record dropped: Redis was away too long; a retry with its key runs again'),
+        );
     }
     if (held) {
       if (!res.destroyed) sendStored(res, { status: held.status, headers: forwardedResponseHeaders(held.headers, {}), body: held.body }, headers, false);

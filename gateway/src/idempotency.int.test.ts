@@ -255,7 +255,7 @@ describe('answers that are not stored', () => {
       await large.close();
       await closeServer(service);
     }
-  });
+  }, 90_000);
 });
 
 describe('scope: workspace + method + path + key', () => {
@@ -415,6 +415,62 @@ describe('Redis unreachable', () => {
       relay.setMode('forward');
       await slowRedis.close();
       await relay.close();
+    }
+  });
+});
+
+describe('Redis away between the claim and the record (contract sections 7 and 17)', () => {
+  test('an answer that ran is stored once Redis is back: the retry replays it, the service ran once', async () => {
+    const redisUrl = new URL(testRedisUrl());
+    const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    let ran = 0;
+    // The service runs the request while the gateway loses Redis: its claim went through, its record cannot.
+    const service = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        ran++;
+        relay.setMode('refuse');
+        relay.cut();
+        const body = JSON.stringify({ id: `created-${ran}` });
+        res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+    const upstream = await listen(service);
+    const gateway = await startGateway({ upstreams: allUpstreams(upstream), redisUrl: `redis://127.0.0.1:${relay.port}` });
+    try {
+      const { token } = await createTestKey(gateway.store);
+      await waitFor('Redis through the relay to be ready', () => gateway.redis.status === 'ready', 30_000, 20);
+      const key = newKey();
+      const first = await post('/events/v0/events', { base: gateway.url, token, key, body: { name: 'x' } });
+      expect([first.status, first.body]).toEqual([201, { id: 'created-1' }]);
+      expect(ran).toBe(1);
+
+      relay.setMode('forward');
+      const probe = new Redis(testRedisUrl());
+      try {
+        const recordKey = await waitFor(
+          'the record written once Redis is back',
+          async () => {
+            const keys = await probe.keys(`${gateway.redisPrefix}idem:*`);
+            for (const k of keys) if ((await probe.hget(k, 'state')) === 'done') return k;
+            return undefined;
+          },
+          60_000,
+          100,
+        );
+        expect(await probe.hget(recordKey, 'status')).toBe('201');
+      } finally {
+        probe.disconnect();
+      }
+      const retry = await post('/events/v0/events', { base: gateway.url, token, key, body: { name: 'x' } });
+      expect([retry.status, retry.body, retry.headers['idempotent-replayed']]).toEqual([201, { id: 'created-1' }, 'true']);
+      expect(ran).toBe(1);
+    } finally {
+      relay.setMode('forward');
+      await gateway.close();
+      await relay.close();
+      await closeServer(service);
     }
   });
 });

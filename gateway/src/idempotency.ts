@@ -175,4 +175,81 @@ export class IdempotencyStore {
   async release(claim: IdempotencyClaim): Promise<void> {
     await this.commands.gatewayIdempotencyRelease(this.keyPrefix + claim.recordKey, claim.token);
   }
+
+  /** Answers that ran but could not be stored yet (Redis away), oldest first. */
+  private readonly unstored: UnstoredAnswer[] = [];
+  private unstoredBytes = 0;
+  private storing: NodeJS.Timeout | undefined;
+
+  /**
+   * An answer whose request ran while its record could not be written (Redis went away or was slow
+   * after the claim): it is written as soon as Redis answers again, so a retry with the same key
+   * replays it instead of running a second time (contract sections 7 and 17). The claim keeps the
+   * key for its TTL meanwhile (a retry gets 409 with Retry-After); past it, the complete script still
+   * stores the answer unless another request claimed the key since. Bounded: what waits longer than
+   * `STORE_LATER_MAX_AGE_MS`, or beyond `STORE_LATER_MAX_BYTES`, is dropped (logged by the caller's
+   * `onDropped`).
+   */
+  storeLater(claim: IdempotencyClaim, response: StoredResponse, onDropped: (claim: IdempotencyClaim) => void): void {
+    this.unstored.push({ claim, response, since: Date.now(), onDropped });
+    this.unstoredBytes += response.body.length;
+    while (this.unstoredBytes > STORE_LATER_MAX_BYTES && this.unstored.length > 1) this.drop(this.unstored.shift()!);
+    this.storing ??= setInterval(() => void this.storePending(), STORE_LATER_EVERY_MS).unref();
+  }
+
+  /** Answers still waiting for Redis (tests, metrics). */
+  get pendingRecords(): number {
+    return this.unstored.length;
+  }
+
+  private drop(entry: UnstoredAnswer): void {
+    this.unstoredBytes -= entry.response.body.length;
+    entry.onDropped(entry.claim);
+  }
+
+  private busy = false;
+  private async storePending(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.unstored.length > 0) {
+        const entry = this.unstored[0]!;
+        if (Date.now() - entry.since > STORE_LATER_MAX_AGE_MS) {
+          this.unstored.shift();
+          this.drop(entry);
+          continue;
+        }
+        if (this.redis.status !== 'ready') return;
+        try {
+          await this.complete(entry.claim, entry.response);
+        } catch {
+          return; // still away: the next tick tries again
+        }
+        this.unstored.shift();
+        this.unstoredBytes -= entry.response.body.length;
+      }
+      clearInterval(this.storing);
+      this.storing = undefined;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Stops retrying; what still waits is dropped with the process. */
+  close(): void {
+    if (this.storing) clearInterval(this.storing);
+    this.storing = undefined;
+  }
 }
+
+interface UnstoredAnswer {
+  claim: IdempotencyClaim;
+  response: StoredResponse;
+  since: number;
+  onDropped: (claim: IdempotencyClaim) => void;
+}
+
+/** How often answers that could not be stored are tried again, and for how long, in how many bytes at most. */
+const STORE_LATER_EVERY_MS = 250;
+const STORE_LATER_MAX_AGE_MS = 10 * 60_000;
+const STORE_LATER_MAX_BYTES = 64 * 1024 * 1024;
