@@ -192,7 +192,8 @@ async function externalPool(connectionUrl: string, policy: ConnectorPolicy): Pro
 
 /**
  * Creates the table when absent: `id text PRIMARY KEY, data jsonb, synced_at timestamptz`. An
- * advisory lock serialises concurrent creators (CREATE ... IF NOT EXISTS alone can still race).
+ * advisory lock per schema and one per table serialise concurrent creators (CREATE ... IF NOT
+ * EXISTS alone can still race: the second creator's insert into the catalog fails).
  */
 async function ensureTable(pool: pg.Pool, schema: string | null, table: string): Promise<string> {
   const target = schema ? `${quote(schema)}.${quote(table)}` : quote(table);
@@ -204,8 +205,12 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string):
   }
   try {
     await client.query('BEGIN');
+    // The schema's lock first (two tables of one new schema race on CREATE SCHEMA too), then the table's.
+    if (schema) {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pipelines-destination-schema:${quote(schema)}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
+    }
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pipelines-destination:${target}`]);
-    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${target} (
          "id" text PRIMARY KEY,
