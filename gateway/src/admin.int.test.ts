@@ -131,6 +131,9 @@ describe('API keys', () => {
     const unknown = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'k', scopes: ['events:read', 'bookings:write'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.errors).toEqual([expect.objectContaining({ in: 'body', field: 'scopes.1', code: 'invalid_enum' })]);
+    const twice = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'k', scopes: ['events:read', 'events:read'] });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.errors).toEqual([expect.objectContaining({ in: 'body', field: 'scopes.1', code: 'invalid_format' })]);
     const empty = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'k', scopes: [] });
     expect(empty.body.error.errors[0]).toMatchObject({ field: 'scopes', code: 'too_few_items' });
     const past = await admin('POST', `/workspaces/${id}/api-keys`, { name: 'k', expires_at: '2020-01-01T00:00:00Z' });

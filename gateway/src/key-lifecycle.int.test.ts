@@ -51,7 +51,7 @@ describe('PATCH a key', () => {
     expect(renamed.body).toEqual({ ...key, token: undefined, name: 'deploy 2' });
     expect(renamed.body).not.toHaveProperty('token');
 
-    const changed = await admin('PATCH', `/workspaces/${ws}/api-keys/${key.id}`, { scopes: ['tickets:read', 'tickets:read'], rate_limits: { pipelines: 9 } });
+    const changed = await admin('PATCH', `/workspaces/${ws}/api-keys/${key.id}`, { scopes: ['tickets:read'], rate_limits: { pipelines: 9 } });
     expect(changed.body).toMatchObject({ name: 'deploy 2', scopes: ['tickets:read'], rate_limits: { pipelines: 9 } });
     const unrestricted = await admin('PATCH', `/workspaces/${ws}/api-keys/${key.id}`, { scopes: null, rate_limits: null });
     expect(unrestricted.body).toMatchObject({ scopes: null, rate_limits: null });
@@ -81,6 +81,8 @@ describe('PATCH a key', () => {
     expect((await admin('PATCH', path, { rate_limits: { events: 100_000, 'warehouse-bulk': 1 } })).status).toBe(200);
     expect(fieldsOf(await admin('PATCH', path, { rate_limits: [] }))).toEqual(['body:rate_limits:invalid_type']);
     expect(fieldsOf(await admin('PATCH', path, { scopes: [] }))).toEqual(['body:scopes:too_few_items']);
+    // Contract 20: stored as sent or refused; a scope twice is refused, never folded into one.
+    expect(fieldsOf(await admin('PATCH', path, { scopes: ['tickets:read', 'events:read', 'tickets:read'] }))).toEqual(['body:scopes.2:invalid_format']);
     expect(fieldsOf(await admin('PATCH', path, { token_prefix: 'x' }))).toEqual(['body:token_prefix:unknown_field']);
     expect(fieldsOf(await admin('POST', `/workspaces/${ws}/api-keys`, { name: 'x', rate_limits: { bulk: 1 } }))).toEqual([
       'body:rate_limits.bulk:unknown_field',

@@ -39,8 +39,6 @@ export interface NewApiKey {
   rateLimits: RateLimits | null;
 }
 
-const distinct = (scopes: readonly string[] | null): string[] | null => (scopes === null ? null : [...new Set(scopes)]);
-
 /** Creates a key; the token exists only in this return value, the database keeps its SHA-256. */
 export async function createApiKey(store: KeysStore, workspaceId: string, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
@@ -50,7 +48,7 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
   const token = generateToken();
   const key = await store.createApiKey(workspaceId, {
     name: input.name,
-    scopes: distinct(input.scopes),
+    scopes: input.scopes,
     tokenHash: hashToken(token),
     tokenPrefix: tokenPrefix(token),
     expiresAt: input.expiresAt,
@@ -93,7 +91,7 @@ export async function updateApiKey(
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.updateApiKey(workspaceId, keyId, {
     name: change.name,
-    scopes: change.scopes === undefined ? undefined : distinct(change.scopes),
+    scopes: change.scopes,
     rateLimits: change.rateLimits,
   });
   if (!key) throw notFound('API key');

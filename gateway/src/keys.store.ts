@@ -121,7 +121,7 @@ export function keysStore(db: Database) {
 
     async createApiKey(
       workspaceId: string,
-      data: { name: string; scopes: string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null; rateLimits: RateLimits | null },
+      data: { name: string; scopes: readonly string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null; rateLimits: RateLimits | null },
     ): Promise<ApiKey> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
         INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits")
@@ -144,7 +144,7 @@ export function keysStore(db: Database) {
     async updateApiKey(
       workspaceId: string,
       keyId: string,
-      change: { name?: string; scopes?: string[] | null; rateLimits?: RateLimits | null },
+      change: { name?: string; scopes?: readonly string[] | null; rateLimits?: RateLimits | null },
     ): Promise<ApiKey | null> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
         WITH changed AS (

@@ -24,8 +24,20 @@ export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBody>;
 
 const KeyName = codePointString(1, 200);
 
-/** null = unrestricted; otherwise a non-empty list of known scopes. */
-const KeyScopes = z.array(z.enum(SCOPES)).min(1).nullable();
+/**
+ * null = unrestricted; otherwise a non-empty list of known scopes, each once: input is stored as
+ * sent or refused (contract sections 2 and 20), so a scope listed twice is refused, not folded.
+ */
+const KeyScopes = z
+  .array(z.enum(SCOPES))
+  .min(1)
+  .superRefine((scopes, ctx) => {
+    scopes.forEach((scope, i) => {
+      if (scopes.indexOf(scope) !== i)
+        ctx.addIssue({ code: 'custom', path: [i], message: `${scope} is listed already: each scope once`, params: { code: 'invalid_format' } });
+    });
+  })
+  .nullable();
 
 export const MAX_KEY_RATE_LIMIT = 100_000;
 
