@@ -135,17 +135,27 @@ describe('POST /connectors/check', () => {
     expect(JSON.stringify(db.body)).not.toContain('10.9.8.7');
   });
 
-  test("postgres without connection_url connects and creates the table in the workspace's own schema", async () => {
+  test("postgres without connection_url connects and could create the table in the workspace's own schema, and leaves nothing behind (contract 20)", async () => {
     const c = await client();
-    const res = await c.post('/connectors/check', { kind: 'destination', connector: 'postgres', config: { table: 'checked_table' } }).expect(200);
-    expect(res.body).toEqual({ status: 'succeeded', message: 'Connected; the table checked_table is ready.' });
+    const schema = workspaceSchema(c.identity.workspaceId as WorkspaceId);
     const pool = new pg.Pool({ connectionString: testDatabaseUrl('pipelines'), max: 1 });
+    const tableExists = async (table: string) =>
+      (await pool.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, table])).rowCount === 1;
     try {
-      const found = await pool.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [
-        workspaceSchema(c.identity.workspaceId as WorkspaceId),
-        'checked_table',
-      ]);
-      expect(found.rowCount).toBe(1);
+      const res = await c.post('/connectors/check', { kind: 'destination', connector: 'postgres', config: { table: 'checked_table' } }).expect(200);
+      expect(res.body).toEqual({ status: 'succeeded', message: 'Connected; the table checked_table is ready.' });
+      // The check created the table in a transaction it rolled back: the destination holds nothing more.
+      expect(await tableExists('checked_table')).toBe(false);
+
+      // A table that was there (a run wrote it) stays, with its rows.
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await pool.query(
+        `CREATE TABLE "${schema}"."kept_table" ("id" text PRIMARY KEY, "data" jsonb NOT NULL, "synced_at" timestamptz(3) NOT NULL DEFAULT now())`,
+      );
+      await pool.query(`INSERT INTO "${schema}"."kept_table" ("id", "data") VALUES ('r1', '{}')`);
+      const again = await c.post('/connectors/check', { kind: 'destination', connector: 'postgres', config: { table: 'kept_table' } }).expect(200);
+      expect(again.body.status).toBe('succeeded');
+      expect((await pool.query(`SELECT count(*)::int AS n FROM "${schema}"."kept_table"`)).rows[0]).toEqual({ n: 1 });
     } finally {
       await pool.end();
     }

@@ -9,6 +9,7 @@ import {
   type CheckResult,
   type ConfigProblem,
   type ConnectorPolicy,
+  type ConnectorRuntime,
   type DestinationConnector,
   type DestinationWriter,
   type ValidRecord,
@@ -195,7 +196,7 @@ async function externalPool(connectionUrl: string, policy: ConnectorPolicy): Pro
  * advisory lock per schema and one per table serialise concurrent creators (CREATE ... IF NOT
  * EXISTS alone can still race: the second creator's insert into the catalog fails).
  */
-async function ensureTable(pool: pg.Pool, schema: string | null, table: string): Promise<string> {
+async function ensureTable(pool: pg.Pool, schema: string | null, table: string, options: { keep: boolean } = { keep: true }): Promise<string> {
   const target = schema ? `${quote(schema)}.${quote(table)}` : quote(table);
   let client: pg.PoolClient;
   try {
@@ -218,7 +219,8 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string):
          "synced_at" timestamptz(3) NOT NULL DEFAULT now()
        )`,
     );
-    await client.query('COMMIT');
+    // A check creates nothing that stays (contract section 20): its DDL is undone with the transaction.
+    await client.query(options.keep ? 'COMMIT' : 'ROLLBACK');
     return target;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -226,6 +228,21 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string):
   } finally {
     client.release();
   }
+}
+
+/**
+ * Where a config writes: the database at connection_url (a pool of its own, ended by `release`), or
+ * the workspace's own schema of the pipelines database. Without connection_url the table is always
+ * qualified with the workspace's schema: no search_path involved.
+ */
+async function destinationOf(
+  config: PostgresConfig,
+  workspaceId: WorkspaceId,
+  runtime: ConnectorRuntime,
+): Promise<{ pool: pg.Pool; schema: string | null; release: () => Promise<void> }> {
+  if (config.connection_url === undefined) return { pool: runtime.defaultPool, schema: workspaceSchema(workspaceId), release: () => Promise.resolve() };
+  const pool = await externalPool(config.connection_url, runtime);
+  return { pool, schema: null, release: () => pool.end().catch(() => undefined) };
 }
 
 /**
@@ -254,23 +271,26 @@ export const postgresDestination: DestinationConnector<PostgresConfig> = {
   },
   async check(config, { workspaceId, runtime, signal }): Promise<CheckResult> {
     try {
-      // As a run opens it: connects (to the address checked) and creates the table when absent.
-      const writer = await this.open(config, { workspaceId, runtime });
-      await writer.close();
+      // As a run opens it: connects (to the address checked) and creates the table when absent, in a
+      // transaction that is rolled back: nothing the check created is left in the destination.
+      const destination = await destinationOf(config, workspaceId, runtime);
+      try {
+        await ensureTable(destination.pool, destination.schema, config.table, { keep: false });
+      } finally {
+        await destination.release();
+      }
       return { status: 'succeeded', message: `Connected; the table ${config.table} is ready.` };
     } catch (err) {
       return failedCheck(err, signal);
     }
   },
   async open(config, { workspaceId, runtime }): Promise<DestinationWriter> {
-    const external = config.connection_url !== undefined;
-    const pool = external ? await externalPool(config.connection_url!, runtime) : runtime.defaultPool;
+    const { pool, schema, release } = await destinationOf(config, workspaceId, runtime);
     let target: string;
     try {
-      // Without connection_url the table is always qualified with the workspace's schema: no search_path involved.
-      target = await ensureTable(pool, external ? null : workspaceSchema(workspaceId), config.table);
+      target = await ensureTable(pool, schema, config.table);
     } catch (err) {
-      if (external) await pool.end().catch(() => undefined);
+      await release();
       throw err;
     }
     return {
@@ -290,9 +310,7 @@ export const postgresDestination: DestinationConnector<PostgresConfig> = {
         }
         return unique.length;
       },
-      async close() {
-        if (external) await pool.end().catch(() => undefined);
-      },
+      close: release,
     };
   },
 };
