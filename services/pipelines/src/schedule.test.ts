@@ -1,4 +1,5 @@
-import { isTimeZone, latestTick, nextTick, scheduleSchema, type Schedule } from './schedule';
+import { CronExpression } from 'cron-parser';
+import { isTimeZone, latestTick, nextTick, scheduleSchema, storedSchedule, type Schedule } from './schedule';
 
 const EPOCH = new Date(0);
 
@@ -177,5 +178,20 @@ describe('validation', () => {
     for (const name of ['UTC', 'Europe/Berlin', 'America/Argentina/Buenos_Aires', 'US/Eastern', 'Etc/GMT+5', 'Asia/Calcutta'])
       expect([name, isTimeZone(name)]).toEqual([name, true]);
     for (const name of ['europe/berlin', 'utc', 'Mars/Base', 'Europe/', '+01:00', '']) expect([name, isTimeZone(name)]).toEqual([name, false]);
+  });
+});
+
+describe('a stored schedule is read back, not searched (contract 20)', () => {
+  test('reading a stored cron schedule walks no calendar; setting one does, once', () => {
+    const next = jest.spyOn(CronExpression.prototype, 'next');
+    try {
+      const stored = { type: 'cron', cron: '0 3 29 2 *', timezone: 'Europe/Berlin' };
+      expect(storedSchedule(stored)).toEqual(stored);
+      expect(next).not.toHaveBeenCalled();
+      expect(scheduleSchema(60).parse(stored)).toEqual(stored);
+      expect(next).toHaveBeenCalled();
+    } finally {
+      next.mockRestore();
+    }
   });
 });
