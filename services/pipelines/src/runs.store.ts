@@ -257,3 +257,44 @@ export function runsRequeueStore(db: Database) {
   };
 }
 export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;
+
+/** What one retention batch deleted. */
+export interface PrunedRuns {
+  runs: number;
+  runLogs: number;
+}
+
+/** The retention sweeper's deletes (contract section 20). */
+export function runsRetentionStore(db: Database) {
+  return {
+    /**
+     * Deletes up to `limit` runs that ended before `endedBefore` and have at least `keepLatest`
+     * newer runs of their pipeline, with their log lines. SKIP LOCKED: sweepers of several workers
+     * take disjoint rows and never wait on each other. The logs are deleted by the statement
+     * itself (not left to the cascade) so that they are counted.
+     */
+    async deleteEndedRuns(endedBefore: Date, keepLatest: number, limit: number): Promise<PrunedRuns> {
+      // The newer-run probe reads at most keepLatest entries of runs(workspace_id, pipeline_id, created_at).
+      const [row] = await db.$queryRawUnsafe<{ runs: number; run_logs: number }[]>(
+        `WITH "doomed" AS (
+           SELECT r."id" FROM "runs" r
+            WHERE r."finished_at" < $1::timestamptz
+              AND r."status" IN ('succeeded', 'failed', 'cancelled')
+              AND EXISTS (SELECT 1 FROM "runs" n
+                           WHERE n."workspace_id" = r."workspace_id" AND n."pipeline_id" = r."pipeline_id"
+                             AND (n."created_at", n."id") > (r."created_at", r."id")
+                          OFFSET $2::int - 1 LIMIT 1)
+            ORDER BY r."finished_at" LIMIT $3::int
+            FOR UPDATE OF r SKIP LOCKED),
+         "logs" AS (DELETE FROM "run_logs" WHERE "run_id" = ANY(ARRAY(SELECT "id" FROM "doomed")) RETURNING 1),
+         "gone" AS (DELETE FROM "runs" WHERE "id" = ANY(ARRAY(SELECT "id" FROM "doomed")) RETURNING 1)
+         SELECT (SELECT count(*) FROM "gone")::int AS "runs", (SELECT count(*) FROM "logs")::int AS "run_logs"`,
+        endedBefore,
+        keepLatest,
+        limit,
+      );
+      return { runs: row?.runs ?? 0, runLogs: row?.run_logs ?? 0 };
+    },
+  };
+}
+export type RunsRetentionStore = ReturnType<typeof runsRetentionStore>;

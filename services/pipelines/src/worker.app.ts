@@ -14,6 +14,7 @@ import {
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
 import type { RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
+import { startRunRetention } from './runs.retention';
 import type { RunWorkerStores } from './worker.store';
 import { startScheduler } from './scheduler';
 import { createRunsWorker } from './runs.worker';
@@ -40,6 +41,8 @@ export interface RunWorker {
   start(): Promise<void>;
   /** Stops handing lost runs back to the queue. */
   stopRequeue(): Promise<void>;
+  /** Stops the run retention sweeper (the batch in flight commits first). */
+  stopRetention(): Promise<void>;
   /** Stops the scheduler loop (a pass in progress commits or rolls back first). */
   stopScheduler(): Promise<void>;
   /** Running runs finish their current step and are handed back to the queue, then the worker closes. */
@@ -61,6 +64,9 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   const runOutcomes = registeredCounter(metrics, 'pipeline_runs_total', 'Runs this worker ended, by outcome.', ['outcome']);
   const outcomeCounters = { succeeded: runOutcomes.labels('succeeded'), failed: runOutcomes.labels('failed'), cancelled: runOutcomes.labels('cancelled') };
   for (const child of Object.values(outcomeCounters)) child.inc(0);
+  const pruned = registeredCounter(metrics, 'pipeline_records_pruned_total', 'Rows the run retention sweeper deleted, by table.', ['table']);
+  const prunedCounters = { runs: pruned.labels('runs'), run_logs: pruned.labels('run_logs') };
+  for (const child of Object.values(prunedCounters)) child.inc(0);
   // Read at scrape time on the fail-fast connection: a scrape never waits for Redis.
   const runsQueue = new Queue(config.PIPELINES_RUNS_QUEUE, {
     connection: deps.queueRedis,
@@ -88,6 +94,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
 
   let requeue: { stop(): Promise<void> } | undefined;
   let scheduler: { stop(): Promise<void> } | undefined;
+  let retention: { stop(): Promise<void> } | undefined;
 
   return {
     health: healthEndpoints(readiness),
@@ -115,6 +122,16 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
         backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
         logger,
       });
+      // Every worker sweeps (SKIP LOCKED gives each its own rows); the first sweep waits a minute, out of start-up.
+      retention = startRunRetention({
+        store: stores.retention,
+        retentionDays: config.PIPELINES_RUN_RETENTION_DAYS,
+        batchSize: config.WORKER_RUN_RETENTION_BATCH,
+        intervalMs: config.WORKER_RUN_RETENTION_INTERVAL_MS,
+        firstDelayMs: Math.min(60_000, config.WORKER_RUN_RETENTION_INTERVAL_MS),
+        logger,
+        onPruned: (table, count) => prunedCounters[table].inc(count),
+      });
       // Every worker ticks the schedules (README: which process ticks); the database keeps it to one run per tick.
       if (config.WORKER_SCHEDULER_ENABLED) {
         scheduler = startScheduler({
@@ -131,6 +148,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
     },
 
     stopRequeue: () => requeue?.stop() ?? Promise.resolve(),
+    stopRetention: () => retention?.stop() ?? Promise.resolve(),
     stopScheduler: () => scheduler?.stop() ?? Promise.resolve(),
     stopRuns: () => runs.close(),
     closeQueue: () => runsQueue.close(),

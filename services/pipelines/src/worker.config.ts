@@ -48,6 +48,12 @@ export const WorkerConfig = z.object({
    * worker's own cap (MAX_RUN_ATTEMPTS), so the run's attempts counter decides first.
    */
   WORKER_MAX_STALLED_COUNT: int(0, 100, 2),
+  /** Ended runs and their logs are deleted this many days after they end, except each pipeline's latest 100 (contract section 20). */
+  PIPELINES_RUN_RETENTION_DAYS: int(1, 36_500, 90),
+  /** Between the end of one retention sweep and the next. */
+  WORKER_RUN_RETENTION_INTERVAL_MS: int(1_000, 86_400_000, 3_600_000),
+  /** Runs deleted per statement by the retention sweep. */
+  WORKER_RUN_RETENTION_BATCH: int(1, 10_000, 500),
   /** SIGTERM: the current step finishes, then the process exits; this bounds the wait. */
   WORKER_SHUTDOWN_TIMEOUT_MS: int(1_000, 600_000, 30_000),
   HTTP_JSON_TIMEOUT_MS: int(100, 300_000, 10_000),

@@ -28,6 +28,7 @@ runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: conf
   return [
     { name: 'scheduler', run: () => worker.stopScheduler() },
     { name: 'run requeue', run: () => worker.stopRequeue() },
+    { name: 'run retention', run: () => worker.stopRetention() },
     { name: 'runs worker', run: () => worker.stopRuns() },
     { name: 'health server', run: () => closeServer(health) },
     metricsServerStep,
