@@ -12,5 +12,9 @@ export const EventsConfig = ServiceConfig.extend({
    * session of its own (contract section 17); unset: EVENTS_DATABASE_URL.
    */
   EVENTS_DIRECT_DATABASE_URL: env.url().optional(),
+  /** Between the end of one sweep of unmatched offline scans (kept 7 days, contract section 20) and the next. */
+  EVENTS_SCAN_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
+  /** Scans deleted per statement by that sweep. */
+  EVENTS_SCAN_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(1_000),
 });
 export type EventsConfig = z.infer<typeof EventsConfig>;

@@ -6,6 +6,7 @@ import { createApp } from './app';
 import { EventsConfig } from './config';
 import { createDatabase } from './database';
 import { eventsServiceStores } from './events.store';
+import { scansRetentionStore, startScansRetention } from './scans.retention';
 
 const config = loadConfig(EventsConfig);
 const database = createDatabase(config.EVENTS_DATABASE_URL, config);
@@ -17,5 +18,16 @@ runService({
   database,
   createStores: eventsServiceStores,
   startWebhooks: startServiceWebhooks,
-  createApp,
+  // The service process (not every app tests build) sweeps unmatched scans, beside the webhooks pruner.
+  createApp: (deps) => {
+    const scans = startScansRetention({
+      store: scansRetentionStore(database),
+      intervalMs: config.EVENTS_SCAN_RETENTION_INTERVAL_MS,
+      firstDelayMs: Math.min(60_000, config.EVENTS_SCAN_RETENTION_INTERVAL_MS),
+      batchSize: config.EVENTS_SCAN_RETENTION_BATCH,
+      logger: deps.logger,
+      metrics: deps.metrics?.registry,
+    });
+    return { app: createApp(deps), drain: [{ name: 'scan retention', run: () => scans.stop() }] };
+  },
 });

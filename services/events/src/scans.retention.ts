@@ -1,0 +1,100 @@
+import { registeredCounter, type Logger, type Registry } from '@platform/core';
+import type { Database } from './database';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Offline scans of unknown tickets and of another event's tickets are kept this long (contract
+ * section 20): long enough for any retried upload to replay its answer.
+ */
+export const UNMATCHED_SCAN_RETENTION_DAYS = 7;
+
+/** The scans retention deletes; a scan of the event's own ticket lives as long as its event. */
+const UNMATCHED_STATUSES = `('not_found', 'wrong_event')`;
+
+/** The retention sweeper's deletes. */
+export function scansRetentionStore(db: Database) {
+  return {
+    /**
+     * Deletes up to `limit` scans of unknown or other events' tickets recorded before `recordedBefore`,
+     * oldest first. SKIP LOCKED: sweepers of several service instances take disjoint rows and never
+     * wait on each other (nor on an upload that is replaying a scan).
+     */
+    deleteUnmatchedScans(recordedBefore: Date, limit: number): Promise<number> {
+      // The inner query is served by the partial index scans_unmatched_recorded_at_idx (same WHERE);
+      // the rows are then deleted by ctid (a TID scan), which their lock keeps in place until commit:
+      // a composite key compared with "= ANY" would not use the primary key.
+      return db.$executeRawUnsafe(
+        `DELETE FROM "scans" WHERE "ctid" = ANY(ARRAY(
+           SELECT "ctid" FROM "scans"
+            WHERE "status" IN ${UNMATCHED_STATUSES} AND "recorded_at" < $1::timestamptz
+            ORDER BY "recorded_at" LIMIT $2::int
+            FOR UPDATE SKIP LOCKED))`,
+        recordedBefore,
+        limit,
+      );
+    },
+  };
+}
+export type ScansRetentionStore = ReturnType<typeof scansRetentionStore>;
+
+/** Deletes every unmatched scan past its retention at `now`, batch after batch; returns how many went. */
+export async function pruneUnmatchedScans(
+  store: ScansRetentionStore,
+  options: { now: Date; batchSize: number; stopRequested?: () => boolean; onPruned?: (count: number) => void },
+): Promise<number> {
+  const recordedBefore = new Date(options.now.getTime() - UNMATCHED_SCAN_RETENTION_DAYS * DAY_MS);
+  let total = 0;
+  while (!options.stopRequested?.()) {
+    const count = await store.deleteUnmatchedScans(recordedBefore, options.batchSize);
+    total += count;
+    // Counted batch by batch: a sweep that fails later still shows what it deleted.
+    if (count > 0) options.onPruned?.(count);
+    if (count < options.batchSize) break;
+  }
+  return total;
+}
+
+/**
+ * pruneUnmatchedScans every `intervalMs` (first after `firstDelayMs`), one sweep at a time, in
+ * each service process beside the webhooks pruner; counted in `events_records_pruned_total{table="scans"}`.
+ */
+export function startScansRetention(options: {
+  store: ScansRetentionStore;
+  intervalMs: number;
+  firstDelayMs: number;
+  batchSize: number;
+  logger: Logger;
+  metrics?: Registry;
+}): { stop(): Promise<void> } {
+  const pruned = options.metrics
+    ? registeredCounter(options.metrics, 'events_records_pruned_total', 'Rows the events retention sweeper deleted, by table.', ['table']).labels('scans')
+    : undefined;
+  pruned?.inc(0);
+  let stopped = false;
+  let sweep: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = (delayMs: number) => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      sweep = pruneUnmatchedScans(options.store, {
+        now: new Date(),
+        batchSize: options.batchSize,
+        stopRequested: () => stopped,
+        onPruned: (count) => pruned?.inc(count),
+      })
+        .then((scans) => scans > 0 && options.logger.info({ scans }, 'unmatched scans pruned'))
+        .catch((err: unknown) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'scan retention failed; retrying next period'))
+        .finally(() => schedule(options.intervalMs));
+    }, delayMs);
+    timer.unref();
+  };
+  schedule(options.firstDelayMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await sweep;
+    },
+  };
+}
