@@ -45,6 +45,8 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
 
   let text = await scrape();
   for (const outcome of ['succeeded', 'failed', 'cancelled']) expect(metricSample(text, `pipeline_runs_total{outcome="${outcome}"}`)).toBe(0);
+  // The run retention sweeper's count (contract section 20), shown before anything was pruned.
+  for (const table of ['runs', 'run_logs']) expect(metricSample(text, `pipeline_records_pruned_total{table="${table}"}`)).toBe(0);
   expect(metricSample(text, `queue_depth{queue="${queueName}",state="waiting"}`)).toBe(0);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
 
