@@ -29,9 +29,11 @@ export interface RunRetentionOptions {
 export async function pruneEndedRuns(options: RunRetentionOptions): Promise<number> {
   const endedBefore = new Date((options.now?.() ?? new Date()).getTime() - options.retentionDays * DAY_MS);
   let total = 0;
+  let endedFrom: Date | null = null;
   while (!options.stopRequested?.()) {
-    const pruned = await options.store.deleteEndedRuns(endedBefore, KEPT_LATEST_RUNS, options.batchSize);
+    const pruned = await options.store.deleteEndedRuns(endedBefore, KEPT_LATEST_RUNS, options.batchSize, endedFrom);
     total += pruned.runs;
+    endedFrom = pruned.lastFinishedAt;
     // Counted batch by batch: a sweep that fails later still shows what it deleted.
     if (pruned.runs > 0) options.onPruned?.('runs', pruned.runs);
     if (pruned.runLogs > 0) options.onPruned?.('run_logs', pruned.runLogs);

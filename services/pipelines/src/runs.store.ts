@@ -262,6 +262,8 @@ export type RunsRequeueStore = ReturnType<typeof runsRequeueStore>;
 export interface PrunedRuns {
   runs: number;
   runLogs: number;
+  /** The latest `finished_at` of the batch's runs; null when it deleted none. */
+  lastFinishedAt: Date | null;
 }
 
 /** The retention sweeper's deletes (contract section 20). */
@@ -271,14 +273,16 @@ export function runsRetentionStore(db: Database) {
      * Deletes up to `limit` runs that ended before `endedBefore` and have at least `keepLatest`
      * newer runs of their pipeline, with their log lines. SKIP LOCKED: sweepers of several workers
      * take disjoint rows and never wait on each other. The logs are deleted by the statement
-     * itself (not left to the cascade) so that they are counted.
+     * itself (not left to the cascade) so that they are counted. `endedFrom`: where the previous
+     * batch of the sweep stopped (the runs ended before it are kept, deleted or another sweeper's),
+     * so a sweep walks past the kept runs once rather than once per batch.
      */
-    async deleteEndedRuns(endedBefore: Date, keepLatest: number, limit: number): Promise<PrunedRuns> {
+    async deleteEndedRuns(endedBefore: Date, keepLatest: number, limit: number, endedFrom: Date | null = null): Promise<PrunedRuns> {
       // The newer-run probe reads at most keepLatest entries of runs(workspace_id, pipeline_id, created_at).
-      const [row] = await db.$queryRawUnsafe<{ runs: number; run_logs: number }[]>(
+      const [row] = await db.$queryRawUnsafe<{ runs: number; run_logs: number; last_finished_at: Date | null }[]>(
         `WITH "doomed" AS (
-           SELECT r."id" FROM "runs" r
-            WHERE r."finished_at" < $1::timestamptz
+           SELECT r."id", r."finished_at" FROM "runs" r
+            WHERE r."finished_at" < $1::timestamptz AND r."finished_at" >= COALESCE($4::timestamptz, '-infinity')
               AND r."status" IN ('succeeded', 'failed', 'cancelled')
               AND EXISTS (SELECT 1 FROM "runs" n
                            WHERE n."workspace_id" = r."workspace_id" AND n."pipeline_id" = r."pipeline_id"
@@ -288,12 +292,14 @@ export function runsRetentionStore(db: Database) {
             FOR UPDATE OF r SKIP LOCKED),
          "logs" AS (DELETE FROM "run_logs" WHERE "run_id" = ANY(ARRAY(SELECT "id" FROM "doomed")) RETURNING 1),
          "gone" AS (DELETE FROM "runs" WHERE "id" = ANY(ARRAY(SELECT "id" FROM "doomed")) RETURNING 1)
-         SELECT (SELECT count(*) FROM "gone")::int AS "runs", (SELECT count(*) FROM "logs")::int AS "run_logs"`,
+         SELECT (SELECT count(*) FROM "gone")::int AS "runs", (SELECT count(*) FROM "logs")::int AS "run_logs",
+                (SELECT max("finished_at") FROM "doomed") AS "last_finished_at"`,
         endedBefore,
         keepLatest,
         limit,
+        endedFrom,
       );
-      return { runs: row?.runs ?? 0, runLogs: row?.run_logs ?? 0 };
+      return { runs: row?.runs ?? 0, runLogs: row?.run_logs ?? 0, lastFinishedAt: row?.last_finished_at ?? null };
     },
   };
 }
