@@ -6,7 +6,8 @@ import { createApp } from './app';
 import { EventsConfig } from './config';
 import { createDatabase } from './database';
 import { eventsServiceStores } from './events.store';
-import { scansRetentionStore, startScansRetention } from './scans.retention';
+import { scansRetentionStore } from './scans-retention.store';
+import { startScansRetention } from './scans.retention';
 
 const config = loadConfig(EventsConfig);
 const database = createDatabase(config.EVENTS_DATABASE_URL, config);

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { prepareTestDatabase, testDatabaseUrl, uniqueDatabaseName } from '@platform/testing';
 import { createDatabase, type Database } from './database';
-import { pruneUnmatchedScans, scansRetentionStore } from './scans.retention';
+import { pruneUnmatchedScans } from './scans.retention';
+import { scansRetentionStore } from './scans-retention.store';
 
 // Scan retention (contract section 20) on a database of this file's own: a sweep deletes across
 // every workspace, so it must not meet the scans of other test files.
