@@ -4,6 +4,7 @@ import { ApiError, errorBody, internalError, invalidRequest, noSuchEndpoint, pay
 import { requestIdFrom } from './request-id';
 import { DEFAULT_VERSION } from './contract';
 import { readRawBody } from './raw-body';
+import type { ServiceQuotaLimits } from './quotas';
 
 /** A workspace id that came from an authenticated identity; queries take this type, not a bare string. */
 export type WorkspaceId = string & { readonly __brand: 'WorkspaceId' };
@@ -14,6 +15,8 @@ export interface Identity {
   keyId: string;
   /** null = unrestricted key. */
   scopes: readonly string[] | null;
+  /** The workspace's quotas in force, as the gateway signed them (contract section 20). */
+  quotas: ServiceQuotaLimits;
 }
 
 declare global {

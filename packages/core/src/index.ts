@@ -2,6 +2,7 @@ export * from './compression';
 export * from './client-errors';
 export * from './config';
 export * from './queue-prefix';
+export * from './quotas';
 export * from './contract';
 export * from './database';
 export * from './errors';

@@ -6,6 +6,7 @@ import {
   serviceSigningKey,
   signedIdentityHeaders,
   verifyInternalSignature,
+  verifyQuotasSignature,
   type SignedRequest,
 } from './internal-signature';
 
@@ -85,5 +86,26 @@ describe('the gateway signature (contract section 4)', () => {
         now,
       ),
     ).toBe(true);
+  });
+});
+
+describe('the quotas beside the signature (contract section 20)', () => {
+  const quotas = { pipelines: 3, scheduled_pipelines: 2, webhook_endpoints: 1 };
+  const withQuotas = signedIdentityHeaders(KEY, { ...input, quotas }, now);
+
+  test('leave the section 4 signature as the contract states it', () => {
+    expect(withQuotas[InternalHeaders.signature]).toBe(headers[InternalHeaders.signature]);
+    expect(withQuotas[InternalHeaders.quotas]).toBe('pipelines=3;scheduled_pipelines=2;webhook_endpoints=1');
+  });
+
+  test('hold only for the request they were signed with, and only with their own value', () => {
+    const mac = withQuotas[InternalHeaders.quotasSignature]!;
+    const signature = withQuotas[InternalHeaders.signature]!;
+    expect(verifyQuotasSignature(KEY, signature, withQuotas[InternalHeaders.quotas]!, mac)).toBe(true);
+    expect(verifyQuotasSignature(KEY, signature, 'pipelines=9;scheduled_pipelines=2;webhook_endpoints=1', mac)).toBe(false);
+    const other = signedIdentityHeaders(KEY, { ...input, requestId: 'req-2', quotas }, now);
+    expect(verifyQuotasSignature(KEY, other[InternalHeaders.signature]!, withQuotas[InternalHeaders.quotas]!, mac)).toBe(false);
+    expect(verifyQuotasSignature(serviceSigningKey(SECRET, 'warehouse'), signature, withQuotas[InternalHeaders.quotas]!, mac)).toBe(false);
+    expect(verifyQuotasSignature(KEY, signature, withQuotas[InternalHeaders.quotas]!, 'zz')).toBe(false);
   });
 });

@@ -1,11 +1,16 @@
 import { createHash, createHmac, hash, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { ServiceName } from './contract';
+import { DEFAULT_SERVICE_QUOTA_LIMITS, quotasHeader, type ServiceQuotaLimits } from './quotas';
 
 /** Headers the gateway adds to every proxied request (contract section 4). */
 export const InternalHeaders = {
   workspaceId: 'x-platform-workspace-id',
   keyId: 'x-platform-key-id',
   scopes: 'x-platform-scopes',
+  /** The workspace's quotas in force that services enforce (quotas.ts quotasHeader); beside the contract's headers. */
+  quotas: 'x-platform-quotas',
+  /** hex HMAC-SHA256 of `signature \n quotas` (quotasSignature): binds the quotas to one signed request. */
+  quotasSignature: 'x-platform-quotas-signature',
   timestamp: 'x-platform-timestamp',
   signature: 'x-platform-signature',
   requestId: 'x-request-id',
@@ -60,6 +65,21 @@ export function internalSignature(key: Buffer, timestamp: string, request: Signe
     .digest('hex');
 }
 
+/**
+ * The quotas' MAC (contract section 20, beside the section 4 signature, which stays as the contract
+ * states it): the same service key over the request's signature and the quotas value, so quotas
+ * hold only for the one request they came with.
+ */
+export function quotasSignature(key: Buffer, requestSignature: string, quotas: string): string {
+  return createHmac('sha256', key).update(`${requestSignature}\n${quotas}`).digest('hex');
+}
+
+/** True when `signature` is the quotas' MAC for this request signature and quotas value. */
+export function verifyQuotasSignature(key: Buffer, requestSignature: string, quotas: string, signature: string): boolean {
+  if (!/^[0-9a-f]{64}$/.test(signature)) return false;
+  return timingSafeEqual(Buffer.from(quotasSignature(key, requestSignature, quotas), 'hex'), Buffer.from(signature, 'hex'));
+}
+
 /** The identity and request the gateway signs for a service. */
 export interface SigningInput {
   method: string;
@@ -68,6 +88,8 @@ export interface SigningInput {
   keyId: string;
   scopes: readonly string[] | null;
   requestId: string;
+  /** The workspace's quotas in force; absent: the contract's defaults. */
+  quotas?: ServiceQuotaLimits;
   /** hex SHA-256 of the body (`bodySha256`); absent = no body. */
   bodySha256?: string;
 }
@@ -76,13 +98,17 @@ export interface SigningInput {
 export function signedIdentityHeaders(key: Buffer, input: SigningInput, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
   const timestamp = String(nowSeconds);
   const scopes = scopesHeader(input.scopes);
+  const quotas = quotasHeader(input.quotas ?? DEFAULT_SERVICE_QUOTA_LIMITS);
+  const signature = internalSignature(key, timestamp, { ...input, scopes, bodySha256: input.bodySha256 ?? EMPTY_BODY_SHA256 });
   return {
     [InternalHeaders.workspaceId]: input.workspaceId,
     [InternalHeaders.keyId]: input.keyId,
     [InternalHeaders.scopes]: scopes,
     [InternalHeaders.requestId]: input.requestId,
     [InternalHeaders.timestamp]: timestamp,
-    [InternalHeaders.signature]: internalSignature(key, timestamp, { ...input, scopes, bodySha256: input.bodySha256 ?? EMPTY_BODY_SHA256 }),
+    [InternalHeaders.signature]: signature,
+    [InternalHeaders.quotas]: quotas,
+    [InternalHeaders.quotasSignature]: quotasSignature(key, signature, quotas),
   };
 }
 

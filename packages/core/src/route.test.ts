@@ -7,6 +7,7 @@ import { mountRoutes, route } from './route';
 import { codePointString, stringMap, Timestamp, Uuid } from './validation';
 import { ListQuery, encodeCursor } from './pagination';
 import type { WorkspaceId } from './http';
+import { DEFAULT_SERVICE_QUOTA_LIMITS } from './quotas';
 
 const received: unknown[] = [];
 
@@ -32,7 +33,7 @@ function app() {
   a.set('query parser', 'simple');
   a.use(platformHeaders());
   a.use((req, _res, next) => {
-    req.identity = { workspaceId: 'w' as WorkspaceId, keyId: 'k', scopes: null };
+    req.identity = { workspaceId: 'w' as WorkspaceId, keyId: 'k', scopes: null, quotas: DEFAULT_SERVICE_QUOTA_LIMITS };
     next();
   });
   a.use(jsonBody());

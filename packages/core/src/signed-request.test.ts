@@ -3,6 +3,7 @@ import request from 'supertest';
 import { gzipSync } from 'node:zlib';
 import { bodySha256, InternalHeaders, serviceSigningKey, signedIdentityHeaders } from './internal-signature';
 import { createLogger } from './logger';
+import { DEFAULT_SERVICE_QUOTA_LIMITS } from './quotas';
 import { createServiceApp } from './service-app';
 
 const SECRET = 'unit-test-secret-0123456789';
@@ -58,9 +59,26 @@ function post(headers: Record<string, string>, body: string | Buffer = BODY) {
 describe('a service answers only what the gateway signed for it (contract section 4)', () => {
   test('a signed request reaches the route with its identity and body', async () => {
     const res = await post(signed()).expect(200);
-    expect(res.body).toEqual({ body: { gate: 'north' }, identity: { workspaceId: 'ws-1', keyId: 'key-1', scopes: ['tickets:read'] } });
+    expect(res.body).toEqual({ body: { gate: 'north' }, identity: { workspaceId: 'ws-1', keyId: 'key-1', scopes: ['tickets:read'], quotas: DEFAULT_SERVICE_QUOTA_LIMITS } });
     expect(res.headers['x-request-id']).toBe('req-1');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  test('the quotas signed beside it reach the route; a request signed without them gets the defaults (contract section 20)', async () => {
+    const quotas = { pipelines: 5, scheduled_pipelines: 0, webhook_endpoints: 2 };
+    const headers = signedIdentityHeaders(serviceSigningKey(SECRET, 'events'), {
+      method: 'POST',
+      pathAndQuery: PATH,
+      workspaceId: 'ws-1',
+      keyId: 'key-1',
+      scopes: null,
+      requestId: 'req-1',
+      bodySha256: bodySha256(BODY),
+      quotas,
+    });
+    expect((await post(headers).expect(200)).body.identity.quotas).toEqual(quotas);
+    const { [InternalHeaders.quotas]: _value, [InternalHeaders.quotasSignature]: _mac, ...contractOnly } = headers;
+    expect((await post(contractOnly).expect(200)).body.identity.quotas).toEqual(DEFAULT_SERVICE_QUOTA_LIMITS);
   });
 
   test('a GET without a body verifies against the empty body', async () => {
@@ -77,6 +95,8 @@ describe('a service answers only what the gateway signed for it (contract sectio
     ['another workspace', (h) => ({ ...h, [InternalHeaders.workspaceId]: 'ws-2' }), undefined],
     ['another body', (h) => h, JSON.stringify({ gate: 'south' })],
     ['no signature', (h) => ({ ...h, [InternalHeaders.signature]: '' }), undefined],
+    ['raised quotas', (h) => ({ ...h, [InternalHeaders.quotas]: 'pipelines=9999;scheduled_pipelines=9999;webhook_endpoints=9999' }), undefined],
+    ['quotas without their signature', (h) => ({ ...h, [InternalHeaders.quotasSignature]: '' }), undefined],
   ])('a captured signature replayed with %s is 401', async (_what, tamper, body) => {
     const res = await post(tamper(signed()), body ?? BODY).expect(401);
     expect(res.body.error.code).toBe('unauthorized');

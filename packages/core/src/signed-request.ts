@@ -3,7 +3,8 @@ import { ApiError } from './errors';
 import type { ServiceName } from './contract';
 import type { WorkspaceId } from './http';
 import { readRawBody } from './raw-body';
-import { bodySha256, InternalHeaders, isFreshTimestamp, serviceSigningKey, verifyInternalSignature } from './internal-signature';
+import { DEFAULT_SERVICE_QUOTA_LIMITS, parseQuotasHeader, type ServiceQuotaLimits } from './quotas';
+import { bodySha256, InternalHeaders, isFreshTimestamp, serviceSigningKey, verifyInternalSignature, verifyQuotasSignature } from './internal-signature';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -17,6 +18,17 @@ declare global {
 
 function notSigned(): ApiError {
   return new ApiError(401, 'unauthorized', 'Request was not signed by the gateway.');
+}
+
+/**
+ * The quotas the gateway signed beside the request (contract section 20); without both headers,
+ * the contract's defaults (a caller that signs as section 4 states, with no quotas). Undefined:
+ * a quotas header that is not the gateway's.
+ */
+function signedQuotas(key: Buffer, signature: string, value: string | undefined, mac: string | undefined): ServiceQuotaLimits | undefined {
+  if (value === undefined && mac === undefined) return DEFAULT_SERVICE_QUOTA_LIMITS;
+  if (value === undefined || mac === undefined || !verifyQuotasSignature(key, signature, value, mac)) return undefined;
+  return parseQuotasHeader(value);
 }
 
 /**
@@ -37,6 +49,8 @@ export function requireGatewaySignature(secret: string, service: ServiceName, li
     const keyId = header(InternalHeaders.keyId);
     const scopes = header(InternalHeaders.scopes);
     const requestId = header(InternalHeaders.requestId);
+    const quotasValue = header(InternalHeaders.quotas);
+    const quotasMac = header(InternalHeaders.quotasSignature);
     const timestamp = header(InternalHeaders.timestamp);
     const signature = header(InternalHeaders.signature);
     // Refused before the body is read: a request that cannot be the gateway's costs nothing more.
@@ -49,8 +63,10 @@ export function requireGatewaySignature(secret: string, service: ServiceName, li
       if (body === 'too_large') return next(notSigned());
       const signed = { method: req.method, pathAndQuery: req.originalUrl, workspaceId, keyId, scopes, requestId, bodySha256: bodySha256(body) };
       if (!verifyInternalSignature(key, timestamp, signature, signed)) return next(notSigned());
+      const quotas = signedQuotas(key, signature, quotasValue, quotasMac);
+      if (!quotas) return next(notSigned());
       req.rawBody = body;
-      req.identity = { workspaceId: workspaceId as WorkspaceId, keyId, scopes: scopes === '*' ? null : scopes.split(' ').filter(Boolean) };
+      req.identity = { workspaceId: workspaceId as WorkspaceId, keyId, scopes: scopes === '*' ? null : scopes.split(' ').filter(Boolean), quotas };
       next();
     }, next);
   };

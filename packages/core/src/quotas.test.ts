@@ -1,0 +1,35 @@
+import { DEFAULT_SERVICE_QUOTA_LIMITS, parseQuotasHeader, quotaExceeded, quotasHeader } from './quotas';
+import { errorBody } from './errors';
+
+describe('x-platform-quotas', () => {
+  it('reads back what it writes', () => {
+    const limits = { pipelines: 0, scheduled_pipelines: 7, webhook_endpoints: 2_147_483_647 };
+    expect(quotasHeader(limits)).toBe('pipelines=0;scheduled_pipelines=7;webhook_endpoints=2147483647');
+    expect(parseQuotasHeader(quotasHeader(limits))).toEqual(limits);
+    expect(parseQuotasHeader(quotasHeader(DEFAULT_SERVICE_QUOTA_LIMITS))).toEqual(DEFAULT_SERVICE_QUOTA_LIMITS);
+  });
+
+  it.each([
+    '',
+    'pipelines=1',
+    'scheduled_pipelines=1;pipelines=1;webhook_endpoints=1',
+    'pipelines=1;scheduled_pipelines=1;webhook_endpoints=1;extra=1',
+    'pipelines=-1;scheduled_pipelines=1;webhook_endpoints=1',
+    'pipelines=1.5;scheduled_pipelines=1;webhook_endpoints=1',
+    'pipelines=2147483648;scheduled_pipelines=1;webhook_endpoints=1',
+    'pipelines=1=1;scheduled_pipelines=1;webhook_endpoints=1',
+    'pipelines= 1;scheduled_pipelines=1;webhook_endpoints=1',
+  ])('refuses %j', (value) => {
+    expect(parseQuotasHeader(value)).toBeUndefined();
+  });
+});
+
+describe('quotaExceeded', () => {
+  it('is 409 conflict with quota_exceeded, quota and limit beside code', () => {
+    const err = quotaExceeded('scheduled_pipelines', 100, 'schedule');
+    expect(err.status).toBe(409);
+    const body = errorBody(err, 'req-1') as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ code: 'conflict', quota: 'scheduled_pipelines', limit: 100 });
+    expect(body.error.errors).toEqual([expect.objectContaining({ code: 'quota_exceeded', field: 'schedule' })]);
+  });
+});
