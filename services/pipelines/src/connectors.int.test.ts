@@ -192,12 +192,18 @@ describe('POST /connectors/check', () => {
     };
     expect(await fields({ kind: 'destination', connector: 'postgres', config: { table: 'Bad-Table' } })).toEqual([['config.table', 'invalid_format']]);
     expect(await fields({ kind: 'destination', connector: 'postgres', config: { table: 'ok', colour: 'red' } })).toEqual([['config.colour', 'unknown_field']]);
-    expect(await fields({ kind: 'destination', connector: 'postgres' })).toEqual([['config.table', 'required']]);
+    expect(await fields({ kind: 'destination', connector: 'postgres' })).toEqual([['config', 'required']]);
+    expect(await fields({ kind: 'destination', connector: 'postgres', config: {} })).toEqual([['config.table', 'required']]);
+    expect(await fields({})).toEqual([
+      ['kind', 'required'],
+      ['connector', 'required'],
+      ['config', 'required'],
+    ]);
     expect(await fields({ kind: 'source', connector: 'postgres', config: {} })).toEqual([['connector', 'invalid_enum']]);
-    expect(await fields({ kind: 'destination', connector: 'nope' })).toEqual([['connector', 'invalid_enum']]);
-    expect(await fields({ kind: 'sink', connector: 'sample' })).toEqual([['kind', 'invalid_enum']]);
-    expect(await fields({ connector: 'sample' })).toEqual([['kind', 'required']]);
-    expect(await fields({ kind: 'source', connector: 'sample', extra: 1 })).toEqual([['extra', 'unknown_field']]);
+    expect(await fields({ kind: 'destination', connector: 'nope', config: {} })).toEqual([['connector', 'invalid_enum']]);
+    expect(await fields({ kind: 'sink', connector: 'sample', config: {} })).toEqual([['kind', 'invalid_enum']]);
+    expect(await fields({ connector: 'sample', config: {} })).toEqual([['kind', 'required']]);
+    expect(await fields({ kind: 'source', connector: 'sample', config: {}, extra: 1 })).toEqual([['extra', 'unknown_field']]);
     expect(await fields({ kind: 'source', connector: 'http-json', config: { url: 'ftp://example.com/x' } })).toEqual([['config.url', expect.any(String)]]);
   });
 });

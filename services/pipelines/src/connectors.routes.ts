@@ -71,10 +71,12 @@ export function connectorCatalog(): ConnectorInfo[] {
 /**
  * `{ kind, connector, config }`: a bad kind is `invalid_enum` on `kind`; the connector and its
  * config are validated as `source`/`destination` are on POST /pipelines (an unknown connector
- * `invalid_enum` on `connector`, config problems under `config.`).
+ * `invalid_enum` on `connector`, config problems under `config.`). All three are required
+ * (contract section 14), so an empty body names all three in one 400; a connector whose config
+ * has only defaults takes `{}`.
  */
 export const CheckConnectorBody = z
-  .strictObject({ kind: requiredEnum(CONNECTOR_KINDS), connector: z.unknown(), config: z.unknown().optional() })
+  .strictObject({ kind: requiredEnum(CONNECTOR_KINDS), connector: z.unknown(), config: z.unknown() })
   .transform((body, ctx) => {
     const spec = (body.kind === 'source' ? SourceSpec : DestinationSpec).safeParse({ connector: body.connector, config: body.config });
     if (!spec.success) {
@@ -87,7 +89,7 @@ export const CheckConnectorBody = z
 const DocumentedCheckConnectorBody = z.strictObject({
   kind: z.enum(CONNECTOR_KINDS),
   connector: z.enum([...Object.keys(SOURCES), ...Object.keys(DESTINATIONS)] as [string, ...string[]]).meta({ description: 'A connector of that kind.' }),
-  config: z.record(z.string(), z.unknown()).optional().meta({ description: "The connector's config (its `config_schema` in `GET /connectors`)." }),
+  config: z.record(z.string(), z.unknown()).meta({ description: "The connector's config (its `config_schema` in `GET /connectors`)." }),
 });
 
 export const CheckResultSchema = z
@@ -115,7 +117,7 @@ export const connectorRouteDeclarations = {
       summary: 'Check a connector config',
       tag: 'Connectors',
       description:
-        "Tries a config as a run would, within 8 s in all (DNS, connect, read; under the gateway's 10 s upstream timeout). `sample` always succeeds; `http-json`: the URL answers 2xx with JSON holding an array at `records_path` (without it, the body itself is the array); `postgres`: it connects and creates the table when absent (without `connection_url`, in the workspace's own schema). " +
+        "Tries a config as a run would, within 8 s in all (DNS, connect, read; under the gateway's 10 s upstream timeout). `sample` always succeeds; `http-json`: the URL answers 2xx with JSON holding an array at `records_path` (without it, the body itself is the array); `postgres`: it connects and creates the table in a transaction it rolls back, so nothing is left behind (without `connection_url`, in the workspace's own schema). " +
         'A config that `POST /pipelines` would refuse is 400 with the same codes, fields named from this body (`config.table`); a bad `kind` or an unknown connector is `invalid_enum`. ' +
         "An address that is not public (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`), an answer that is not what a run needs, or no answer in time is `failed`, with a message in the platform's words.",
       body: DocumentedCheckConnectorBody,

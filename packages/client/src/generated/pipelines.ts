@@ -221,7 +221,7 @@ export interface paths {
         put?: never;
         /**
          * Check a connector config
-         * @description Tries a config as a run would, within 8 s in all (DNS, connect, read; under the gateway's 10 s upstream timeout). `sample` always succeeds; `http-json`: the URL answers 2xx with JSON holding an array at `records_path` (without it, the body itself is the array); `postgres`: it connects and creates the table when absent (without `connection_url`, in the workspace's own schema). A config that `POST /pipelines` would refuse is 400 with the same codes, fields named from this body (`config.table`); a bad `kind` or an unknown connector is `invalid_enum`. An address that is not public (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`), an answer that is not what a run needs, or no answer in time is `failed`, with a message in the platform's words.
+         * @description Tries a config as a run would, within 8 s in all (DNS, connect, read; under the gateway's 10 s upstream timeout). `sample` always succeeds; `http-json`: the URL answers 2xx with JSON holding an array at `records_path` (without it, the body itself is the array); `postgres`: it connects and creates the table in a transaction it rolls back, so nothing is left behind (without `connection_url`, in the workspace's own schema). A config that `POST /pipelines` would refuse is 400 with the same codes, fields named from this body (`config.table`); a bad `kind` or an unknown connector is `invalid_enum`. An address that is not public (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`), an answer that is not what a run needs, or no answer in time is `failed`, with a message in the platform's words.
          *
          *     **Scope:** `pipelines:write` · **Rate limit:** 300 requests per minute per key (bucket `pipelines`).
          */
@@ -5130,7 +5130,7 @@ export interface operations {
                      */
                     connector: "sample" | "http-json" | "postgres";
                     /** @description The connector's config (its `config_schema` in `GET /connectors`). */
-                    config?: {
+                    config: {
                         [key: string]: unknown;
                     };
                 };
