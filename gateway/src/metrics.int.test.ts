@@ -58,8 +58,8 @@ test('requests are counted and timed by public route pattern and status; the pub
   const text = await scrape();
   expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="401"}')).toBe(1);
-  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
-  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/events/v0/tickets/:id/validate",status_class="2xx"}')).toBe(2);
+  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status_class="2xx"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/events/v0/*",status="404"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/healthz",status="200"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/admin/v1/workspaces/:id",status="200"}')).toBe(1);
@@ -70,6 +70,24 @@ test('requests are counted and timed by public route pattern and status; the pub
   expect(text).not.toContain(workspaceId);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
   expect(metricSample(text, 'gateway_api_key_cache_entries')).toBeGreaterThanOrEqual(1);
+});
+
+test('the latency histogram grows by status class, not by exact status: varied answers stay a few series (issue 29)', async () => {
+  const { gw, scrape } = await gatewayWithMetrics();
+  const { token } = await createTestKey(gw.store);
+  const statuses = [200, 201, 202, 400, 401, 403, 404, 409, 410, 415, 422, 429, 500, 502, 503];
+  for (const status of statuses) {
+    expect((await client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}?status=${status}`, { token })).status).toBe(status);
+  }
+  const text = await scrape();
+  const seriesOf = (metric: string) => text.split('\n').filter((line) => line.startsWith(`${metric}{`) && line.includes('route="/events/v0/tickets/:id"'));
+  // The counter keeps every exact status; the histogram's count has one series per class.
+  expect(seriesOf('http_requests_total')).toHaveLength(statuses.length);
+  expect(seriesOf('http_request_duration_seconds_count').map((line) => /status_class="(\dxx)"/.exec(line)?.[1]).sort()).toEqual(['2xx', '4xx', '5xx']);
+  // Every bucket line is a series: bounded by classes x buckets, whatever the number of exact codes.
+  const bucketsPerSeries = seriesOf('http_request_duration_seconds_bucket').length / 3;
+  expect(seriesOf('http_request_duration_seconds_bucket')).toHaveLength(3 * bucketsPerSeries);
+  expect(bucketsPerSeries).toBeLessThanOrEqual(20);
 });
 
 test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts, so the fallback gauge is 0', async () => {

@@ -13,7 +13,8 @@ export interface GatewayMetricsState {
  * (a Map lookup by the matched route object, one by status) and adds to plain numbers: about 30 ns
  * and no allocation per request. The limiter's mode and the key cache are read at scrape time.
  *
- * - `http_requests_total`, `http_request_duration_seconds` {method, route, status}: route is the
+ * - `http_requests_total` {method, route, status}, `http_request_duration_seconds` {method, route,
+ *   status_class}: route is the
  *   public pattern (`/events/v0/tickets/:id/validate`), `/events/v0/*` for an unknown route
  *   under a service prefix, `/admin/v1/...` for the admin API, `unmatched` elsewhere.
  * - `gateway_rate_limited_total{bucket}`: 429s by bucket (`failed-auth`: the per-IP limit).

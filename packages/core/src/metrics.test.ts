@@ -33,17 +33,23 @@ describe('HttpMetrics', () => {
     route.observe(200, 0.003);
     route.observe(200, 0.2);
     route.observe(409, 0.004);
+    route.observe(404, 0.3);
 
     expect(await samples(registry, 'http_requests_total')).toEqual([
       'http_requests_total{method="POST",route="/tickets/:id/validate",status="200"} 2',
       'http_requests_total{method="POST",route="/tickets/:id/validate",status="409"} 1',
+      'http_requests_total{method="POST",route="/tickets/:id/validate",status="404"} 1',
     ]);
     const buckets = await samples(registry, 'http_request_duration_seconds_bucket');
-    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.005",method="POST",route="/tickets/:id/validate",status="200"} 1');
-    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.25",method="POST",route="/tickets/:id/validate",status="200"} 2');
-    expect(await samples(registry, 'http_request_duration_seconds_count')).toContain(
-      'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status="409"} 1',
-    );
+    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.005",method="POST",route="/tickets/:id/validate",status_class="2xx"} 1');
+    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.25",method="POST",route="/tickets/:id/validate",status_class="2xx"} 2');
+    // 409 and 404 are one series of the histogram: its series grow by class, not by exact code.
+    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.005",method="POST",route="/tickets/:id/validate",status_class="4xx"} 1');
+    expect(buckets).toContain('http_request_duration_seconds_bucket{le="0.5",method="POST",route="/tickets/:id/validate",status_class="4xx"} 2');
+    expect(await samples(registry, 'http_request_duration_seconds_count')).toEqual([
+      'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status_class="2xx"} 2',
+      'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status_class="4xx"} 2',
+    ]);
   });
 
   test('renders a Prometheus histogram: cumulative buckets, +Inf for a value past the last bound, sum and count', async () => {
@@ -56,15 +62,15 @@ describe('HttpMetrics', () => {
     expect(text).toContain('# TYPE http_request_duration_seconds histogram');
     expect(text).toContain('# TYPE http_requests_total counter');
     expect(await samples(registry, 'http_request_duration_seconds_bucket')).toEqual([
-      'http_request_duration_seconds_bucket{le="0.1",method="GET",route="/x",status="200"} 1',
-      'http_request_duration_seconds_bucket{le="1",method="GET",route="/x",status="200"} 2',
-      'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/x",status="200"} 3',
+      'http_request_duration_seconds_bucket{le="0.1",method="GET",route="/x",status_class="2xx"} 1',
+      'http_request_duration_seconds_bucket{le="1",method="GET",route="/x",status_class="2xx"} 2',
+      'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/x",status_class="2xx"} 3',
     ]);
     expect(await samples(registry, 'http_request_duration_seconds_sum')).toEqual([
-      'http_request_duration_seconds_sum{method="GET",route="/x",status="200"} 12.6',
+      'http_request_duration_seconds_sum{method="GET",route="/x",status_class="2xx"} 12.6',
     ]);
     expect(await samples(registry, 'http_request_duration_seconds_count')).toEqual([
-      'http_request_duration_seconds_count{method="GET",route="/x",status="200"} 3',
+      'http_request_duration_seconds_count{method="GET",route="/x",status_class="2xx"} 3',
     ]);
     registry.resetMetrics();
     expect(await samples(registry, 'http_requests_total')).toEqual(['http_requests_total{method="GET",route="/x",status="200"} 0']);

@@ -25,8 +25,8 @@ test('a validation is counted and timed under its route pattern and status, neve
   expect(text).toContain('# TYPE http_request_duration_seconds histogram');
   expect(metricSample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
-  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status="200"}')).toBe(1);
-  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/tickets/:id/validate",status="409"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/tickets/:id/validate",status_class="2xx"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/tickets/:id/validate",status_class="4xx"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="POST",route="/events/:id/tickets",status="201"}')).toBe(1);
   expect(text).not.toContain(ticket.body.id);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);

@@ -22,7 +22,7 @@ test('the API counts requests by route pattern on its metrics port; its API port
   const text = await metered.metrics.scrape();
   expect(metricSample(text, 'http_requests_total{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="POST",route="/pipelines",status="201"}')).toBe(1);
-  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/pipelines/:id",status="200"}')).toBe(2);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/pipelines/:id",status_class="2xx"}')).toBe(2);
   expect(text).not.toContain(pipeline.id);
   expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
 

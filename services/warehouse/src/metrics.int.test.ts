@@ -22,7 +22,7 @@ test('requests are counted and timed by route pattern and status on the metrics 
   expect(metricSample(text, 'http_requests_total{method="POST",route="/items",status="201"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/items/:id",status="200"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/items/:id",status="400"}')).toBe(1);
-  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/items/:id",status="200"}')).toBe(1);
+  expect(metricSample(text, 'http_request_duration_seconds_count{method="GET",route="/items/:id",status_class="2xx"}')).toBe(1);
   expect(text).not.toContain(item.body.id);
   expect(text).not.toContain('not-a-uuid');
   expect(text).toMatch(/^nodejs_heap_size_used_bytes \d+/m);
