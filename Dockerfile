@@ -7,7 +7,7 @@
 # build: the whole workspace with dev dependencies, turbo build (Prisma generate included), then
 # `pnpm deploy --prod`; runtime: that deploy's dist/, prisma/ and production node_modules, as `node`.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # The version package.json pins in "packageManager", from the npm registry (corepack needs to verify it online).
@@ -55,7 +55,7 @@ EXPOSE ${PORTS}
 # The HEALTHCHECK runs in the container, where build arguments are gone: it reads these, and follows
 # the port variable when the container sets it.
 ENV HEALTHCHECK_PORT_VARIABLE=${PORT_VARIABLE} HEALTHCHECK_PORT=${PORT}
-# The slim image has no curl: Node 20 fetch. Kubernetes ignores this and uses its probes.
+# The slim image has no curl: Node fetch. Kubernetes ignores this and uses its probes.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env[process.env.HEALTHCHECK_PORT_VARIABLE] || process.env.HEALTHCHECK_PORT) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The API; the gateway's admin CLI is `node dist/cli.js <command>`, the pipelines run worker

@@ -5,7 +5,7 @@
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '10.34.8';
+/** The Node major line the platform runs on, from package.json's `engines` (>=N): the current LTS. */
+const NODE_MAJOR = Number(/\d+/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines.node)[0]);
 const SERVICES = ['events', 'warehouse', 'pipelines'];
 
 function fail(message) {
@@ -32,6 +34,48 @@ function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', ...options });
   if (result.status !== 0) fail(`${[command, ...args].join(' ')} failed (exit ${result.status ?? result.signal})`);
   return result;
+}
+
+/** The bin/node of a Node NODE_MAJOR.x unpacked under `dir` by an earlier run, newest first. */
+function cachedNode(dir) {
+  if (!existsSync(dir)) return undefined;
+  const versions = readdirSync(dir)
+    .filter((name) => name.startsWith(`v${NODE_MAJOR}.`))
+    .sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
+  return versions.map((name) => join(dir, name, 'bin', 'node')).find((path) => existsSync(path));
+}
+
+/**
+ * On an older Node, the commands run again on Node NODE_MAJOR: the npm registry's official build
+ * (`node-<platform>-<arch>`, the binary the `node` package installs), unpacked once under
+ * ~/.cache/platform/node and put first on PATH, so pnpm, turbo, jest and the platform's processes
+ * all run on it. Where that cannot be fetched, one line says how to get it.
+ */
+function ensureNodeRuntime() {
+  if (Number(process.versions.node.split('.')[0]) >= NODE_MAJOR) return;
+  const dir = join(homedir(), '.cache', 'platform', 'node');
+  let node = cachedNode(dir);
+  if (!node) {
+    const pkg = `node-${process.platform}-${process.arch}@${NODE_MAJOR}`;
+    process.stdout.write(`Node ${process.versions.node} is past its end of life; fetching Node ${NODE_MAJOR} (${pkg}) from the npm registry...\n`);
+    mkdirSync(dir, { recursive: true });
+    const packed = spawnSync('npm', ['pack', pkg, '--pack-destination', dir, '--json', '--silent'], { encoding: 'utf8' });
+    const tarball = packed.status === 0 ? JSON.parse(packed.stdout)[0]?.filename : undefined;
+    const staging = join(dir, 'unpacking');
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging);
+    if (!tarball || spawnSync('tar', ['xzf', join(dir, tarball), '-C', staging]).status !== 0) {
+      fail(`Node ${NODE_MAJOR} is needed (this is ${process.versions.node}): install it from https://nodejs.org or with \`nvm install ${NODE_MAJOR}\`, then run this again.`);
+    }
+    const version = spawnSync(join(staging, 'package', 'bin', 'node'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+    renameSync(join(staging, 'package'), join(dir, version));
+    rmSync(staging, { recursive: true, force: true });
+    rmSync(join(dir, tarball), { force: true });
+    node = cachedNode(dir);
+  }
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` };
+  const result = spawnSync(node, process.argv.slice(1), { stdio: 'inherit', env });
+  process.exit(result.status ?? 1);
 }
 
 function pnpm(args, options) {
@@ -556,4 +600,5 @@ async function bench() {
 const commands = { start, fleet, test, 'test:unit': unitTests, bench, browser };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
+ensureNodeRuntime();
 await command();

@@ -5,6 +5,7 @@ import {
   codePointString,
   conflict,
   contractRouter,
+  DEFAULT_SERVICE_QUOTA_LIMITS,
   createLogger,
   createServiceApp,
   route,
@@ -90,7 +91,7 @@ test('the service accepts the gateway’s signature and sees the key’s identit
   expect(res.status).toBe(200);
   expect(res.body).toEqual({
     route: 'GET /tickets/:id',
-    identity: { workspaceId: key.workspaceId, keyId: key.keyId, scopes: ['tickets:read'] },
+    identity: { workspaceId: key.workspaceId, keyId: key.keyId, scopes: ['tickets:read'], quotas: DEFAULT_SERVICE_QUOTA_LIMITS },
     params: { id: ticketId },
     requestId: 'stack-1',
   });

@@ -2,6 +2,9 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { type Deployable, effectivePort, entryProblems, EVERY_INTERFACE, imageBuildArgs, metricsPortOrProblem, ROOT } from './deployables';
 
+/** The Node major line of package.json's `engines` (>=N): the images run the same line as everything else. */
+const NODE_MAJOR = /\d+/.exec((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)![0];
+
 /** The one Dockerfile: every image builds from it, its package and ports given as build arguments. */
 export const DOCKERFILE = 'Dockerfile';
 
@@ -159,8 +162,9 @@ export function dockerfileProblems(
   const runtime = file.stages.at(-1) as Stage;
 
   for (const stage of file.stages) {
-    if (!file.stages.some((s) => s.name === stage.base) && !/^node:20([.\d]*)?-(bookworm-|bullseye-|trixie-)?slim(@sha256:[a-f0-9]{64})?$/.test(stage.base)) {
-      problems.push(`${where}: stage ${stage.name} is FROM ${stage.base}, not a node:20 slim image`);
+    const slimNode = new RegExp(`^node:${NODE_MAJOR}([.\\d]*)?-(bookworm-|bullseye-|trixie-)?slim(@sha256:[a-f0-9]{64})?$`);
+    if (!file.stages.some((s) => s.name === stage.base) && !slimNode.test(stage.base)) {
+      problems.push(`${where}: stage ${stage.name} is FROM ${stage.base}, not a node:${NODE_MAJOR} slim image`);
     }
   }
 

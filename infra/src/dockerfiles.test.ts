@@ -95,7 +95,7 @@ describe('the Dockerfile rules catch', () => {
       'runtime stage does not set HOST=0.0.0.0 (unset)',
     ],
     ['HOST on loopback', (t) => t.replace('ENV HOST=0.0.0.0', 'ENV HOST=127.0.0.1'), 'runtime stage does not set HOST=0.0.0.0 (127.0.0.1)'],
-    ['a full base image', (t) => t.replace('node:20-bookworm-slim', 'node:20'), 'not a node:20 slim image'],
+    ['a full base image', (t) => t.replace('node:24-bookworm-slim', 'node:24'), 'not a node:24 slim image'],
   ];
   it.each(cases)('%s', (_, mutate, problem) => {
     const mutated = mutate(events);
