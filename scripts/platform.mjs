@@ -65,7 +65,9 @@ function ensureNodeRuntime() {
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging);
     if (!tarball || spawnSync('tar', ['xzf', join(dir, tarball), '-C', staging]).status !== 0) {
-      fail(`Node ${NODE_MAJOR} is needed (this is ${process.versions.node}): install it from https://nodejs.org or with \`nvm install ${NODE_MAJOR}\`, then run this again.`);
+      fail(
+        `Node ${NODE_MAJOR} is needed (this is ${process.versions.node}): install it from https://nodejs.org or with \`nvm install ${NODE_MAJOR}\`, then run this again.`,
+      );
     }
     const version = spawnSync(join(staging, 'package', 'bin', 'node'), ['--version'], { encoding: 'utf8' }).stdout.trim();
     renameSync(join(staging, 'package'), join(dir, version));

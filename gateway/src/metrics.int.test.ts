@@ -59,7 +59,9 @@ test('requests are counted and timed by public route pattern and status; the pub
   expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="200"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="POST",route="/events/v0/tickets/:id/validate",status="401"}')).toBe(1);
   expect(metricSample(text, 'http_request_duration_seconds_count{method="POST",route="/events/v0/tickets/:id/validate",status_class="2xx"}')).toBe(2);
-  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status_class="2xx"}')).toBe(2);
+  expect(metricSample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/events/v0/tickets/:id/validate",status_class="2xx"}')).toBe(
+    2,
+  );
   expect(metricSample(text, 'http_requests_total{method="GET",route="/events/v0/*",status="404"}')).toBe(2);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/healthz",status="200"}')).toBe(1);
   expect(metricSample(text, 'http_requests_total{method="GET",route="/admin/v1/workspaces/:id",status="200"}')).toBe(1);
@@ -83,7 +85,11 @@ test('the latency histogram grows by status class, not by exact status: varied a
   const seriesOf = (metric: string) => text.split('\n').filter((line) => line.startsWith(`${metric}{`) && line.includes('route="/events/v0/tickets/:id"'));
   // The counter keeps every exact status; the histogram's count has one series per class.
   expect(seriesOf('http_requests_total')).toHaveLength(statuses.length);
-  expect(seriesOf('http_request_duration_seconds_count').map((line) => /status_class="(\dxx)"/.exec(line)?.[1]).sort()).toEqual(['2xx', '4xx', '5xx']);
+  expect(
+    seriesOf('http_request_duration_seconds_count')
+      .map((line) => /status_class="(\dxx)"/.exec(line)?.[1])
+      .sort(),
+  ).toEqual(['2xx', '4xx', '5xx']);
   // Every bucket line is a series: bounded by classes x buckets, whatever the number of exact codes.
   const bucketsPerSeries = seriesOf('http_request_duration_seconds_bucket').length / 3;
   expect(seriesOf('http_request_duration_seconds_bucket')).toHaveLength(3 * bucketsPerSeries);

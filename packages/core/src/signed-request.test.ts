@@ -59,7 +59,10 @@ function post(headers: Record<string, string>, body: string | Buffer = BODY) {
 describe('a service answers only what the gateway signed for it (contract section 4)', () => {
   test('a signed request reaches the route with its identity and body', async () => {
     const res = await post(signed()).expect(200);
-    expect(res.body).toEqual({ body: { gate: 'north' }, identity: { workspaceId: 'ws-1', keyId: 'key-1', scopes: ['tickets:read'], quotas: DEFAULT_SERVICE_QUOTA_LIMITS } });
+    expect(res.body).toEqual({
+      body: { gate: 'north' },
+      identity: { workspaceId: 'ws-1', keyId: 'key-1', scopes: ['tickets:read'], quotas: DEFAULT_SERVICE_QUOTA_LIMITS },
+    });
     expect(res.headers['x-request-id']).toBe('req-1');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
