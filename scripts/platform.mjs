@@ -5,7 +5,7 @@
 // Plain Node with no dependencies: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
@@ -93,6 +93,18 @@ function ensureDependencies() {
   pnpm(['install', '--frozen-lockfile']);
 }
 
+/** Where `npm start` keeps this clone's admin token (git ignores .platform/): the same token on every start. */
+const ADMIN_TOKEN_FILE = join(ROOT, '.platform', 'admin-token');
+
+/** The admin token of this clone: made on the first start (no token is built in), read back afterwards. */
+function localAdminToken() {
+  if (existsSync(ADMIN_TOKEN_FILE)) return readFileSync(ADMIN_TOKEN_FILE, 'utf8').trim();
+  mkdirSync(dirname(ADMIN_TOKEN_FILE), { recursive: true, mode: 0o700 });
+  const token = `adm_${randomBytes(24).toString('base64url')}`;
+  writeFileSync(ADMIN_TOKEN_FILE, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
 /** Connection settings from the environment, with one PostgreSQL server and one database per deployable. */
 function platformEnv() {
   const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
@@ -104,7 +116,7 @@ function platformEnv() {
   const env = {
     ...process.env,
     GATEWAY_DATABASE_URL: process.env.GATEWAY_DATABASE_URL ?? databaseUrl('gateway'),
-    PLATFORM_ADMIN_TOKEN: process.env.PLATFORM_ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`,
+    PLATFORM_ADMIN_TOKEN: process.env.PLATFORM_ADMIN_TOKEN ?? localAdminToken(),
     PLATFORM_INTERNAL_SECRET: process.env.PLATFORM_INTERNAL_SECRET ?? randomBytes(32).toString('base64url'),
     GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8080',
     EVENTS_PORT: process.env.EVENTS_PORT ?? '4001',
@@ -232,7 +244,7 @@ async function demoLines(gateway, token) {
 /** The lines that name the admin token, the demo workspace and key, and the CLI call that manages them. */
 function accessLines(gateway, adminToken, workspaceId, token) {
   return [
-    `Admin token (PLATFORM_ADMIN_TOKEN): ${adminToken}`,
+    `Admin token (PLATFORM_ADMIN_TOKEN${process.env.PLATFORM_ADMIN_TOKEN ? '' : ', kept in .platform/admin-token'}): ${adminToken}`,
     `Demo workspace: ${workspaceId}`,
     `Demo API key:   ${token}`,
     'Manage workspaces and keys (the CLI calls the admin API with the admin token):',

@@ -1,4 +1,6 @@
-import { DEPLOYABLES, IMAGES, effectiveMetricsPort, effectivePort, requiredVariables, variables } from './deployables';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEPLOYABLES, IMAGES, ROOT, effectiveMetricsPort, effectivePort, requiredVariables, variables } from './deployables';
 import { type ComposeFile, composeProblems, durationSeconds, environmentOf, interpolate, readCompose } from './compose';
 import { imageEnvironment } from './dockerfile';
 
@@ -14,20 +16,27 @@ describe('docker-compose.yml', () => {
 
   it('runs every deployable and one migration per database (and Jaeger, only with --profile tracing)', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['postgres', 'redis', 'jaeger', ...DEPLOYABLES.map((d) => d.name), ...IMAGES.map((m) => `migrate-${m.name}`)].sort(),
+      ['postgres', 'redis', 'jaeger', 'secrets', ...DEPLOYABLES.map((d) => d.name), ...IMAGES.map((m) => `migrate-${m.name}`)].sort(),
     );
     expect(compose.services.jaeger).toMatchObject({ profiles: ['tracing'], ports: ['127.0.0.1:4318:4318', '127.0.0.1:16686:16686'] });
   });
 
-  it('gives each deployable every variable its schema requires, secrets from the shell with a local default', () => {
+  it('gives each deployable every variable its schema requires; secrets are files made on the first start, none is written in the file', () => {
     for (const d of DEPLOYABLES) {
       const env = environmentOf(compose.services[d.name] ?? {});
-      for (const name of requiredVariables(d.schema)) expect([d.name, name, env[name] !== undefined]).toEqual([d.name, name, true]);
+      for (const name of requiredVariables(d.schema)) {
+        expect([d.name, name, env[name] !== undefined || env[`${name}_FILE`] !== undefined]).toEqual([d.name, name, true]);
+      }
     }
     expect(compose.services.gateway?.environment).toMatchObject({
-      PLATFORM_ADMIN_TOKEN: expect.stringMatching(/^\$\{PLATFORM_ADMIN_TOKEN:-.{16,}\}$/),
-      PLATFORM_INTERNAL_SECRET: expect.stringMatching(/^\$\{PLATFORM_INTERNAL_SECRET:-.{16,}\}$/),
+      PLATFORM_ADMIN_TOKEN_FILE: '/run/platform-secrets/admin-token',
+      PLATFORM_INTERNAL_SECRET_FILE: '/run/platform-secrets/internal-secret',
     });
+    // No token, secret or password anywhere in the file: no `adm_` token, no default after a credential variable.
+    const text = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+    expect(text).not.toMatch(/adm_[A-Za-z0-9_-]{8,}/);
+    expect(text).not.toMatch(/(SECRET|TOKEN|PASSWORD)[A-Z_]*:-[^}]/);
+    expect(text).not.toMatch(/not-for-production/);
   });
 
   it('every deployable has METRICS_PORT in its config schema, each default its own and apart from every API port (npm start on one machine)', () => {
@@ -37,13 +46,14 @@ describe('docker-compose.yml', () => {
     expect(new Set([...metrics, ...DEPLOYABLES.map((d) => effectivePort(d))]).size).toBe(DEPLOYABLES.length * 2);
   });
 
-  it('every deployable listens on every interface in its container (HOST=0.0.0.0, from its image), and PostgreSQL and Redis are published on 127.0.0.1 only', () => {
+  it('every deployable listens on every interface in its container (HOST=0.0.0.0, from its image), and whatever is published is on 127.0.0.1 only', () => {
     for (const d of DEPLOYABLES) {
       const env = environmentOf(compose.services[d.name] ?? {});
       expect([d.name, env.HOST ?? imageEnvironment(d.dir).HOST]).toEqual([d.name, '0.0.0.0']);
     }
     expect(compose.services.postgres?.ports).toEqual(['127.0.0.1:5432:5432']);
     expect(compose.services.redis?.ports).toEqual(['127.0.0.1:6379:6379']);
+    expect(compose.services.gateway?.ports).toEqual(['127.0.0.1:8080:8080']);
   });
 
   it('interpolates like compose with an empty environment', () => {
@@ -67,19 +77,30 @@ describe('the compose rules catch', () => {
     ],
     [
       'a required variable missing',
-      (c) => delete (c.services.events?.environment as Record<string, string>).PLATFORM_INTERNAL_SECRET,
+      (c) => delete (c.services.events?.environment as Record<string, string>).PLATFORM_INTERNAL_SECRET_FILE,
       'events: required variable PLATFORM_INTERNAL_SECRET is not set',
     ],
     [
-      'a default the schema rejects',
-      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN:-short}' }),
-      'gateway: PLATFORM_ADMIN_TOKEN is invalid',
+      'a built-in admin token',
+      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN:-adm_local-admin-token-0123456789}' }),
+      'gateway: PLATFORM_ADMIN_TOKEN is written in docker-compose.yml',
     ],
     [
-      'a secret without default',
-      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN: '${PLATFORM_ADMIN_TOKEN}' }),
-      'has no default',
+      'a built-in internal secret',
+      (c) => Object.assign(c.services.events?.environment as object, { PLATFORM_INTERNAL_SECRET: 'local-internal-secret-0123456789' }),
+      'events: PLATFORM_INTERNAL_SECRET is written in docker-compose.yml',
     ],
+    [
+      'a secret file outside every mounted volume',
+      (c) => Object.assign(c.services.gateway?.environment as object, { PLATFORM_ADMIN_TOKEN_FILE: '/tmp/admin-token' }),
+      'gateway: PLATFORM_ADMIN_TOKEN_FILE is /tmp/admin-token, which is in no volume it mounts',
+    ],
+    [
+      'a gateway published on every interface',
+      (c) => Object.assign(c.services.gateway ?? {}, { ports: ['8080:8080'] }),
+      'gateway: publishes 8080 on every interface of the host',
+    ],
+    ['a variable without default', (c) => Object.assign(c.services.gateway?.environment as object, { LOG_LEVEL: '${LOG_LEVEL}' }), 'has no default'],
     [
       'a laptop default left in a container',
       (c) => delete (c.services.pipelines?.environment as Record<string, string>).PIPELINES_DATABASE_URL,

@@ -11,6 +11,7 @@ import {
   entryProblems,
   metricsPortOrProblem,
   environmentProblems,
+  FILE_VARIABLE_SUFFIX,
   redisTopologyProblems,
   imageBuildArgs,
   shutdownSeconds,
@@ -27,6 +28,7 @@ export interface ComposeService {
   depends_on?: string[] | Record<string, { condition?: string }>;
   healthcheck?: { test?: string | string[] };
   stop_grace_period?: string;
+  volumes?: Array<string | { source?: string; target?: string }>;
 }
 
 export interface ComposeFile {
@@ -111,6 +113,44 @@ export function durationSeconds(value: string): number {
 
 const BACKING: Record<string, number> = { postgres: 5432, redis: 6379 };
 
+/** Variables that hold a credential: never written in this file, neither as a value nor as a default. */
+const CREDENTIAL = /(SECRET|TOKEN|PASSWORD)$/;
+
+/** Where a service's volumes are mounted in its container. */
+function volumeTargets(service: ComposeService): string[] {
+  return (service.volumes ?? []).map((volume) => (typeof volume === 'string' ? (volume.split(':')[1] ?? volume) : (volume.target ?? '')));
+}
+
+/**
+ * Safe defaults (issue 29): nothing is published beyond this machine (127.0.0.1) unless a user
+ * chooses so, and no credential is written in the file: each comes from the shell or from a file
+ * that a `*_FILE` variable names, inside a volume the service mounts.
+ */
+function safeDefaultProblems(services: Record<string, ComposeService>): string[] {
+  const problems: string[] = [];
+  for (const [name, service] of Object.entries(services)) {
+    for (const p of publishedPorts(service)) {
+      if (!LOOPBACK_IPS.includes(p.hostIp ?? ''))
+        problems.push(`${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only`);
+    }
+    const raw = Array.isArray(service.environment)
+      ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s).slice(0, 2)))
+      : (service.environment ?? {});
+    for (const [variable, value] of Object.entries(raw)) {
+      if (CREDENTIAL.test(variable) && typeof value === 'string' && interpolate(value) !== '')
+        problems.push(
+          `${name}: ${variable} is written in docker-compose.yml; make it on first start (a *_FILE variable) or take it from the shell without a default`,
+        );
+      if (variable.endsWith(FILE_VARIABLE_SUFFIX) && typeof value === 'string') {
+        const path = interpolate(value);
+        if (!volumeTargets(service).some((target) => target && path.startsWith(`${target}/`)))
+          problems.push(`${name}: ${variable} is ${path}, which is in no volume it mounts`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** Everything docker-compose.yml must hold for the deployables, as a list of problems (empty: none). */
 export function composeProblems(compose: ComposeFile): string[] {
   const problems: string[] = [];
@@ -122,6 +162,7 @@ export function composeProblems(compose: ComposeFile): string[] {
   };
 
   problems.push(...interpolationsWithoutDefault(services, 'services'));
+  problems.push(...safeDefaultProblems(services));
 
   // `docker compose up -d postgres redis` for `npm start`: both published on their usual ports, with healthchecks.
   for (const [name, port] of Object.entries(BACKING)) {
@@ -132,12 +173,6 @@ export function composeProblems(compose: ComposeFile): string[] {
     }
     if (!service.healthcheck?.test) problems.push(`${name}: no healthcheck (the others wait on service_healthy)`);
     if (!publishedPorts(service).some((p) => p.published === port && p.target === port)) problems.push(`${name}: does not publish ${port} for \`npm start\``);
-    for (const p of publishedPorts(service)) {
-      if (!LOOPBACK_IPS.includes(p.hostIp ?? ''))
-        problems.push(
-          `${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only ("127.0.0.1:${port}:${port}")`,
-        );
-    }
     if (Object.keys(dependsOn(service)).length > 0)
       problems.push(`${name}: depends on other services, so \`docker compose up -d postgres redis\` would start them`);
   }

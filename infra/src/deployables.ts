@@ -227,14 +227,18 @@ export function redisTopologyProblems(where: string, env: Record<string, string 
  * Problems of an environment for a schema: names the schema does not know (a typo is silently ignored
  * by zod, and the default wins), required names missing, values the schema rejects.
  */
+/** The suffix that reads a variable from a file (core parseConfig: NAME_FILE, the secrets-as-files convention). */
+export const FILE_VARIABLE_SUFFIX = '_FILE';
+
 export function environmentProblems(where: string, env: Record<string, string | undefined>, schema: ConfigSchema, options: { complete: boolean }): string[] {
   const known = new Set(variables(schema));
+  const fromFile = (name: string): boolean => !env[name] && Boolean(env[`${name}${FILE_VARIABLE_SUFFIX}`]);
   const problems = Object.keys(env)
-    .filter((name) => !known.has(name))
+    .filter((name) => !known.has(name) && !(name.endsWith(FILE_VARIABLE_SUFFIX) && known.has(name.slice(0, -FILE_VARIABLE_SUFFIX.length))))
     .map((name) => `${where}: ${name} is not a variable of its config schema`);
   if (!options.complete) return problems;
   for (const name of requiredVariables(schema)) {
-    if (env[name] === undefined) problems.push(`${where}: required variable ${name} is not set`);
+    if (env[name] === undefined && !fromFile(name)) problems.push(`${where}: required variable ${name} is not set`);
   }
   // The defaults are for a laptop: inside a container 127.0.0.1 is the container itself. REDIS_URL's
   // default does not apply where another Redis topology is chosen.
@@ -250,7 +254,8 @@ export function environmentProblems(where: string, env: Record<string, string | 
   if (!parsed.success) {
     for (const issue of parsed.error?.issues ?? []) {
       const name = issue.path.map(String).join('.');
-      if (env[name] !== undefined) problems.push(`${where}: ${name} is invalid: ${issue.message}`);
+      // A value read from a file at start-up is not known here.
+      if (env[name] !== undefined && !fromFile(name)) problems.push(`${where}: ${name} is invalid: ${issue.message}`);
     }
   }
   return problems;

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, DEFAULT_HOST, env, parseConfig } from './config';
 
@@ -27,4 +30,24 @@ test('HOST is an IP address to listen on, 127.0.0.1 (this machine only) unless s
   for (const host of ['my-laptop', 'localhost', '', '0.0.0.0:80', '127.0.0.256']) {
     expect(() => parseConfig(schema, { HOST: host })).toThrow(/^invalid configuration: HOST: must be an IP address/);
   }
+});
+
+describe('NAME_FILE (secrets mounted as files)', () => {
+  const schema = z.object({ SECRET: env.secret(), PORT: env.port(8080) });
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  const file = join(dir, 'secret');
+  writeFileSync(file, `${'s'.repeat(20)}\n`);
+
+  test('gives the file content, without its final newline, to an unset or empty variable', () => {
+    expect(parseConfig(schema, { SECRET_FILE: file })).toMatchObject({ SECRET: 's'.repeat(20) });
+    expect(parseConfig(schema, { SECRET: '', SECRET_FILE: file })).toMatchObject({ SECRET: 's'.repeat(20) });
+  });
+
+  test('a variable that is set wins over its file', () => {
+    expect(parseConfig(schema, { SECRET: 'e'.repeat(16), SECRET_FILE: file })).toMatchObject({ SECRET: 'e'.repeat(16) });
+  });
+
+  test('a file that cannot be read names the variable and the path, never a content', () => {
+    expect(() => parseConfig(schema, { SECRET_FILE: join(dir, 'missing') })).toThrow(/SECRET_FILE: cannot read .*missing \(ENOENT\)/);
+  });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DatabaseConfig } from './database';
@@ -9,9 +10,28 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Parses environment variables with a zod object schema; the error names every bad variable. */
+/**
+ * `NAME_FILE` for any variable NAME the schema reads (the Docker and Kubernetes secrets
+ * convention): when NAME is unset or empty, the file's content, without its final newline, is
+ * NAME's value. So a secret can come from a mounted file and never sit in the environment.
+ */
+export function withFileVariables(schema: z.ZodObject, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const resolved: NodeJS.ProcessEnv = { ...env };
+  for (const name of Object.keys(schema.shape)) {
+    const path = env[`${name}_FILE`];
+    if (!path || (env[name] !== undefined && env[name] !== '')) continue;
+    try {
+      resolved[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new ConfigError(`invalid configuration: ${name}_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return resolved;
+}
+
+/** Parses environment variables with a zod object schema (NAME_FILE read for NAME); the error names every bad variable. */
 export function parseConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
-  const result = schema.safeParse(env);
+  const result = schema.safeParse(withFileVariables(schema, env));
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
