@@ -133,8 +133,8 @@ function safeDefaultProblems(services: Record<string, ComposeService>): string[]
       if (!LOOPBACK_IPS.includes(p.hostIp ?? ''))
         problems.push(`${name}: publishes ${p.published ?? p.target} on ${p.hostIp ?? 'every interface'} of the host; publish it on 127.0.0.1 only`);
     }
-    const raw = Array.isArray(service.environment)
-      ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s).slice(0, 2)))
+    const raw: Record<string, unknown> = Array.isArray(service.environment)
+      ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]))
       : (service.environment ?? {});
     for (const [variable, value] of Object.entries(raw)) {
       if (CREDENTIAL.test(variable) && typeof value === 'string' && interpolate(value) !== '')
