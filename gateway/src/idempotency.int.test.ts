@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
 import { expectErrorBody, sleep, startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
-import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
+import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyKeys, idempotencyScope } from './idempotency';
 import {
   allUpstreams,
   closeServer,
@@ -192,7 +192,7 @@ describe('answers that are not stored', () => {
         expect(res.status).toBe(503);
         expectErrorBody(res.body, 'temporarily_unavailable');
       }
-      expect(await down.redis.exists(`${down.redisPrefix}idem:${idempotencyRecordKey(workspaceId, 'POST', '/events/v0/events', key)}`)).toBe(0);
+      expect(await down.redis.exists(recordKey(workspaceId, 'POST', '/events/v0/events', key, down.redisPrefix))).toBe(0);
     } finally {
       await down.close();
     }
@@ -485,36 +485,40 @@ describe('the Lua record on Redis', () => {
     await redis.quit();
   });
 
+  /** A scope of a fresh workspace, and a limit no test here reaches. */
+  const k = { workspaceId: randomUUID(), id: 'k' };
+  const LIMIT = 1024 ** 3;
+
   test('a claim whose holder died expires, and the late holder cannot overwrite the new claim', async () => {
     const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 100 });
-    const first = await store.claim('k', 'hash');
+    const first = await store.claim(k, 'hash', LIMIT);
     expect(first.state).toBe('claimed');
-    expect((await store.claim('k', 'hash')).state).toBe('running');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('running');
     await sleep(150);
-    const second = await store.claim('k', 'hash');
+    const second = await store.claim(k, 'hash', LIMIT);
     expect(second.state).toBe('claimed');
     if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('unreachable');
     const response = { status: 201, headers: { location: '/x' }, body: Buffer.from([0xff, 0x00, 0x7b]) };
     expect(await store.complete(first.claim, response)).toBe(false);
     await store.release(first.claim);
-    expect((await store.claim('k', 'hash')).state).toBe('running');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('running');
     expect(await store.complete(second.claim, response)).toBe(true);
     // Raw bytes survive the round trip.
-    expect(await store.claim('k', 'hash')).toEqual({ state: 'done', response });
-    expect((await store.claim('k', 'other')).state).toBe('mismatch');
+    expect(await store.claim(k, 'hash', LIMIT)).toEqual({ state: 'done', response });
+    expect((await store.claim(k, 'other', LIMIT)).state).toBe('mismatch');
   });
 
   test('releasing frees the key for the next request', async () => {
     const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 10_000 });
-    const first = await store.claim('k', 'hash');
+    const first = await store.claim(k, 'hash', LIMIT);
     if (first.state !== 'claimed') throw new Error('not claimed');
     await store.release(first.claim);
-    expect((await store.claim('k', 'hash')).state).toBe('claimed');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('claimed');
   });
 });
 
-function recordKey(workspaceId: string, method: string, path: string, key: string): string {
-  return `${gw.redisPrefix}idem:${idempotencyRecordKey(workspaceId, method, path, key)}`;
+function recordKey(workspaceId: string, method: string, path: string, key: string, prefix = gw.redisPrefix): string {
+  return idempotencyKeys(prefix, workspaceId).record(idempotencyScope(workspaceId, method, path, key).id);
 }
 
 /** POST with Transfer-Encoding: chunked (undici always sends a Content-Length for buffers). */
