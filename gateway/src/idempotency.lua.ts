@@ -11,7 +11,7 @@
  * gets its keys (record, answers, claims, sizes), which share the workspace's hash tag, so a
  * script touches one Cluster slot. Entries past their expiry are dropped by whichever script
  * comes next (at most TRIM_BATCH of each kind a call, so one call stays short), so the count
- * falls as records expire without a sweeper; the three keys expire with their last entry.
+ * falls as records expire without a sweeper; the three keys expire together after their last entry.
  */
 
 /** Expired entries dropped per call and kind: bounds a script's time after a workspace's long pause. */
@@ -24,13 +24,14 @@ local function now_ms()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
--- Forgets one entry and its bytes. A sum never goes below 0 (only an evicted key could make it).
+-- Forgets one entry and its bytes. A sum of 0 is removed, so a workspace with nothing left has no
+-- keys left; a sum never goes below 0 (only an evicted key could make it).
 local function drop(zset, kind, total, member)
   local field = kind .. member
   local size = redis.call('HGET', sizes, field)
   if size then
     redis.call('HDEL', sizes, field)
-    if redis.call('HINCRBY', sizes, total, -tonumber(size)) < 0 then redis.call('HSET', sizes, total, 0) end
+    if redis.call('HINCRBY', sizes, total, -tonumber(size)) <= 0 then redis.call('HDEL', sizes, total) end
   end
   redis.call('ZREM', zset, member)
 end
@@ -44,9 +45,13 @@ local function trim(now)
   end
 end
 
--- A ledger key lives as long as its longest-lived entry.
-local function keep(key, ttl)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+-- The three keys expire together, once their last entry has: a sorted set gone before the sizes would
+-- leave its entries' bytes counted for good.
+local function keep(ttl)
+  local longest = math.max(ttl, redis.call('PTTL', sizes))
+  for _, key in ipairs({ answers, claims, sizes }) do
+    if redis.call('PTTL', key) < longest then redis.call('PEXPIRE', key, longest) end
+  end
 end
 
 local function sum(total)
@@ -99,8 +104,7 @@ redis.call('PEXPIRE', key, claim_ttl)
 redis.call('ZADD', claims, now + claim_ttl, ARGV[2])
 redis.call('HSET', sizes, 'c:' .. ARGV[2], reserve)
 redis.call('HINCRBY', sizes, 'reserved', reserve)
-keep(claims, claim_ttl)
-keep(sizes, claim_ttl)
+keep(claim_ttl)
 return { 'claimed' }
 `;
 
@@ -136,8 +140,7 @@ local size = #ARGV[4] + #ARGV[5] + #ARGV[6]
 redis.call('ZADD', answers, now + ttl, ARGV[7])
 redis.call('HSET', sizes, 'a:' .. ARGV[7], size)
 redis.call('HINCRBY', sizes, 'stored', size)
-keep(answers, ttl)
-keep(sizes, ttl)
+keep(ttl)
 return 1
 `;
 

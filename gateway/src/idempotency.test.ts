@@ -105,7 +105,11 @@ describe('what an answer counts, and which answers are stored', () => {
 
   test('the quota refusal is 429 rate_limited with Retry-After, naming the quota and its limit', () => {
     const error = idempotencyQuotaReached(10_240, 86_400);
-    expect(error).toMatchObject({ status: 429, code: 'rate_limited', options: { details: { quota: 'idempotency_bytes', limit: 10_240 }, headers: { 'retry-after': '86400' } } });
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      options: { details: { quota: 'idempotency_bytes', limit: 10_240 }, headers: { 'retry-after': '86400' } },
+    });
   });
 });
 

@@ -163,8 +163,12 @@ export type ClaimOutcome =
   | { state: 'quota'; retryAfterSeconds: number };
 
 interface IdempotencyCommands {
-  gatewayIdempotencyClaimBuffer(...keysAndArgs: [...LedgerKeys, bodyHash: string, token: string, claimTtlMs: number, limit: number, reserve: number, recordTtlMs: number]): Promise<Buffer[]>;
-  gatewayIdempotencyComplete(...keysAndArgs: [...LedgerKeys, token: string, bodyHash: string, ttlMs: number, status: string, headers: string, body: Buffer, id: string]): Promise<number>;
+  gatewayIdempotencyClaimBuffer(
+    ...keysAndArgs: [...LedgerKeys, bodyHash: string, token: string, claimTtlMs: number, limit: number, reserve: number, recordTtlMs: number]
+  ): Promise<Buffer[]>;
+  gatewayIdempotencyComplete(
+    ...keysAndArgs: [...LedgerKeys, token: string, bodyHash: string, ttlMs: number, status: string, headers: string, body: Buffer, id: string]
+  ): Promise<number>;
   gatewayIdempotencyRelease(...keysAndArgs: [...LedgerKeys, token: string]): Promise<number>;
   gatewayIdempotencyUsage(answers: string, claims: string, sizes: string): Promise<[number, number]>;
 }
