@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { Readiness, Registry, type Logger, type RedisConnection } from '@platform/core';
+import { DEFAULT_QUOTA_LIMITS, Readiness, Registry, type Logger, type RedisConnection } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
@@ -29,6 +29,10 @@ export interface GatewayDeps {
   upstreamTimeoutMs: number;
   /** Prefix of every Redis key and channel (main: `<QUEUE_PREFIX>:gateway:`); tests use their own. */
   redisPrefix?: string;
+  /** The default `idempotency_bytes` per workspace (WORKSPACE_QUOTA_IDEMPOTENCY_BYTES); default: the contract's 64 MiB. */
+  idempotencyBytes?: number;
+  /** How long a stored answer is kept (a test seam; default 24 h, contract section 7). */
+  idempotencyRecordTtlMs?: number;
   /** Per-bucket limits; defaults are the contract's. */
   limits?: Partial<Limits>;
   rateLimitWindowMs?: number;
@@ -90,7 +94,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const limiter = new FailoverLimiter(deps.redis, redisLimiter, deps.logger, { windowMs });
   const activity = new KeyActivityRecorder(store, deps.logger, deps.activityFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs, traced: deps.traced });
-  const idempotency = new IdempotencyStore(deps.redis, `${redisPrefix}idem:`, { claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS });
+  const idempotency = new IdempotencyStore(deps.redis, redisPrefix, {
+    claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS,
+    recordTtlMs: deps.idempotencyRecordTtlMs,
+  });
 
   const state = (): GatewayState => ({ rateLimiter: limiter.state(), keyCache: { entries: keys.size } });
   const registry = deps.metrics ?? new Registry();
@@ -124,6 +131,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     limits,
     proxy,
     idempotency,
+    idempotencyBytes: deps.idempotencyBytes ?? DEFAULT_QUOTA_LIMITS.idempotency_bytes,
     activity,
     internalSecret: deps.internalSecret,
     logger: deps.logger,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, QueuePrefix } from '@platform/core';
+import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, DEFAULT_QUOTA_LIMITS, MAX_IDEMPOTENCY_BYTES_QUOTA, QueuePrefix } from '@platform/core';
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -30,6 +30,11 @@ export const GatewayConfig = z.object({
    * every gateway within 1 s, whether or not its pub/sub announcement arrives).
    */
   GATEWAY_KEY_CHANGES_POLL_MS: z.coerce.number().int().min(50).max(750).default(250),
+  /**
+   * The platform's default quota of stored idempotent answers per workspace, in bytes (contract
+   * section 20; a workspace's own value, set through the admin API, wins).
+   */
+  WORKSPACE_QUOTA_IDEMPOTENCY_BYTES: z.coerce.number().int().min(0).max(MAX_IDEMPOTENCY_BYTES_QUOTA).default(DEFAULT_QUOTA_LIMITS.idempotency_bytes),
   /** The platform's key prefix in Redis (contract sections 11, 20): the gateway's keys are `<QUEUE_PREFIX>:gateway:...`. */
   QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
   ...CommonConfig.shape,

@@ -26,14 +26,16 @@ import type { ConsoleAssets } from './console.assets';
 import { isConsolePath, serveConsole } from './console.handler';
 import { isDocsPath, serveDocs, type DocsSite } from './docs.handler';
 import {
-  idempotencyRecordKey,
+  idempotencyQuotaReached,
+  idempotencyScope,
   MAX_STORED_RESPONSE_BYTES,
   parseIdempotencyKey,
-  replayableHeaders,
   requestInProgress,
   reusedWithDifferentBody,
+  storableAnswer,
   takesIdempotencyKey,
   type ClaimOutcome,
+  type IdempotencyScope,
   type IdempotencyStore,
 } from './idempotency';
 import type { KeyActivityRecorder } from './key-activity';
@@ -53,6 +55,8 @@ export interface GatewayHandlerDeps {
   limits: Limits;
   proxy: UpstreamProxy;
   idempotency: IdempotencyStore;
+  /** The platform's default `idempotency_bytes` per workspace (WORKSPACE_QUOTA_IDEMPOTENCY_BYTES, contract section 20). */
+  idempotencyBytes: number;
   /** Last use and usage per key, written to the database periodically. */
   activity: KeyActivityRecorder;
   internalSecret: string;
@@ -261,8 +265,10 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (idempotencyKey !== undefined && takesIdempotencyKey(req.method)) {
       const parsed = parseIdempotencyKey(idempotencyKey);
       if (parsed instanceof ApiError) return sendError(res, parsed, requestId, headers);
-      const scope = idempotencyRecordKey(key.workspaceId, req.method!, canonicalPath({ ...match, route }), parsed);
-      return idempotentRequest(req, res, target, scope, hash ?? bodySha256(body), log.span);
+      const scope = idempotencyScope(key.workspaceId, req.method!, canonicalPath({ ...match, route }), parsed);
+      // MERGE(quotas-gateway): the workspace's limit in force, key.quotas.idempotency_bytes, replaces the default here.
+      const bytesLimit = deps.idempotencyBytes;
+      return idempotentRequest(req, res, target, scope, bytesLimit, hash ?? bodySha256(body), log.span);
     }
 
     sendFailure(req, res, target, await forward(req, res, target, log.span));
@@ -304,7 +310,8 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     req: IncomingMessage,
     res: ServerResponse,
     target: ForwardRequest,
-    recordKey: string,
+    scope: IdempotencyScope,
+    bytesLimit: number,
     hash: string,
     span: RequestSpan | undefined,
   ): Promise<void> {
@@ -313,7 +320,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
 
     let claimed: ClaimOutcome;
     try {
-      claimed = await idempotency.claim(recordKey, hash);
+      claimed = await idempotency.claim(scope, hash, bytesLimit);
     } catch (err) {
       // Without Redis a duplicate cannot be recognised, and running the request unprotected could
       // run it twice; a quick 503 lets the client retry the same key once Redis is back. Requests
@@ -324,14 +331,18 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
     if (claimed.state === 'mismatch') return sendError(res, reusedWithDifferentBody(), requestId, headers);
     if (claimed.state === 'running') return sendError(res, requestInProgress(), requestId, headers);
     if (claimed.state === 'done') return sendStored(res, claimed.response, headers, true);
+    if (claimed.state === 'quota') {
+      metrics.idempotencyQuotaRefused();
+      return sendError(res, idempotencyQuotaReached(bytesLimit, claimed.retryAfterSeconds), requestId, headers);
+    }
 
     const { claim } = claimed;
     const outcome = await forward(req, res, { ...target, holdResponseBytes: MAX_STORED_RESPONSE_BYTES }, span);
     const held = outcome.ok ? outcome.held : undefined;
-    // 5xx answers, failures and answers too long to hold are not stored: the key is free again.
+    // 5xx answers, failures and answers too long to store are not stored: the key is free again.
     // A client that left meanwhile does not matter: the service's answer is stored all the same,
     // and its retry gets it (the ticket scanner that lost the first answer).
-    const response = held && held.status < 500 ? { status: held.status, headers: replayableHeaders(held.headers), body: held.body } : undefined;
+    const response = storableAnswer(held);
     try {
       if (response) await idempotency.complete(claim, response);
       else await idempotency.release(claim);

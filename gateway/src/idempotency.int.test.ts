@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
 import { expectErrorBody, sleep, startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
-import { IDEMPOTENCY_CLAIM_MARGIN_MS, IDEMPOTENCY_RECORD_TTL_MS, IdempotencyStore, idempotencyRecordKey } from './idempotency';
+import {
+  IDEMPOTENCY_CLAIM_MARGIN_MS,
+  IDEMPOTENCY_RECORD_TTL_MS,
+  IdempotencyStore,
+  idempotencyBytesUsed,
+  idempotencyKeys,
+  idempotencyScope,
+  MAX_STORED_RESPONSE_BYTES,
+} from './idempotency';
 import {
   allUpstreams,
   closeServer,
@@ -192,7 +200,7 @@ describe('answers that are not stored', () => {
         expect(res.status).toBe(503);
         expectErrorBody(res.body, 'temporarily_unavailable');
       }
-      expect(await down.redis.exists(`${down.redisPrefix}idem:${idempotencyRecordKey(workspaceId, 'POST', '/events/v0/events', key)}`)).toBe(0);
+      expect(await down.redis.exists(recordKey(workspaceId, 'POST', '/events/v0/events', key, down.redisPrefix))).toBe(0);
     } finally {
       await down.close();
     }
@@ -485,36 +493,114 @@ describe('the Lua record on Redis', () => {
     await redis.quit();
   });
 
+  /** A scope of a fresh workspace, and a limit no test here reaches. */
+  const k = { workspaceId: randomUUID(), id: 'k' };
+  const LIMIT = 1024 ** 3;
+
   test('a claim whose holder died expires, and the late holder cannot overwrite the new claim', async () => {
     const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 100 });
-    const first = await store.claim('k', 'hash');
+    const first = await store.claim(k, 'hash', LIMIT);
     expect(first.state).toBe('claimed');
-    expect((await store.claim('k', 'hash')).state).toBe('running');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('running');
     await sleep(150);
-    const second = await store.claim('k', 'hash');
+    const second = await store.claim(k, 'hash', LIMIT);
     expect(second.state).toBe('claimed');
     if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('unreachable');
     const response = { status: 201, headers: { location: '/x' }, body: Buffer.from([0xff, 0x00, 0x7b]) };
     expect(await store.complete(first.claim, response)).toBe(false);
     await store.release(first.claim);
-    expect((await store.claim('k', 'hash')).state).toBe('running');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('running');
     expect(await store.complete(second.claim, response)).toBe(true);
     // Raw bytes survive the round trip.
-    expect(await store.claim('k', 'hash')).toEqual({ state: 'done', response });
-    expect((await store.claim('k', 'other')).state).toBe('mismatch');
+    expect(await store.claim(k, 'hash', LIMIT)).toEqual({ state: 'done', response });
+    expect((await store.claim(k, 'other', LIMIT)).state).toBe('mismatch');
   });
 
   test('releasing frees the key for the next request', async () => {
     const store = new IdempotencyStore(redis, `test:${uniqueName('idem')}:`, { claimTtlMs: 10_000 });
-    const first = await store.claim('k', 'hash');
+    const first = await store.claim(k, 'hash', LIMIT);
     if (first.state !== 'claimed') throw new Error('not claimed');
     await store.release(first.claim);
-    expect((await store.claim('k', 'hash')).state).toBe('claimed');
+    expect((await store.claim(k, 'hash', LIMIT)).state).toBe('claimed');
+  });
+
+  const answerOf = (bytes: number) => ({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(bytes, 0x61) });
+
+  test('a running claim holds 1 MiB of the quota until it is stored (then its real size counts), released, or expires', async () => {
+    const prefix = `test:${uniqueName('idem')}:`;
+    const claimTtlMs = 300;
+    const store = new IdempotencyStore(redis, prefix, { claimTtlMs });
+    const workspaceId = randomUUID();
+    const scope = (id: string) => ({ workspaceId, id });
+    const limit = MAX_STORED_RESPONSE_BYTES + 1;
+
+    // 0 stored, 0 reserved: admitted; then 1 MiB reserved fills the limit but for 1 byte: one more.
+    const first = await store.claim(scope('a'), 'h', limit);
+    const second = await store.claim(scope('b'), 'h', limit);
+    expect([first.state, second.state]).toEqual(['claimed', 'claimed']);
+    const third = await store.claim(scope('c'), 'h', limit);
+    expect(third).toEqual({ state: 'quota', retryAfterSeconds: 1 });
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('unreachable');
+
+    // A release gives its reservation back.
+    await store.release(second.claim);
+    const fourth = await store.claim(scope('d'), 'h', limit);
+    expect(fourth.state).toBe('claimed');
+
+    // A stored answer counts its real size and ends its reservation: 100 bytes + 2 x 1 MiB > limit.
+    expect(await store.complete(first.claim, answerOf(100))).toBe(true);
+    const used = await idempotencyBytesUsed(redis, prefix, workspaceId);
+    expect(used).toBe(3 + JSON.stringify({ 'content-type': 'application/json' }).length + 100);
+    expect((await store.claim(scope('e'), 'h', limit)).state).toBe('quota');
+
+    // The claim of a gateway that died is never settled: its reservation ends with the claim's TTL.
+    const after = await waitFor(
+      'the unsettled claim to expire',
+      async () => {
+        const outcome = await store.claim(scope('f'), 'h', limit);
+        return outcome.state === 'claimed' ? outcome : undefined;
+      },
+      10_000,
+      50,
+    );
+    expect(after.state).toBe('claimed');
+    // A stored answer, unlike a claim, counts until its record expires (24 h).
+    expect(await idempotencyBytesUsed(redis, prefix, workspaceId)).toBe(used);
+  });
+
+  test('the stored count reaching the limit refuses with the seconds until the oldest stored answer expires', async () => {
+    const prefix = `test:${uniqueName('idem')}:`;
+    const store = new IdempotencyStore(redis, prefix, { claimTtlMs: 10_000, recordTtlMs: 90_000 });
+    const workspaceId = randomUUID();
+    const claimed = await store.claim({ workspaceId, id: 'a' }, 'h', 50);
+    if (claimed.state !== 'claimed') throw new Error('not claimed');
+    await store.complete(claimed.claim, answerOf(100));
+    const refused = await store.claim({ workspaceId, id: 'b' }, 'h', 50);
+    expect(refused.state).toBe('quota');
+    const retryAfter = refused.state === 'quota' ? refused.retryAfterSeconds : 0;
+    expect(retryAfter).toBeGreaterThan(60);
+    expect(retryAfter).toBeLessThanOrEqual(90);
+    // The same key again is its replay, whatever the quota.
+    expect((await store.claim({ workspaceId, id: 'a' }, 'h', 50)).state).toBe('done');
+  });
+
+  test('two platforms on one Redis (two gateway prefixes) neither read nor count each other’s answers', async () => {
+    const workspaceId = randomUUID();
+    const [first, second] = [`test:${uniqueName('idem')}:`, `test:${uniqueName('idem')}:`].map(
+      (prefix) => [prefix, new IdempotencyStore(redis, prefix, { claimTtlMs: 10_000 })] as const,
+    ) as [[string, IdempotencyStore], [string, IdempotencyStore]];
+    const claimed = await first[1].claim({ workspaceId, id: 'a' }, 'h', 50);
+    if (claimed.state !== 'claimed') throw new Error('not claimed');
+    await first[1].complete(claimed.claim, answerOf(100));
+    expect((await first[1].claim({ workspaceId, id: 'b' }, 'h', 50)).state).toBe('quota');
+    expect(await idempotencyBytesUsed(redis, second[0], workspaceId)).toBe(0);
+    expect((await second[1].claim({ workspaceId, id: 'a' }, 'h', 50)).state).toBe('claimed');
+    expect(await idempotencyBytesUsed(redis, first[0], workspaceId)).toBeGreaterThan(100);
   });
 });
 
-function recordKey(workspaceId: string, method: string, path: string, key: string): string {
-  return `${gw.redisPrefix}idem:${idempotencyRecordKey(workspaceId, method, path, key)}`;
+function recordKey(workspaceId: string, method: string, path: string, key: string, prefix = gw.redisPrefix): string {
+  return idempotencyKeys(prefix, workspaceId).record(idempotencyScope(workspaceId, method, path, key).id);
 }
 
 /** POST with Transfer-Encoding: chunked (undici always sends a Content-Length for buffers). */

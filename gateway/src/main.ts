@@ -27,6 +27,7 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
     redisPrefix: gatewayRedisPrefix(config.QUEUE_PREFIX),
     keyChanges: { pollMs: config.GATEWAY_KEY_CHANGES_POLL_MS },
     limits: { events: config.EVENTS_RATE_LIMIT },
+    idempotencyBytes: config.WORKSPACE_QUOTA_IDEMPOTENCY_BYTES,
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     metrics,
     traced: tracing.enabled,

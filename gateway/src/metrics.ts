@@ -20,6 +20,8 @@ export interface GatewayMetricsState {
  * - `gateway_rate_limited_total{bucket}`: 429s by bucket (`failed-auth`: the per-IP limit).
  * - `gateway_rate_limit_fallback`: 1 while the per-instance in-memory limiter decides (Redis unavailable).
  * - `gateway_rate_limit_redis_failures_total`, `gateway_api_key_cache_entries`.
+ * - `gateway_idempotency_quota_refusals_total`: new Idempotency-Keys refused (429) because their
+ *   workspace's stored answers reached `idempotency_bytes` (no workspace label: unbounded).
  */
 export class GatewayMetrics {
   readonly http: HttpMetrics;
@@ -28,6 +30,7 @@ export class GatewayMetrics {
   /** 429s by bucket as plain numbers, read at scrape time (a 429 storm must stay cheap too). */
   private readonly rejections = new Map<LimitName, number>();
   private readonly byLogRoute = new Map<string, RouteMetrics>();
+  private idempotencyQuotaRefusals = 0;
 
   constructor(registry: Registry, buckets: readonly LimitName[], state: () => GatewayMetricsState) {
     this.http = new HttpMetrics(registry);
@@ -60,6 +63,16 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         this.inc(state().rateLimiter.redisFailures);
+      },
+    });
+    const refusals = () => this.idempotencyQuotaRefusals;
+    new Counter({
+      name: 'gateway_idempotency_quota_refusals_total',
+      help: "Requests with a new Idempotency-Key refused (429) because their workspace's stored answers reached its idempotency_bytes quota.",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(refusals());
       },
     });
     new Gauge({
@@ -103,6 +116,11 @@ export class GatewayMetrics {
   /** An /admin/v1 request, by the admin API's Express route (`/admin/v1/workspaces/:id`); `/admin/v1/*` when none matched. */
   admin(method: string, prefix: string, routePath: unknown): RouteMetrics {
     return this.http.route(method, typeof routePath === 'string' ? `${prefix}${routePath}` : `${prefix}/*`);
+  }
+
+  /** A 429 for a new Idempotency-Key over its workspace's quota. */
+  idempotencyQuotaRefused(): void {
+    this.idempotencyQuotaRefusals += 1;
   }
 
   /** A 429 of one bucket. */

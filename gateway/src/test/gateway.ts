@@ -9,6 +9,7 @@ import {
   verifyInternalSignature,
   type Logger,
   type RedisConnection,
+  type RedisTarget,
   type ServiceName,
 } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
@@ -124,10 +125,24 @@ export function allUpstreams(url: string): Upstreams {
 }
 
 export interface GatewayOptions extends Partial<
-  Pick<GatewayDeps, 'limits' | 'upstreamTimeoutMs' | 'keyCache' | 'keyChanges' | 'activityFlushMs' | 'rateLimitWindowMs' | 'consoleDir' | 'metrics'>
+  Pick<
+    GatewayDeps,
+    | 'limits'
+    | 'upstreamTimeoutMs'
+    | 'keyCache'
+    | 'keyChanges'
+    | 'activityFlushMs'
+    | 'rateLimitWindowMs'
+    | 'consoleDir'
+    | 'metrics'
+    | 'idempotencyBytes'
+    | 'idempotencyRecordTtlMs'
+  >
 > {
   upstreams?: Upstreams;
   redisUrl?: string;
+  /** Another topology than one server (a RedisCluster launcher's nodes); wins over `redisUrl`. */
+  redisTarget?: RedisTarget;
   /** Wait until the instance listens for key changes on Redis (default: when `redisUrl` is the test Redis). */
   awaitSubscription?: boolean;
   /** The server's slow-client limits (main's GATEWAY_HEADERS_TIMEOUT_MS / GATEWAY_REQUEST_TIMEOUT_MS). */
@@ -153,12 +168,12 @@ export interface TestGateway {
 export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
   const logger = options.logger ?? createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const db = createDatabase(testDatabaseUrl('gateway'));
-  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const redisUrl = options.redisTarget ?? options.redisUrl ?? testRedisUrl();
   const redis = createRedis(redisUrl, logger);
   const subscriber = createSubscriber(redisUrl, logger);
   const redisPrefix = options.redisPrefix ?? `test:${uniqueName('gw')}:`;
   const channel = keyChangeChannel(redisPrefix);
-  const awaitSubscription = options.awaitSubscription ?? options.redisUrl === undefined;
+  const awaitSubscription = options.awaitSubscription ?? (options.redisUrl === undefined && options.redisTarget === undefined);
   let subscribersBefore = 0;
   if (awaitSubscription) {
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
@@ -180,6 +195,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     keyChanges: options.keyChanges,
     activityFlushMs: options.activityFlushMs,
     rateLimitWindowMs: options.rateLimitWindowMs,
+    idempotencyBytes: options.idempotencyBytes,
+    idempotencyRecordTtlMs: options.idempotencyRecordTtlMs,
     consoleDir: options.consoleDir,
     metrics: options.metrics,
   });
