@@ -229,11 +229,13 @@ async function demoLines(gateway, token) {
       source: { connector: 'sample', config: { records: 1000, seed: 1 } },
       destination: { connector: 'postgres', config: { table: 'demo_records' } },
     });
+    // Location is a path on the gateway (contract section 2): the second line puts the gateway before it.
     lines.push(
       '',
-      'Trigger a run of the demo pipeline, then poll the URL in its Location header:',
-      `  curl -i -X POST ${gateway}/pipelines/v3/pipelines/${pipeline.id}/runs \\`,
-      `    -H 'Authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"trigger":"manual"}'`,
+      'Trigger a run of the demo pipeline, then read it at the path its Location header names:',
+      `  run=$(curl -s -o /dev/null -w '%header{location}' -X POST ${gateway}/pipelines/v3/pipelines/${pipeline.id}/runs \\`,
+      `    -H 'Authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"trigger":"manual"}')`,
+      `  curl ${gateway}$run -H 'Authorization: Bearer ${token}'`,
     );
   } catch (err) {
     lines.push(`(could not create the demo pipeline: ${err.message})`);
@@ -318,7 +320,9 @@ async function start() {
   const lines = [
     '',
     '──────────────────────────────────────────────────────────────',
-    `Platform running. Gateway: ${gateway}`,
+    `Platform running. Gateway: ${gateway} (GET / lists every address)`,
+    `API reference:  ${gateway}/docs`,
+    `Console:        ${gateway}/console (sign in with the admin token below)`,
     ...accessLines(gateway, env.PLATFORM_ADMIN_TOKEN, workspaceId, token),
     `Metrics:        ${processes.map(([name, , , port]) => `${name} :${port}`).join(', ')} (GET /metrics)`,
   ];

@@ -24,6 +24,7 @@ import {
 } from '@platform/core';
 import type { ConsoleAssets } from './console.assets';
 import { isConsolePath, serveConsole } from './console.handler';
+import { platformIndex } from './platform-index';
 import { isDocsPath, serveDocs, type DocsSite } from './docs.handler';
 import {
   idempotencyQuotaReached,
@@ -374,6 +375,10 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       return serveDocs(deps.docs, req, res, pathname, headers, log.requestId);
     }
     const isRead = req.method === 'GET' || req.method === 'HEAD';
+    if (isRead && pathname === '/') {
+      log.route = 'GET /';
+      return sendJson(res, 200, platformIndex(), headers);
+    }
     if (isRead && pathname === '/healthz') {
       log.route = 'GET /healthz';
       return sendJson(res, 200, { status: 'ok' }, headers);

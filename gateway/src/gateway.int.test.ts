@@ -38,6 +38,23 @@ describe('responses the gateway makes itself', () => {
     expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
   });
 
+  test('GET / is an index of the platform’s addresses, each of which answers (issue 29)', async () => {
+    const res = await get('/');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      apis: { events: '/events/v0', warehouse: '/warehouse/v1', pipelines: '/pipelines/v3', admin: '/admin/v1' },
+      docs: '/docs',
+      openapi: { events: '/docs/events.json', warehouse: '/docs/warehouse.json', pipelines: '/docs/pipelines.json' },
+      console: '/console',
+      health: '/healthz',
+      ready: '/readyz',
+    });
+    expect((await get(res.body.health)).status).toBe(200);
+    expect((await get(res.body.ready)).status).toBe(200);
+    // Only GET and HEAD: anything else at / is the usual 404.
+    expect((await post('/', { body: {} })).status).toBe(404);
+  });
+
   test('a service’s own /healthz is not proxied (404, counted in the service bucket)', async () => {
     const { token } = await createTestKey(gw.store);
     const before = gw.upstream.received.length;
@@ -170,6 +187,7 @@ describe('proxying', () => {
         'x-platform-scopes': '*',
         'x-platform-timestamp': '1',
         'x-platform-signature': 'f'.repeat(64),
+        'x-platform-quotas': 'pipelines=999999;scheduled_pipelines=999999;webhook_endpoints=999999',
         'x-platform-anything': 'forged',
         'X-Platform-Mixed-Case': 'forged',
         'x-custom': 'kept',
@@ -181,7 +199,17 @@ describe('proxying', () => {
     const forwarded = Object.keys(res.body.headers)
       .filter((name) => name.startsWith('x-platform-'))
       .sort();
-    expect(forwarded).toEqual(['x-platform-key-id', 'x-platform-scopes', 'x-platform-signature', 'x-platform-timestamp', 'x-platform-workspace-id']);
+    expect(forwarded).toEqual([
+      'x-platform-key-id',
+      'x-platform-quotas',
+      'x-platform-quotas-signature',
+      'x-platform-scopes',
+      'x-platform-signature',
+      'x-platform-timestamp',
+      'x-platform-workspace-id',
+    ]);
+    // The workspace's quotas as the gateway signs them, never the client's.
+    expect(res.body.headers['x-platform-quotas']).toBe('pipelines=1000;scheduled_pipelines=100;webhook_endpoints=20');
     expect(res.body.headers['x-platform-workspace-id']).toBe(key.workspaceId);
     expect(res.body.headers['x-platform-key-id']).toBe(key.keyId);
     expect(res.body.signature_valid).toBe(true);
