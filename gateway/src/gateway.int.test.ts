@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { INTERNAL_USAGE_PATH } from '@platform/core';
 import { expectErrorBody } from '@platform/testing';
 import { allUpstreams, createTestKey, DEAD_URL, startEchoGateway, startEchoUpstream, startGateway, type EchoGateway, type HttpClient } from './test/gateway';
 
@@ -55,10 +56,17 @@ describe('responses the gateway makes itself', () => {
     expect((await post('/', { body: {} })).status).toBe(404);
   });
 
-  test('a service’s own /healthz is not proxied (404, counted in the service bucket)', async () => {
+  test('a service’s own /healthz and its internal usage route are not proxied (404, counted in the service bucket)', async () => {
     const { token } = await createTestKey(gw.store);
     const before = gw.upstream.received.length;
-    for (const path of ['/events/v0/healthz', '/events/v0/readyz', '/events/v0/metrics', '/warehouse/v1/healthz']) {
+    for (const path of [
+      '/events/v0/healthz',
+      '/events/v0/readyz',
+      '/events/v0/metrics',
+      '/warehouse/v1/healthz',
+      `/events/v0${INTERNAL_USAGE_PATH}`,
+      `/warehouse/v1${INTERNAL_USAGE_PATH}`,
+    ]) {
       const res = await get(path, { token });
       expect(res.status).toBe(404);
       expectErrorBody(res.body, 'not_found');

@@ -3,6 +3,7 @@ export * from './client-errors';
 export * from './config';
 export * from './queue-prefix';
 export * from './quotas';
+export * from './quota-lock';
 export * from './contract';
 export * from './database';
 export * from './errors';

@@ -1,4 +1,4 @@
-import { DEFAULT_SERVICE_QUOTA_LIMITS, parseQuotasHeader, quotaExceeded, quotasHeader } from './quotas';
+import { DEFAULT_SERVICE_QUOTA_LIMITS, parseQuotasHeader, quotaExceeded, quotaExceededDoc, quotaReached, quotasHeader, ServiceUsage } from './quotas';
 import { errorBody } from './errors';
 
 describe('x-platform-quotas', () => {
@@ -31,5 +31,32 @@ describe('quotaExceeded', () => {
     const body = errorBody(err, 'req-1') as { error: Record<string, unknown> };
     expect(body.error).toMatchObject({ code: 'conflict', quota: 'scheduled_pipelines', limit: 100 });
     expect(body.error.errors).toEqual([expect.objectContaining({ code: 'quota_exceeded', field: 'schedule' })]);
+  });
+});
+
+describe('quotaReached', () => {
+  it('refuses one more once usage reaches the limit, also when a lowered quota is below usage', () => {
+    expect(quotaReached('pipelines', 4, 5)).toBeUndefined();
+    expect(quotaReached('pipelines', 5, 5)).toEqual({ kind: 'quota_reached', quota: 'pipelines', limit: 5 });
+    expect(quotaReached('webhook_endpoints', 7, 2)).toEqual({ kind: 'quota_reached', quota: 'webhook_endpoints', limit: 2 });
+    expect(quotaReached('scheduled_pipelines', 0, 0)).toEqual({ kind: 'quota_reached', quota: 'scheduled_pipelines', limit: 0 });
+  });
+});
+
+describe('quotaExceededDoc', () => {
+  it("documents the real answer at the contract's default limit", () => {
+    const { example } = quotaExceededDoc('why', 'scheduled_pipelines', 'schedule');
+    const { request_id: _, ...real } = errorBody(quotaExceeded('scheduled_pipelines', 100, 'schedule'), 'x').error;
+    expect(example).toEqual(real);
+  });
+});
+
+describe('ServiceUsage', () => {
+  it('takes the counts a service answers and nothing else', () => {
+    expect(ServiceUsage.safeParse({ webhook_endpoints: 3 }).success).toBe(true);
+    expect(ServiceUsage.safeParse({ pipelines: 1, scheduled_pipelines: 0, webhook_endpoints: 0 }).success).toBe(true);
+    expect(ServiceUsage.safeParse({ pipelines: 1 }).success).toBe(false);
+    expect(ServiceUsage.safeParse({ webhook_endpoints: -1 }).success).toBe(false);
+    expect(ServiceUsage.safeParse({ webhook_endpoints: 1, idempotency_bytes: 1 }).success).toBe(false);
   });
 });

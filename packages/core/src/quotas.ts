@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ApiError } from './errors';
+import { ApiError, errorBody } from './errors';
+import type { ErrorDoc } from './openapi/route-docs';
 
 /**
  * Quotas per workspace (contract section 20): what a workspace may keep, whatever its rate
@@ -58,6 +59,21 @@ export function parseQuotasHeader(value: string): ServiceQuotaLimits | undefined
   return limits as ServiceQuotaLimits;
 }
 
+/** What a store answers instead of writing when a create or change would pass a quota: nothing was written. */
+export interface QuotaReached {
+  kind: 'quota_reached';
+  quota: ServiceQuotaName;
+  limit: number;
+}
+
+/**
+ * The refusal of one more of `quota` when the workspace already holds `usage` of it: refused once
+ * usage reaches the limit (a quota set below usage removes nothing; it refuses further creates).
+ */
+export function quotaReached(quota: ServiceQuotaName, usage: number, limit: number): QuotaReached | undefined {
+  return usage >= limit ? { kind: 'quota_reached', quota, limit } : undefined;
+}
+
 /**
  * 409 conflict for a create or change that would pass a quota: `errors[0].code = "quota_exceeded"`,
  * and `quota` and `limit` inside `error` beside `code`. Nothing changed.
@@ -68,4 +84,33 @@ export function quotaExceeded(quota: QuotaName, limit: number, field = ''): ApiE
     details: { quota, limit },
     errors: [{ in: 'body', field, code: 'quota_exceeded', message: `the workspace's ${quota} quota is ${limit}` }],
   });
+}
+
+/**
+ * The services' internal route the gateway asks for a workspace's usage (its admin
+ * `GET /admin/v1/workspaces/{id}/quotas`): signed like any proxied request, for the workspace in
+ * the signed identity. No contract route, so the gateway never proxies a client to it.
+ */
+export const INTERNAL_USAGE_PATH = '/internal/v1/usage';
+
+const UsageCount = z.number().int().min(0);
+
+/**
+ * The answer of INTERNAL_USAGE_PATH: what the workspace holds of each quota the service enforces.
+ * Events and warehouse answer `{ webhook_endpoints }`; pipelines all three (its own endpoints).
+ */
+export const ServiceUsage = z.strictObject({
+  pipelines: UsageCount.optional(),
+  scheduled_pipelines: UsageCount.optional(),
+  webhook_endpoints: UsageCount,
+});
+export type ServiceUsage = z.infer<typeof ServiceUsage>;
+
+/**
+ * A route's documented 409 for a create or change that counts against `quota` (`docs.errors[409]`);
+ * the example is the answer at the contract's default limit.
+ */
+export function quotaExceededDoc(description: string, quota: ServiceQuotaName, field = ''): ErrorDoc {
+  const { request_id: _, ...example } = errorBody(quotaExceeded(quota, DEFAULT_SERVICE_QUOTA_LIMITS[quota], field), '').error;
+  return { description, example };
 }

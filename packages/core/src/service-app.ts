@@ -7,6 +7,9 @@ import type { OpenApiDocument } from './openapi/document';
 import { httpMetricsMiddleware, type HttpMetrics } from './metrics';
 import { Readiness, type ReadinessChecks } from './readiness';
 import { requireGatewaySignature } from './signed-request';
+import { INTERNAL_USAGE_PATH, ServiceUsage } from './quotas';
+import type { WorkspaceId } from './http';
+import { unauthorized } from './errors';
 
 export interface ServiceAppOptions {
   /** The service's name: its requests are signed with a key derived for it. */
@@ -24,6 +27,11 @@ export interface ServiceAppOptions {
   metrics?: HttpMetrics;
   /** The service's OpenAPI document (openapi.ts), served unsigned at GET /openapi.json for the gateway's /docs. */
   openapi?: OpenApiDocument;
+  /**
+   * What the workspace holds of each quota the service enforces, answered at INTERNAL_USAGE_PATH to
+   * a signed request for that workspace (the gateway's admin quotas); no such route when absent.
+   */
+  usage?: (workspaceId: WorkspaceId) => Promise<ServiceUsage>;
 }
 
 /** What a service's stores give its app besides their queries: readiness asks the database through them. */
@@ -105,6 +113,17 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     metrics: options.metrics,
     open,
     guard: requireGatewaySignature(options.internalSecret, options.service, MAX_BODY_BYTES),
-    routes: options.routes,
+    routes: options.usage ? withUsageRoute(options.routes, options.usage) : options.routes,
   });
+}
+
+/** The service's routes and, beside them, the internal usage route (behind the same gateway signature). */
+function withUsageRoute(routes: Router, usage: NonNullable<ServiceAppOptions['usage']>): Router {
+  const router = Router();
+  router.get(INTERNAL_USAGE_PATH, async (req, res) => {
+    if (!req.identity) throw unauthorized('Request was not signed by the gateway.');
+    res.json(ServiceUsage.parse(await usage(req.identity.workspaceId)));
+  });
+  router.use(routes);
+  return router;
 }

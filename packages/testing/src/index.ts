@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import request from 'supertest';
-import { bodySha256, migrate, serviceSigningKey, signedIdentityHeaders, type ServiceName } from '@platform/core';
+import {
+  bodySha256,
+  DEFAULT_SERVICE_QUOTA_LIMITS,
+  migrate,
+  serviceSigningKey,
+  signedIdentityHeaders,
+  type ServiceName,
+  type ServiceQuotaLimits,
+} from '@platform/core';
 import { TEST_INTERNAL_SECRET } from './test-env';
 
 /** Creates the database if needed and applies the service's migrations (jest globalSetup). */
@@ -14,19 +22,25 @@ export function testIdentity(scopes: readonly string[] | null = null): { workspa
   return { workspaceId: randomUUID(), keyId: randomUUID(), scopes };
 }
 
-/** Headers the gateway would add for one service, for calling that service directly in tests. */
+/**
+ * Headers the gateway would add for one service, for calling that service directly in tests;
+ * `quotas`: the workspace's quotas in force (those left out: the contract's defaults).
+ */
 export function gatewayHeaders(
   service: ServiceName,
   identity: { workspaceId: string; keyId: string; scopes: readonly string[] | null },
   method: string,
   pathAndQuery: string,
-  options: { body?: string | Buffer; requestId?: string; secret?: string } = {},
+  options: { body?: string | Buffer; requestId?: string; secret?: string; quotas?: Partial<ServiceQuotaLimits> } = {},
 ): Record<string, string> {
   return signedIdentityHeaders(serviceSigningKey(options.secret ?? TEST_INTERNAL_SECRET, service), {
-    ...identity,
+    workspaceId: identity.workspaceId,
+    keyId: identity.keyId,
+    scopes: identity.scopes,
     method,
     pathAndQuery,
     requestId: options.requestId ?? randomUUID(),
+    quotas: { ...DEFAULT_SERVICE_QUOTA_LIMITS, ...options.quotas },
     bodySha256: bodySha256(options.body),
   });
 }
@@ -109,13 +123,19 @@ export async function schemaDifferences(prismaClient: unknown, databaseUrl: stri
 }
 
 type Target = Parameters<typeof request>[0];
-type Identity = { workspaceId: string; keyId: string; scopes: readonly string[] | null };
+/** `quotas`: the workspace's quotas the gateway signs beside the identity (those left out: the contract's defaults). */
+type Identity = { workspaceId: string; keyId: string; scopes: readonly string[] | null; quotas?: Partial<ServiceQuotaLimits> };
 
 /** supertest calls to a service as the gateway would make them, signed for one identity (and the exact body bytes sent). */
 export function serviceClient(service: ServiceName, target: Target, identity: Identity, secret = TEST_INTERNAL_SECRET) {
   const call = (method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown, headers: Record<string, string> = {}): request.Test => {
     const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const signed = gatewayHeaders(service, identity, method.toUpperCase(), path, { body: raw, requestId: headers['x-request-id'], secret });
+    const signed = gatewayHeaders(service, identity, method.toUpperCase(), path, {
+      body: raw,
+      requestId: headers['x-request-id'],
+      secret,
+      quotas: identity.quotas,
+    });
     let req = request(target)[method](path).set(signed).set(headers);
     if (raw !== undefined) req = req.set('content-type', headers['content-type'] ?? 'application/json').send(raw);
     return req;

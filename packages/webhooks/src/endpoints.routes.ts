@@ -5,6 +5,7 @@ import {
   ListQuery,
   mountRoutes,
   pageOf,
+  quotaExceededDoc,
   resource,
   route,
   type RouteDeclaration,
@@ -88,7 +89,14 @@ export const webhookRouteDeclarations = {
       tag: TAG,
       description: 'The answer carries the signing secret, shown only here (and on rotation). Deliveries are signed as Standard Webhooks.',
       responses: { 201: { description: 'The endpoint with its secret.', schema: EndpointWithSecret } },
-      errors: { 400: URL_REFUSED },
+      errors: {
+        400: URL_REFUSED,
+        409: quotaExceededDoc(
+          'The workspace already has as many webhook endpoints in this service as its `webhook_endpoints` quota allows ' +
+            '(`errors[0].code: quota_exceeded`, `error.quota`, `error.limit`); nothing was created. Deleting an endpoint makes room.',
+          'webhook_endpoints',
+        ),
+      },
       requestExample: { url: 'https://example.com/hooks/platform', events: ['*'] },
     },
   },
@@ -150,7 +158,7 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
   const endpoints = endpointsService(options);
   return {
     'POST /webhook-endpoints': route(webhookRouteDeclarations['POST /webhook-endpoints'], async ({ identity, body }) => {
-      const { endpoint, secret } = await endpoints.create(identity.workspaceId, body);
+      const { endpoint, secret } = await endpoints.create(identity.workspaceId, body, identity.quotas.webhook_endpoints);
       return { status: 201, body: withSecret(endpoint, secret) };
     }),
 

@@ -1,4 +1,4 @@
-import { invalidRequest, notFound, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
+import { invalidRequest, notFound, quotaExceeded, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NonPublicAddressError, type Resolver } from '@platform/address-guard';
 import { redactUrlPassword, type Delivery, type Endpoint } from './endpoints.resources';
 import { generateWebhookSecret } from './webhook-signature';
@@ -69,17 +69,24 @@ export function endpointsService(options: EndpointsOptions) {
   }
 
   return {
-    /** Creates an endpoint; its secret is returned here and on rotation only. */
-    async create(workspaceId: WorkspaceId, input: { url: string; events: string[]; enabled?: boolean }): Promise<{ endpoint: EndpointRow; secret: string }> {
+    /**
+     * Creates an endpoint; its secret is returned here and on rotation only. 409 quota_exceeded
+     * when the workspace already holds `limit` endpoints in this service (contract section 20).
+     */
+    async create(
+      workspaceId: WorkspaceId,
+      input: { url: string; events: string[]; enabled?: boolean },
+      limit: number,
+    ): Promise<{ endpoint: EndpointRow; secret: string }> {
       await checkUrl(input.url);
       const secret = generateWebhookSecret();
-      const endpoint = await store.insertEndpoint(workspaceId, {
-        url: input.url,
-        events: normalizeEvents(input.events),
-        enabled: input.enabled ?? true,
-        secret,
-      });
-      return { endpoint, secret };
+      const result = await store.insertEndpoint(
+        workspaceId,
+        { url: input.url, events: normalizeEvents(input.events), enabled: input.enabled ?? true, secret },
+        limit,
+      );
+      if (result.kind === 'quota_reached') throw quotaExceeded(result.quota, result.limit);
+      return { endpoint: result.endpoint, secret };
     },
 
     get: mustFind,

@@ -1,5 +1,5 @@
-import { workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
-import type { SqlClient } from './sql';
+import { lockWorkspaceQuota, quotaReached, workspaceScoped, type Cursor, type QuotaReached, type WorkspaceId } from '@platform/core';
+import type { Sql, SqlClient } from './sql';
 
 /** A row of `webhook_endpoints`. */
 export interface EndpointRow {
@@ -55,22 +55,52 @@ function after(cursor: Cursor | undefined, n: number): { where: string; values: 
   return { where: ` AND ("created_at", "id") > ($${n}::timestamptz, $${n + 1}::uuid)`, values: [cursor.createdAt, cursor.id] };
 }
 
+export type InsertEndpointResult = { kind: 'created'; endpoint: EndpointRow } | QuotaReached;
+
+/** The workspace's endpoints in this service's database (the ("workspace_id", "created_at", "id") index). */
+async function countEndpoints(sql: SqlClient, workspaceId: WorkspaceId): Promise<number> {
+  const rows = await sql.$queryRawUnsafe<{ count: number }[]>(
+    `SELECT count(*)::int AS "count" FROM "webhook_endpoints" WHERE "workspace_id" = $1::uuid`,
+    workspaceId,
+  );
+  return rows[0]!.count;
+}
+
 /** Every webhook query; each takes the workspace, so none can reach another workspace's rows. */
-export function webhooksStore(sql: SqlClient) {
+export function webhooksStore(sql: Sql) {
   return workspaceScoped({
-    async insertEndpoint(workspaceId: WorkspaceId, data: { url: string; events: string[]; enabled: boolean; secret: string }): Promise<EndpointRow> {
-      const rows = await sql.$queryRawUnsafe<EndpointRow[]>(
-        `INSERT INTO "webhook_endpoints" ("workspace_id", "url", "events", "enabled", "secret", "disabled_at", "disabled_reason")
+    /**
+     * Inserts the endpoint unless the workspace already holds `limit` endpoints in this service
+     * (contract section 20): counted and inserted under the workspace's quota lock, so concurrent
+     * creates never pass it.
+     */
+    async insertEndpoint(
+      workspaceId: WorkspaceId,
+      data: { url: string; events: string[]; enabled: boolean; secret: string },
+      limit: number,
+    ): Promise<InsertEndpointResult> {
+      return sql.$transaction(async (tx) => {
+        await lockWorkspaceQuota(tx, 'webhook_endpoints', workspaceId);
+        const refused = quotaReached('webhook_endpoints', await countEndpoints(tx, workspaceId), limit);
+        if (refused) return refused;
+        const rows = await tx.$queryRawUnsafe<EndpointRow[]>(
+          `INSERT INTO "webhook_endpoints" ("workspace_id", "url", "events", "enabled", "secret", "disabled_at", "disabled_reason")
          VALUES ($1::uuid, $2::text, $3::text[], $4::boolean, $5::text,
                  CASE WHEN $4::boolean THEN NULL ELSE CURRENT_TIMESTAMP END, CASE WHEN $4::boolean THEN NULL ELSE 'disabled via API' END)
          RETURNING ${ENDPOINT}`,
-        workspaceId,
-        data.url,
-        data.events,
-        data.enabled,
-        data.secret,
-      );
-      return rows[0]!;
+          workspaceId,
+          data.url,
+          data.events,
+          data.enabled,
+          data.secret,
+        );
+        return { kind: 'created', endpoint: rows[0]! };
+      });
+    },
+
+    /** What the workspace holds of the webhook endpoints quota in this service. */
+    async usage(workspaceId: WorkspaceId): Promise<{ webhook_endpoints: number }> {
+      return { webhook_endpoints: await countEndpoints(sql, workspaceId) };
     },
 
     async findEndpoint(workspaceId: WorkspaceId, id: string): Promise<EndpointRow | null> {

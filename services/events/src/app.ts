@@ -18,6 +18,7 @@ export function createApp(deps: EventsDeps): Express {
     metrics: deps.metrics,
     routes: contractRouter('events', definitions),
     openapi: eventsApiDocument(),
+    usage: (workspaceId) => stores.webhooks.usage(workspaceId),
     // Redis down (webhook deliveries wait) degrades the service without failing readiness (contract section 12).
     ready: { database: stores.ping, redis: deps.redisReady },
   });

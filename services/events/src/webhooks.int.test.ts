@@ -1,3 +1,4 @@
+import { INTERNAL_USAGE_PATH } from '@platform/core';
 import { serviceClient, testIdentity, waitFor, withReceiver, type ServiceTestApp, type WithReceiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
 import type { Database } from './database';
@@ -36,4 +37,13 @@ test('webhook endpoints need the webhooks scopes', async () => {
   const res = await c.post('/webhook-endpoints', { url: app.receiver.url('/x'), events: ['*'] }).expect(403);
   expect(res.body.error.required_scope).toBe('webhooks:write');
   await c.get('/webhook-endpoints').expect(403);
+});
+
+test(`GET ${INTERNAL_USAGE_PATH} answers the workspace's webhook endpoints in this service (the gateway's admin quotas)`, async () => {
+  const c = serviceClient('events', app.server, testIdentity());
+  await c.post('/webhook-endpoints', { url: app.receiver.url('/usage'), events: ['ticket.validated'] }).expect(201);
+  await serviceClient('events', app.server, testIdentity())
+    .post('/webhook-endpoints', { url: app.receiver.url('/usage'), events: ['*'] })
+    .expect(201);
+  expect((await c.get(INTERNAL_USAGE_PATH).expect(200)).body).toEqual({ webhook_endpoints: 1 });
 });

@@ -41,6 +41,7 @@ export function createApp(deps: PipelinesDeps): Express {
     metrics: deps.metrics,
     routes: contractRouter('pipelines', definitions),
     openapi: pipelinesApiDocument(schedules),
+    usage: async (workspaceId) => ({ ...(await stores.pipelines.usage(workspaceId)), ...(await stores.webhooks.usage(workspaceId)) }),
     // Redis down (no triggers) degrades the API without failing readiness (contract section 12).
     ready: { database: stores.ping, redis: deps.redisReady },
   });

@@ -73,9 +73,25 @@ describe('real answers match the documented schemas', () => {
     }
   });
 
-  test('errors: 400 listing every problem, 404', async () => {
+  test('errors: 400 listing every problem, 404, 409 quota_exceeded', async () => {
     const c = client();
     expectDocumented('POST', '/pipelines', await c.post('/pipelines', { source: { connector: 'ftp' } }).expect(400));
     expectDocumented('GET', '/pipelines/{id}', await c.get('/pipelines/6f1c2a4e-3b5d-4e7f-8a9b-0c1d2e3f4a5b').expect(404));
+    const full = serviceClient('pipelines', app.server, { ...testIdentity(), quotas: { pipelines: 1, scheduled_pipelines: 0 } });
+    const pipeline = await createPipeline(full);
+    const body = { name: 'x', source: { connector: 'sample' }, destination: { connector: 'postgres', config: { table: 'rows' } } };
+    expectDocumented('POST', '/pipelines', await full.post('/pipelines', body).expect(409));
+    expectDocumented(
+      'PATCH',
+      '/pipelines/{id}',
+      await full.patch(`/pipelines/${pipeline.id}`, { schedule: { type: 'interval', every_seconds: 3600 } }).expect(409),
+    );
+    expectDocumented(
+      'POST',
+      '/webhook-endpoints',
+      await serviceClient('pipelines', app.server, { ...testIdentity(), quotas: { webhook_endpoints: 0 } })
+        .post('/webhook-endpoints', { url: 'https://hooks.example/in', events: ['*'] })
+        .expect(409),
+    );
   });
 });

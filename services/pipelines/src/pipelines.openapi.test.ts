@@ -28,4 +28,12 @@ describe('the pipelines API document', () => {
     expect(trigger.responses!['202']!.headers!.Location).toBeDefined();
     expect(validator.requestProblems('POST', '/pipelines/{id}/runs', { trigger: 'nightly' })).not.toEqual([]);
   });
+
+  test('creates and schedule changes document the 409 of a quota they would pass (contract section 20)', () => {
+    const conflict = (method: 'post' | 'patch', path: string) => document.paths[path]![method]!.responses!['409']!.description;
+    expect(conflict('post', '/pipelines')).toContain('`scheduled_pipelines`');
+    expect(conflict('post', '/pipelines')).toContain('quota_exceeded');
+    expect(conflict('patch', '/pipelines/{id}')).toContain('`scheduled_pipelines`');
+    expect(conflict('post', '/webhook-endpoints')).toContain('`webhook_endpoints`');
+  });
 });

@@ -5,6 +5,7 @@ import {
   invalidRequest,
   ListQuery,
   pageOf,
+  quotaExceededDoc,
   resource,
   route,
   type RouteDeclaration,
@@ -105,6 +106,14 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
           'Unknown connectors are `invalid_enum` on `source.connector` or `destination.connector`; unknown config fields are `unknown_field`. A URL or `connection_url` whose host is not a public address is `private_address` (unless the platform runs with `CONNECTORS_ALLOW_PRIVATE=true`); a `connection_url` with a parameter other than `sslmode` is `invalid_format`, one naming a database of the platform `platform_database`.',
         body: bodies.documentedCreate,
         responses: { 201: { description: 'The pipeline, `active`; with a schedule, `next_run_at` is its first tick.', schema: Pipeline } },
+        errors: {
+          409: quotaExceededDoc(
+            'The workspace already has as many pipelines as its `pipelines` quota allows (`errors[0] = { field: "", code: "quota_exceeded" }`), or the pipeline has a ' +
+              '`schedule` and the workspace already has as many pipelines with a schedule, paused or not, as its `scheduled_pipelines` quota allows ' +
+              '(`errors[0] = { field: "schedule", code: "quota_exceeded" }`). `error.quota` names the quota and `error.limit` gives its value; nothing was created.',
+            'pipelines',
+          ),
+        },
         requestExample: {
           name: 'Sample to warehouse table',
           source: { connector: 'sample', config: { records: 100 } },
@@ -132,6 +141,15 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
           '`next_run_at` becomes the first tick after now (null while the pipeline is paused).',
         body: bodies.documentedUpdate,
         responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
+        errors: {
+          409: quotaExceededDoc(
+            'A `schedule` set on a pipeline that had none while the workspace already has as many pipelines with a schedule, paused or not, as its ' +
+              '`scheduled_pipelines` quota allows (`errors[0] = { field: "schedule", code: "quota_exceeded" }`, `error.quota`, `error.limit`); nothing changed. ' +
+              'Changing or removing an existing schedule is never refused.',
+            'scheduled_pipelines',
+            'schedule',
+          ),
+        },
         requestExample: { schedule: { type: 'interval', every_seconds: 3600 } },
       },
     }),
@@ -248,14 +266,19 @@ export function pipelinesRouteDefinitions({
     'POST /pipelines': route(pipelinesRouteDeclarations['POST /pipelines'], async ({ identity, body }) => {
       const refused = await verifyConnectors(body, connectors);
       if (refused.length > 0) throw invalidRequest(refused);
-      const pipeline = await createPipeline(pipelines, identity.workspaceId, {
-        name: body.name,
-        sourceConnector: body.source.connector,
-        sourceConfig: body.source.config,
-        destinationConnector: body.destination.connector,
-        destinationConfig: body.destination.config,
-        schedule: body.schedule,
-      });
+      const pipeline = await createPipeline(
+        pipelines,
+        identity.workspaceId,
+        {
+          name: body.name,
+          sourceConnector: body.source.connector,
+          sourceConfig: body.source.config,
+          destinationConnector: body.destination.connector,
+          destinationConfig: body.destination.config,
+          schedule: body.schedule,
+        },
+        identity.quotas,
+      );
       return { status: 201, body: renderPipeline(pipeline) };
     }),
 
@@ -266,7 +289,7 @@ export function pipelinesRouteDefinitions({
 
     'PATCH /pipelines/:id': route(pipelinesRouteDeclarations['PATCH /pipelines/:id'], async ({ identity, params, body }) => ({
       status: 200,
-      body: renderPipeline(await updatePipeline(pipelines, identity.workspaceId, params.id, { name: body.name, schedule: body.schedule })),
+      body: renderPipeline(await updatePipeline(pipelines, identity.workspaceId, params.id, { name: body.name, schedule: body.schedule }, identity.quotas)),
     })),
 
     'GET /pipelines/:id': route(pipelinesRouteDeclarations['GET /pipelines/:id'], async ({ identity, params }) => ({

@@ -1,8 +1,16 @@
-import { notFound, type Cursor, type WorkspaceId } from '@platform/core';
+import { notFound, quotaExceeded, type ApiError, type Cursor, type QuotaReached, type ServiceQuotaLimits, type WorkspaceId } from '@platform/core';
 import type { NewPipeline, Pipeline, PipelineChanges, PipelinesStore, PipelineStatus } from './pipelines.store';
 
-export async function createPipeline(store: PipelinesStore, workspaceId: WorkspaceId, input: NewPipeline): Promise<Pipeline> {
-  return store.create(workspaceId, input);
+/** 409 quota_exceeded: on the whole body for the pipelines quota, on `schedule` for the scheduled pipelines quota. */
+function pipelineQuotaExceeded({ quota, limit }: QuotaReached): ApiError {
+  return quotaExceeded(quota, limit, quota === 'scheduled_pipelines' ? 'schedule' : '');
+}
+
+/** Creates a pipeline within the workspace's quotas (contract section 20): 409 quota_exceeded when it would pass one. */
+export async function createPipeline(store: PipelinesStore, workspaceId: WorkspaceId, input: NewPipeline, quotas: ServiceQuotaLimits): Promise<Pipeline> {
+  const result = await store.create(workspaceId, input, quotas);
+  if (result.kind === 'quota_reached') throw pipelineQuotaExceeded(result);
+  return result.pipeline;
 }
 
 export async function getPipeline(store: PipelinesStore, workspaceId: WorkspaceId, id: string): Promise<Pipeline> {
@@ -30,9 +38,19 @@ export async function listPipelines(
   return store.list(workspaceId, filter);
 }
 
-/** PATCH: renames and/or sets the schedule (null removes it; a set schedule counts its ticks from now). */
-export async function updatePipeline(store: PipelinesStore, workspaceId: WorkspaceId, id: string, changes: PipelineChanges): Promise<Pipeline> {
-  const pipeline = await store.update(workspaceId, id, changes);
-  if (!pipeline) throw notFound('Pipeline');
-  return pipeline;
+/**
+ * PATCH: renames and/or sets the schedule (null removes it; a set schedule counts its ticks from
+ * now). A schedule set on a pipeline that had none counts against the scheduled pipelines quota.
+ */
+export async function updatePipeline(
+  store: PipelinesStore,
+  workspaceId: WorkspaceId,
+  id: string,
+  changes: PipelineChanges,
+  quotas: ServiceQuotaLimits,
+): Promise<Pipeline> {
+  const result = await store.update(workspaceId, id, changes, quotas);
+  if (!result) throw notFound('Pipeline');
+  if (result.kind === 'quota_reached') throw pipelineQuotaExceeded(result);
+  return result.pipeline;
 }

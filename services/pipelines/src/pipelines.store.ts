@@ -1,4 +1,14 @@
-import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
+import {
+  afterCursor,
+  LIST_ORDER,
+  lockWorkspaceQuota,
+  quotaReached,
+  workspaceScoped,
+  type Cursor,
+  type QuotaReached,
+  type ServiceQuotaLimits,
+  type WorkspaceId,
+} from '@platform/core';
 import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
 import { Prisma, type Pipeline, type PipelineStatus } from './generated/prisma/client';
@@ -24,6 +34,27 @@ export interface PipelineChanges {
   schedule?: Schedule | null;
 }
 
+/** What a workspace holds of the quotas the pipelines table counts (contract section 20). */
+export interface PipelinesUsage {
+  pipelines: number;
+  /** Pipelines with a schedule, paused or not. */
+  scheduled_pipelines: number;
+}
+
+export type CreatePipelineResult = { kind: 'created'; pipeline: Pipeline } | QuotaReached;
+export type UpdatePipelineResult = { kind: 'updated'; pipeline: Pipeline } | QuotaReached;
+
+/**
+ * Counts the workspace's pipelines (the (workspace_id, created_at) index) and those with a schedule
+ * ("pipelines_scheduled_workspace_id_idx"), each read from its index alone.
+ */
+async function countUsage(client: Prisma.TransactionClient | Database, workspaceId: WorkspaceId): Promise<PipelinesUsage> {
+  const rows = await client.$queryRaw<PipelinesUsage[]>`
+    SELECT (SELECT count(*) FROM "pipelines" WHERE "workspace_id" = ${workspaceId}::uuid)::int AS "pipelines",
+           (SELECT count(*) FROM "pipelines" WHERE "workspace_id" = ${workspaceId}::uuid AND "schedule" IS NOT NULL)::int AS "scheduled_pipelines"`;
+  return rows[0]!;
+}
+
 /** The schedule columns for a schedule set (or a pipeline resumed) at `now`: ticks count from now. */
 function scheduleColumns(schedule: Schedule | null, status: PipelineStatus, now: Date) {
   return {
@@ -44,19 +75,38 @@ export function pipelinesStore(db: Database) {
   }
 
   return workspaceScoped({
-    create(workspaceId: WorkspaceId, data: NewPipeline, now = new Date()): Promise<Pipeline> {
-      return db.pipeline.create({
-        data: {
-          workspaceId,
-          name: data.name,
-          sourceConnector: data.sourceConnector,
-          sourceConfig: data.sourceConfig as Prisma.InputJsonObject,
-          destinationConnector: data.destinationConnector,
-          destinationConfig: data.destinationConfig as Prisma.InputJsonObject,
-          createdAt: now,
-          ...scheduleColumns(data.schedule ?? null, 'active', now),
-        },
+    /**
+     * Creates the pipeline unless the workspace already holds `limits.pipelines` pipelines or, for a
+     * scheduled one, `limits.scheduled_pipelines` scheduled ones: counted and inserted under the
+     * workspace's quota lock, so concurrent creates never pass a quota.
+     */
+    async create(workspaceId: WorkspaceId, data: NewPipeline, limits: ServiceQuotaLimits, now = new Date()): Promise<CreatePipelineResult> {
+      return db.$transaction(async (tx) => {
+        await lockWorkspaceQuota(tx, 'pipelines', workspaceId);
+        const usage = await countUsage(tx, workspaceId);
+        const refused =
+          quotaReached('pipelines', usage.pipelines, limits.pipelines) ??
+          (data.schedule ? quotaReached('scheduled_pipelines', usage.scheduled_pipelines, limits.scheduled_pipelines) : undefined);
+        if (refused) return refused;
+        const pipeline = await tx.pipeline.create({
+          data: {
+            workspaceId,
+            name: data.name,
+            sourceConnector: data.sourceConnector,
+            sourceConfig: data.sourceConfig as Prisma.InputJsonObject,
+            destinationConnector: data.destinationConnector,
+            destinationConfig: data.destinationConfig as Prisma.InputJsonObject,
+            createdAt: now,
+            ...scheduleColumns(data.schedule ?? null, 'active', now),
+          },
+        });
+        return { kind: 'created', pipeline };
       });
+    },
+
+    /** What the workspace holds of the pipelines' quotas. */
+    usage(workspaceId: WorkspaceId): Promise<PipelinesUsage> {
+      return countUsage(db, workspaceId);
     },
 
     find(workspaceId: WorkspaceId, id: string): Promise<Pipeline | null> {
@@ -74,19 +124,35 @@ export function pipelinesStore(db: Database) {
 
     /**
      * Renames and/or sets the schedule (null removes it). Setting a schedule, even the same one,
-     * moves its anchor to `now`: the next tick is computed from now. Null when the pipeline is unknown.
+     * moves its anchor to `now`: the next tick is computed from now. A schedule set on a pipeline
+     * that had none is refused (nothing changes) when the workspace already holds
+     * `limits.scheduled_pipelines` scheduled pipelines. Null when the pipeline is unknown.
      */
-    async update(workspaceId: WorkspaceId, id: string, changes: PipelineChanges, now = new Date()): Promise<Pipeline | null> {
+    async update(
+      workspaceId: WorkspaceId,
+      id: string,
+      changes: PipelineChanges,
+      limits: ServiceQuotaLimits,
+      now = new Date(),
+    ): Promise<UpdatePipelineResult | null> {
       return db.$transaction(async (tx) => {
+        // The quota lock before the row lock, in the order a create takes it.
+        if (changes.schedule) await lockWorkspaceQuota(tx, 'pipelines', workspaceId);
         const pipeline = await lock(tx, workspaceId, id);
         if (!pipeline) return null;
-        return tx.pipeline.update({
+        if (changes.schedule && pipeline.schedule === null) {
+          const usage = await countUsage(tx, workspaceId);
+          const refused = quotaReached('scheduled_pipelines', usage.scheduled_pipelines, limits.scheduled_pipelines);
+          if (refused) return refused;
+        }
+        const updated = await tx.pipeline.update({
           where: { id },
           data: {
             ...(changes.name !== undefined && { name: changes.name }),
             ...(changes.schedule !== undefined && scheduleColumns(changes.schedule, pipeline.status, now)),
           },
         });
+        return { kind: 'updated', pipeline: updated };
       });
     },
 

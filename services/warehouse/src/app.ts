@@ -22,6 +22,7 @@ export function createApp(deps: WarehouseDeps): Express {
     metrics: deps.metrics,
     routes: contractRouter('warehouse', definitions),
     openapi: warehouseApiDocument(),
+    usage: (workspaceId) => stores.webhooks.usage(workspaceId),
     // Redis down (webhook deliveries wait) degrades the service without failing readiness (contract section 12).
     ready: { database: stores.ping, redis: deps.redisReady },
   });

@@ -1,3 +1,4 @@
+import { INTERNAL_USAGE_PATH } from '@platform/core';
 import { serviceClient, testIdentity, waitFor, withReceiver, type ServiceTestApp, type WithReceiver } from '@platform/testing';
 import { verifyWebhook } from '@platform/webhooks';
 import type { Database } from './database';
@@ -35,4 +36,13 @@ test('every item event type arrives signed, with the resource as the API returns
   expect(byType('item.reorder_needed')).toEqual([sold.body.item]);
   const movements = await c.get(`/items/${id}/movements`).expect(200);
   expect(byType('item.location_changed')).toEqual(movements.body.data);
+});
+
+test(`GET ${INTERNAL_USAGE_PATH} answers the workspace's webhook endpoints in this service (the gateway's admin quotas)`, async () => {
+  const c = serviceClient('warehouse', app.server, testIdentity());
+  await c.post('/webhook-endpoints', { url: app.receiver.url('/usage'), events: ['item.created'] }).expect(201);
+  await serviceClient('warehouse', app.server, testIdentity())
+    .post('/webhook-endpoints', { url: app.receiver.url('/usage'), events: ['*'] })
+    .expect(201);
+  expect((await c.get(INTERNAL_USAGE_PATH).expect(200)).body).toEqual({ webhook_endpoints: 1 });
 });

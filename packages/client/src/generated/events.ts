@@ -4879,7 +4879,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - The workspace already has as many webhook endpoints in this service as its `webhook_endpoints` quota allows (`errors[0].code: quota_exceeded`, `error.quota`, `error.limit`); nothing was created. Deleting an endpoint makes room.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -4898,13 +4899,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 20 webhook endpoints.",
+                     *         "quota": "webhook_endpoints",
+                     *         "limit": 20,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's webhook_endpoints quota is 20"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"

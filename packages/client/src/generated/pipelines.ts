@@ -1527,7 +1527,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - The workspace already has as many pipelines as its `pipelines` quota allows (`errors[0] = { field: "", code: "quota_exceeded" }`), or the pipeline has a `schedule` and the workspace already has as many pipelines with a schedule, paused or not, as its `scheduled_pipelines` quota allows (`errors[0] = { field: "schedule", code: "quota_exceeded" }`). `error.quota` names the quota and `error.limit` gives its value; nothing was created.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -1546,13 +1547,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 1000 pipelines.",
+                     *         "quota": "pipelines",
+                     *         "limit": 1000,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's pipelines quota is 1000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -2243,7 +2246,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - A `schedule` set on a pipeline that had none while the workspace already has as many pipelines with a schedule, paused or not, as its `scheduled_pipelines` quota allows (`errors[0] = { field: "schedule", code: "quota_exceeded" }`, `error.quota`, `error.limit`); nothing changed. Changing or removing an existing schedule is never refused.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -2262,13 +2266,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 100 scheduled pipelines.",
+                     *         "quota": "scheduled_pipelines",
+                     *         "limit": 100,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "schedule",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's scheduled_pipelines quota is 100"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -5899,7 +5905,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - The workspace already has as many webhook endpoints in this service as its `webhook_endpoints` quota allows (`errors[0].code: quota_exceeded`, `error.quota`, `error.limit`); nothing was created. Deleting an endpoint makes room.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -5918,13 +5925,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 20 webhook endpoints.",
+                     *         "quota": "webhook_endpoints",
+                     *         "limit": 20,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's webhook_endpoints quota is 20"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"

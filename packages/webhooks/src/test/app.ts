@@ -35,13 +35,15 @@ export async function freshTestDatabase(name: string): Promise<{ pool: pg.Pool; 
   return { pool, sql: pgSql(pool) };
 }
 
-/** The webhook routes in the app every service shares, as a service mounts them. */
+/** The webhook routes in the app every service shares, with the internal usage route, as a service mounts them. */
 export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Resolver }): Express {
+  const store = webhooksStore(sql);
   return createServiceApp({
     service: 'events',
     logger: createLogger('webhooks-test', 'silent'),
     internalSecret: TEST_INTERNAL_SECRET,
-    routes: webhooksRouter({ store: webhooksStore(sql), ...options }),
+    routes: webhooksRouter({ store, ...options }),
     ready: { database: () => sql.$queryRawUnsafe('SELECT 1') },
+    usage: (workspaceId) => store.usage(workspaceId),
   });
 }
