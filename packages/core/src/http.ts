@@ -144,6 +144,8 @@ const TRANSIENT_DB_CODES = new Set([
   '53300',
   '40P01',
   '40001',
+  // lock_not_available: a lock wait past its lock_timeout (quota-lock.ts), under load.
+  '55P03',
 ]);
 // Prisma driver adapters (adapter-pg) throw DriverAdapterError with `cause.kind` and the kind as the message.
 const TRANSIENT_ADAPTER_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);

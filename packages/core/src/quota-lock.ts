@@ -11,6 +11,9 @@ export interface RawSqlTransaction {
  */
 export type QuotaLockScope = 'pipelines' | 'webhook_endpoints';
 
+/** The longest a create waits for its workspace's quota lock: well inside Prisma's 5 s transaction timeout. */
+export const QUOTA_LOCK_TIMEOUT_MS = 2_000;
+
 /**
  * Serialises, until `tx` ends, the creates and changes of one workspace that count against one
  * group of quotas, so a count followed by the insert in the same transaction cannot be passed by a
@@ -21,5 +24,9 @@ export type QuotaLockScope = 'pipelines' | 'webhook_endpoints';
  * in each service's database. A hash collision only makes two workspaces wait on each other.
  */
 export async function lockWorkspaceQuota(tx: RawSqlTransaction, scope: QuotaLockScope, workspaceId: WorkspaceId): Promise<void> {
+  // A wait past QUOTA_LOCK_TIMEOUT_MS ends in 55P03 (lock_not_available), answered 503 with
+  // Retry-After: a storm of creates in one workspace never outlives its transaction's own timeout
+  // (which would end in an error that is no one's fault but the load's).
+  await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = ${QUOTA_LOCK_TIMEOUT_MS}`);
   await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, `quota:${scope}:${workspaceId}`);
 }

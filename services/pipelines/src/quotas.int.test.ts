@@ -1,6 +1,7 @@
+import pg from 'pg';
 import request from 'supertest';
-import { INTERNAL_USAGE_PATH, InternalHeaders, type ServiceQuotaLimits } from '@platform/core';
-import { expectErrorBody, gatewayHeaders, serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
+import { INTERNAL_USAGE_PATH, InternalHeaders, QUOTA_LOCK_TIMEOUT_MS, type ServiceQuotaLimits } from '@platform/core';
+import { expectErrorBody, gatewayHeaders, serviceClient, testDatabaseUrl, testIdentity, type ServiceClient } from '@platform/testing';
 import { startTestApp, type TestApp } from './test/app';
 
 // Quotas per workspace (contract section 20): the gateway signs the limits in force beside each
@@ -92,6 +93,26 @@ describe('the pipelines quota', () => {
     expect(answers.map((res) => res.status).sort()).toEqual([...Array(5).fill(201), ...Array(15).fill(409)]);
     expect(await listed(c)).toHaveLength(5);
   });
+});
+
+test(`a create that waits past ${QUOTA_LOCK_TIMEOUT_MS} ms for its workspace's quota lock is 503 with Retry-After, never 500`, async () => {
+  const c = client();
+  const holder = new pg.Client({ connectionString: testDatabaseUrl('pipelines') });
+  await holder.connect();
+  try {
+    // What a storm of creates in this workspace looks like to the next one: the lock stays taken.
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))', [`quota:pipelines:${c.identity.workspaceId}`]);
+    const res = await c.post('/pipelines', pipelineBody()).expect(503);
+    expectErrorBody(res.body, 'temporarily_unavailable');
+    expect(res.headers['retry-after']).toBeDefined();
+    await holder.query('ROLLBACK');
+    // Nothing was created; with the lock free, the same create goes through.
+    expect(await listed(c)).toEqual([]);
+    await create(c);
+  } finally {
+    await holder.end();
+  }
 });
 
 describe('the scheduled pipelines quota (a paused pipeline with a schedule counts)', () => {
