@@ -248,6 +248,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
           keyId: key.id,
           scopes: key.scopes,
           requestId,
+          quotas: key.quotas,
           bodySha256: hash,
         }),
         'platform-version': version,
