@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { DEFAULT_SERVICE_QUOTA_LIMITS } from '@platform/core';
 import { expectErrorBody } from '@platform/testing';
 import { allUpstreams, createTestKey, DEAD_URL, startEchoGateway, startEchoUpstream, startGateway, type EchoGateway, type HttpClient } from './test/gateway';
 
@@ -170,6 +171,8 @@ describe('proxying', () => {
         'x-platform-scopes': '*',
         'x-platform-timestamp': '1',
         'x-platform-signature': 'f'.repeat(64),
+        'x-platform-quotas': 'pipelines=999999;scheduled_pipelines=999999;webhook_endpoints=999999',
+        'x-platform-quotas-signature': 'f'.repeat(64),
         'x-platform-anything': 'forged',
         'X-Platform-Mixed-Case': 'forged',
         'x-custom': 'kept',
@@ -181,10 +184,20 @@ describe('proxying', () => {
     const forwarded = Object.keys(res.body.headers)
       .filter((name) => name.startsWith('x-platform-'))
       .sort();
-    expect(forwarded).toEqual(['x-platform-key-id', 'x-platform-scopes', 'x-platform-signature', 'x-platform-timestamp', 'x-platform-workspace-id']);
+    expect(forwarded).toEqual([
+      'x-platform-key-id',
+      'x-platform-quotas',
+      'x-platform-quotas-signature',
+      'x-platform-scopes',
+      'x-platform-signature',
+      'x-platform-timestamp',
+      'x-platform-workspace-id',
+    ]);
     expect(res.body.headers['x-platform-workspace-id']).toBe(key.workspaceId);
     expect(res.body.headers['x-platform-key-id']).toBe(key.keyId);
     expect(res.body.signature_valid).toBe(true);
+    // The workspace's quotas as the gateway signed them, never the client's (contract section 20).
+    expect(res.body.quotas).toEqual(DEFAULT_SERVICE_QUOTA_LIMITS);
     expect(res.body.headers['x-custom']).toBe('kept');
     expect(res.body.headers['x-drop-me']).toBeUndefined();
   });
