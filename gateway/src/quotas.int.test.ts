@@ -142,6 +142,8 @@ describe('PATCH /workspaces/{id}/quotas', () => {
     const nothing = await admin('PATCH', `/workspaces/${ws}/quotas`, {});
     expect(nothing.status).toBe(200);
     expect(nothing.body).toEqual(back.body);
+    const noBody = await gw.client.call(gw.url, 'PATCH', `/admin/v1/workspaces/${ws}/quotas`, { token: ADMIN_TOKEN });
+    expect({ status: noBody.status, body: noBody.body }).toEqual({ status: 200, body: back.body });
     expect((await admin('GET', `/workspaces/${ws}/quotas`)).body).toEqual(back.body);
   });
 
