@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   bodySha256,
   createLogger,
+  DEFAULT_QUOTA_LIMITS,
   DEFAULT_VERSION,
   errorBody as contractErrorBody,
   forbiddenScope,
@@ -23,7 +24,7 @@ import {
   type ServiceName,
 } from '@platform/core';
 import { createDatabase } from '@platform/gateway/dist/database';
-import { cachedKey, KeyCache, type CachedKey } from '@platform/gateway/dist/key-cache';
+import { KeyCache, keyLookup, type CachedKey } from '@platform/gateway/dist/key-cache';
 import { keysStore } from '@platform/gateway/dist/keys.store';
 import { defaultLimits, rateLimitHeaders, RedisSlidingWindow } from '@platform/gateway/dist/rate-limiter';
 import { closeRedis, createRedis, DEFAULT_REDIS_PREFIX } from '@platform/gateway/dist/redis';
@@ -47,10 +48,7 @@ const signingKeys = {
 };
 const limits = defaultLimits(Number(env('EVENTS_RATE_LIMIT', '400')));
 const store = keysStore(db);
-const keys = new KeyCache(async (hash) => {
-  const key = await store.findApiKeyByTokenHash(hash);
-  return key ? cachedKey(key) : null;
-});
+const keys = new KeyCache(keyLookup(store, DEFAULT_QUOTA_LIMITS));
 // One Lua call per request, as the gateway.
 const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`);
 const routes = new RouteTable();
@@ -101,6 +99,7 @@ export async function checkRequest(method: string, url: string, headers: Incomin
       keyId: key.id,
       scopes: key.scopes,
       requestId,
+      quotas: key.quotas,
       bodySha256: bodySha256(body),
     }),
     'platform-version': version,

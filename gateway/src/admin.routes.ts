@@ -10,6 +10,7 @@ import {
   unauthorized,
   type AdminRouteKey,
   type Logger,
+  type QuotaLimits,
   type RouteDefinition,
 } from '@platform/core';
 import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from '@platform/admin-api';
@@ -31,6 +32,7 @@ import {
 } from './keys.service';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import type { KeyChangePublisher } from './key-changes';
+import { getWorkspaceQuotas, updateWorkspaceQuotas, type ReadWorkspaceUsage } from './quotas.service';
 import { bearerToken } from './tokens';
 
 export interface AdminDeps {
@@ -41,6 +43,10 @@ export interface AdminDeps {
   limits: Limits;
   adminToken: string;
   logger: Logger;
+  /** The platform default quotas (WORKSPACE_QUOTA_*). */
+  quotaDefaults: QuotaLimits;
+  /** A workspace's usage, asked of the services (service-usage.ts). */
+  readUsage: ReadWorkspaceUsage;
 }
 
 const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
@@ -67,9 +73,10 @@ type AdminRouteDefinition = RouteDefinition<null>;
 
 const admitAdmin = (): null => null;
 
-/** The workspace settings API (contract section 3), one definition per route of `ADMIN_ROUTES`. */
+/** The workspace settings API (contract sections 3, 16 and 20), one definition per route of `ADMIN_ROUTES`. */
 export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, AdminRouteDefinition> {
   const { store } = deps;
+  const quotas = { store, defaults: deps.quotaDefaults, readUsage: deps.readUsage };
   return {
     'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({
       status: 201,
@@ -127,6 +134,18 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
       status: 200,
       body: await keyUsage(store, params.id, params.key_id, query),
     })),
+
+    'GET /workspaces/:id/quotas': route(SCHEMAS['GET /workspaces/:id/quotas'], async ({ params, requestId }) => ({
+      status: 200,
+      body: await getWorkspaceQuotas(quotas, params.id, requestId),
+    })),
+
+    'PATCH /workspaces/:id/quotas': route(SCHEMAS['PATCH /workspaces/:id/quotas'], async ({ params, body, requestId }) => {
+      const updated = await updateWorkspaceQuotas(quotas, deps.publisher, params.id, body, requestId, deps.logger);
+      // This instance re-reads the workspace's keys at once; the others on the published messages or from the key-change log.
+      for (const key of updated.keys) deps.keys.evict(key.tokenHash);
+      return { status: 200, body: updated.quotas };
+    }),
   };
 }
 

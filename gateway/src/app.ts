@@ -1,12 +1,12 @@
 import type { RequestListener } from 'node:http';
-import { DEFAULT_QUOTA_LIMITS, Readiness, Registry, type Logger, type RedisConnection } from '@platform/core';
+import { DEFAULT_QUOTA_LIMITS, Readiness, Registry, type Logger, type QuotaLimits, type RedisConnection } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
 import { gatewayHandler } from './gateway.handler';
-import { IDEMPOTENCY_CLAIM_MARGIN_MS, IdempotencyStore } from './idempotency';
+import { IDEMPOTENCY_CLAIM_MARGIN_MS, idempotencyBytesUsed, IdempotencyStore } from './idempotency';
 import { KeyActivityRecorder } from './key-activity';
-import { cachedKey, DEFAULT_KEY_CACHE_OPTIONS, KeyCache, type KeyCacheOptions } from './key-cache';
+import { DEFAULT_KEY_CACHE_OPTIONS, KeyCache, keyLookup, type KeyCacheOptions } from './key-cache';
 import type { KeysStore } from './keys.store';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
@@ -14,6 +14,7 @@ import { defaultLimits, FailoverLimiter, RATE_LIMIT_WINDOW_MS, RedisSlidingWindo
 import { DEFAULT_REDIS_PREFIX } from './redis';
 import { KeyChangeFeed, listenForKeyChanges, redisKeyChangePublisher, type KeyChangeFeedOptions } from './key-changes';
 import { RouteTable } from './route-table';
+import { workspaceUsageReader } from './service-usage';
 
 export interface GatewayDeps {
   /** Workspaces and API keys: the gateway's one store (its app never holds the database client). */
@@ -29,8 +30,6 @@ export interface GatewayDeps {
   upstreamTimeoutMs: number;
   /** Prefix of every Redis key and channel (main: `<QUEUE_PREFIX>:gateway:`); tests use their own. */
   redisPrefix?: string;
-  /** The default `idempotency_bytes` per workspace (WORKSPACE_QUOTA_IDEMPOTENCY_BYTES); default: the contract's 64 MiB. */
-  idempotencyBytes?: number;
   /** How long a stored answer is kept (a test seam; default 24 h, contract section 7). */
   idempotencyRecordTtlMs?: number;
   /** Per-bucket limits; defaults are the contract's. */
@@ -47,6 +46,10 @@ export interface GatewayDeps {
   metrics?: Registry;
   /** Tracing is on (src/tracing.ts): requests to the services get spans and carry the gateway's `traceparent`. */
   traced?: boolean;
+  /** The platform default quotas (WORKSPACE_QUOTA_*); default: the contract's. */
+  quotaDefaults?: QuotaLimits;
+  /** The bytes of a workspace's stored idempotent answers, for the quotas' usage (a test seam); default: the idempotency store's count. */
+  idempotencyBytesUsed?: (workspaceId: string) => Promise<number>;
 }
 
 export interface GatewayState {
@@ -70,13 +73,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const windowMs = deps.rateLimitWindowMs ?? RATE_LIMIT_WINDOW_MS;
   const { store } = deps;
 
-  const keys = new KeyCache(
-    async (tokenHash) => {
-      const key = await store.findApiKeyByTokenHash(tokenHash);
-      return key ? cachedKey(key) : null;
-    },
-    { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache },
-  );
+  const quotaDefaults = deps.quotaDefaults ?? DEFAULT_QUOTA_LIMITS;
+  const keys = new KeyCache(keyLookup(store, quotaDefaults), { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache });
   const stopListening = listenForKeyChanges(
     deps.subscriber,
     redisPrefix,
@@ -114,6 +112,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   if (docsDir === undefined) deps.logger.warn('API reference page not built: /docs answers 404 (the /docs/*.json documents are served)');
   const docs = docsSite(deps.upstreams, docsDir ? loadDocsPage(docsDir) : undefined, deps.logger);
 
+  // The quotas' usage of idempotency_bytes: the workspace's stored answers as the quota counts them.
+  const idempotencyBytes = deps.idempotencyBytesUsed ?? ((workspaceId: string): Promise<number> => idempotencyBytesUsed(deps.redis, redisPrefix, workspaceId));
   const admin = createAdminApp({
     store,
     keys,
@@ -122,6 +122,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     limits,
     adminToken: deps.adminToken,
     logger: deps.logger,
+    quotaDefaults,
+    readUsage: workspaceUsageReader({ proxy, internalSecret: deps.internalSecret, idempotencyBytes, logger: deps.logger }),
   });
 
   const handler = gatewayHandler({
@@ -131,7 +133,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     limits,
     proxy,
     idempotency,
-    idempotencyBytes: deps.idempotencyBytes ?? DEFAULT_QUOTA_LIMITS.idempotency_bytes,
     activity,
     internalSecret: deps.internalSecret,
     logger: deps.logger,

@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
 import { PlatformApiError, unwrap, type AdminClient } from '@platform/client';
-import { isTransientBackendError } from '@platform/core';
+import { isTransientBackendError, QUOTA_NAMES, type QuotaName } from '@platform/core';
 import type { KeysStore } from './keys.store';
 import { demoSeed } from './keys.service';
+
+/** `scheduled_pipelines` → `scheduled-pipelines`: a quota's option name. */
+const quotaOption = (name: QuotaName): string => name.replaceAll('_', '-');
 
 export const USAGE = `usage: platform <command>
   workspaces create --name NAME
@@ -13,9 +16,11 @@ export const USAGE = `usage: platform <command>
   keys roll --workspace ID --key KEY_ID [--expires-in SECONDS]   (default 86400: the old token's overlap)
   keys usage --workspace ID --key KEY_ID [--from RFC3339] [--to RFC3339] [--granularity hour|day]
   keys revoke --workspace ID --key KEY_ID
+  quotas show --workspace ID
+  quotas set --workspace ID ${QUOTA_NAMES.map((name) => `[--${quotaOption(name)} N|default]`).join(' ')}
   migrate
   demo-seed
-The workspaces and keys commands call the admin API of the gateway at PLATFORM_URL (default http://127.0.0.1:8080)
+The workspaces, keys and quotas commands call the admin API of the gateway at PLATFORM_URL (default http://127.0.0.1:8080)
 with PLATFORM_ADMIN_TOKEN; migrate and demo-seed work on the gateway's database (GATEWAY_DATABASE_URL; migrate on
 GATEWAY_DIRECT_DATABASE_URL when it is set, past a transaction-mode pooler).`;
 
@@ -57,6 +62,16 @@ function rateLimitsArg(value: string): Record<string, unknown> {
 /** A whole number stays a number; anything else is sent as it is, so the API's validation names it. */
 const numberArg = (value: string | undefined): unknown => (value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value);
 
+/** The quotas given as options: `default` is null (the platform default), a number is sent as such. */
+function quotasArg(values: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const name of QUOTA_NAMES) {
+    const value = values[quotaOption(name)] as string | undefined;
+    if (value !== undefined) body[name] = value === 'default' ? null : numberArg(value);
+  }
+  return body;
+}
+
 /** Exactly one of a value option and the flag that means "none of it" (`--scopes`/`--unrestricted`). */
 function valueOrNull<T>(value: string | undefined, none: boolean | undefined, parseValue: (v: string) => T, names: string): T | null | undefined {
   if (value !== undefined && none) throw new UsageError(`use one of ${names}`);
@@ -96,6 +111,7 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
         granularity: { type: 'string' },
         limit: { type: 'string' },
         cursor: { type: 'string' },
+        ...Object.fromEntries(QUOTA_NAMES.map((name) => [quotaOption(name), { type: 'string' } as const])),
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -161,6 +177,18 @@ export async function runCli(argv: string[], deps: CliDeps, io: CliIo): Promise<
         const path = key();
         await unwrap(deps.admin().DELETE('/workspaces/{id}/api-keys/{key_id}', { params: { path } }));
         print(await readKey(path));
+        return 0;
+      }
+      case 'quotas show':
+        print(await unwrap(deps.admin().GET('/workspaces/{id}/quotas', { params: { path: workspace() } })));
+        return 0;
+      case 'quotas set': {
+        const path = workspace();
+        const body = quotasArg(values);
+        if (Object.keys(body).length === 0) {
+          throw new UsageError(`nothing to change: give ${QUOTA_NAMES.map((name) => `--${quotaOption(name)}`).join(', ')} (a number or default)`);
+        }
+        print(await unwrap(deps.admin().PATCH('/workspaces/{id}/quotas', { params: { path }, body })));
         return 0;
       }
       case 'migrate':

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { createAdminClient } from '@platform/client';
-import { migrate } from '@platform/core';
+import { DEFAULT_QUOTA_LIMITS, DEFAULT_SERVICE_QUOTA_LIMITS, migrate } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
 import { runCli, type CliDeps } from './cli.commands';
 import { MIGRATIONS_DIR } from './migrate';
@@ -156,6 +156,42 @@ test('usage errors exit with 2', async () => {
   expect((await cli('keys', 'explode')).code).toBe(2);
   expect((await cli('workspaces', 'create', '--colour', 'red')).code).toBe(2);
   expect((await cli('keys', 'revoke', '--workspace', randomUUID())).code).toBe(2);
+});
+
+test('quotas show and set (a number or default); a running gateway signs the new limits; bad values get the contract error body', async () => {
+  const workspace = (await cli('workspaces', 'create', '--name', 'Quotas')).json.id;
+  const { token } = (await cli('keys', 'create', '--workspace', workspace, '--name', 'k')).json;
+  const signed = async () => (await gw.client.call(gw.url, 'GET', '/pipelines/v3/pipelines', { token })).body.quotas;
+  expect(await signed()).toEqual(DEFAULT_SERVICE_QUOTA_LIMITS);
+
+  const shown = await cli('quotas', 'show', '--workspace', workspace);
+  expect(shown.code).toBe(0);
+  expect(shown.json).toEqual({
+    pipelines: null,
+    scheduled_pipelines: null,
+    webhook_endpoints: null,
+    idempotency_bytes: null,
+    limits: DEFAULT_QUOTA_LIMITS,
+    usage: { pipelines: 0, scheduled_pipelines: 0, webhook_endpoints: { events: 0, warehouse: 0, pipelines: 0 }, idempotency_bytes: 0 },
+  });
+
+  const set = await cli('quotas', 'set', '--workspace', workspace, '--pipelines', '5', '--webhook-endpoints', '0', '--idempotency-bytes', '1024');
+  expect(set.code).toBe(0);
+  expect(set.json).toMatchObject({ pipelines: 5, scheduled_pipelines: null, webhook_endpoints: 0, idempotency_bytes: 1024 });
+  expect(set.json.limits).toEqual({ ...DEFAULT_QUOTA_LIMITS, pipelines: 5, webhook_endpoints: 0, idempotency_bytes: 1024 });
+  expect(await signed()).toEqual({ ...DEFAULT_SERVICE_QUOTA_LIMITS, pipelines: 5, webhook_endpoints: 0 });
+
+  const reset = await cli('quotas', 'set', '--workspace', workspace, '--pipelines', 'default', '--scheduled-pipelines', '3');
+  expect(reset.json).toMatchObject({ pipelines: null, scheduled_pipelines: 3, webhook_endpoints: 0, idempotency_bytes: 1024 });
+
+  const fields = (r: { json: any }) => r.json.error.errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`);
+  const bad = await cli('quotas', 'set', '--workspace', workspace, '--pipelines', 'lots', '--scheduled-pipelines=-1');
+  expect(bad.code).toBe(1);
+  expect(fields(bad)).toEqual(['pipelines:invalid_type', 'scheduled_pipelines:invalid_type']);
+  expect((await cli('quotas', 'set', '--workspace', workspace)).code).toBe(2);
+  expect((await cli('quotas', 'show')).code).toBe(2);
+  expect((await cli('quotas', 'show', '--workspace', randomUUID())).json.error.code).toBe('not_found');
+  expect((await cli('quotas', 'show', '--workspace', workspace)).json).toMatchObject({ pipelines: null, scheduled_pipelines: 3 });
 });
 
 test('demo-seed keeps one "Demo" workspace and prints a fresh unrestricted key each time', async () => {

@@ -1,5 +1,18 @@
 import { z } from 'zod';
-import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, DEFAULT_QUOTA_LIMITS, MAX_IDEMPOTENCY_BYTES_QUOTA, QueuePrefix } from '@platform/core';
+import { MAX_QUOTA } from '@platform/admin-api';
+import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, DEFAULT_QUOTA_LIMITS, QueuePrefix, type QuotaLimits, type QuotaName } from '@platform/core';
+
+/**
+ * A platform default quota (contract section 20): digits only, from 0 to the quota's maximum; unset:
+ * the contract's default. An empty value is refused, not read as 0 (which would refuse every create).
+ */
+const quotaDefault = (name: QuotaName) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, 'must be a whole number (0 or more)')
+    .transform(Number)
+    .pipe(z.number().max(MAX_QUOTA[name]))
+    .default(DEFAULT_QUOTA_LIMITS[name]);
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -30,16 +43,27 @@ export const GatewayConfig = z.object({
    * every gateway within 1 s, whether or not its pub/sub announcement arrives).
    */
   GATEWAY_KEY_CHANGES_POLL_MS: z.coerce.number().int().min(50).max(750).default(250),
-  /**
-   * The platform's default quota of stored idempotent answers per workspace, in bytes (contract
-   * section 20; a workspace's own value, set through the admin API, wins).
-   */
-  WORKSPACE_QUOTA_IDEMPOTENCY_BYTES: z.coerce.number().int().min(0).max(MAX_IDEMPOTENCY_BYTES_QUOTA).default(DEFAULT_QUOTA_LIMITS.idempotency_bytes),
   /** The platform's key prefix in Redis (contract sections 11, 20): the gateway's keys are `<QUEUE_PREFIX>:gateway:...`. */
   QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
+  /** The quotas of every workspace without a value of its own (contract section 20; set per workspace through the admin API). */
+  WORKSPACE_QUOTA_PIPELINES: quotaDefault('pipelines'),
+  WORKSPACE_QUOTA_SCHEDULED_PIPELINES: quotaDefault('scheduled_pipelines'),
+  /** Per service: events, warehouse and pipelines each allow this many. */
+  WORKSPACE_QUOTA_WEBHOOK_ENDPOINTS: quotaDefault('webhook_endpoints'),
+  WORKSPACE_QUOTA_IDEMPOTENCY_BYTES: quotaDefault('idempotency_bytes'),
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
+
+/** The platform default quotas the configuration gives. */
+export function quotaDefaults(config: GatewayConfig): QuotaLimits {
+  return {
+    pipelines: config.WORKSPACE_QUOTA_PIPELINES,
+    scheduled_pipelines: config.WORKSPACE_QUOTA_SCHEDULED_PIPELINES,
+    webhook_endpoints: config.WORKSPACE_QUOTA_WEBHOOK_ENDPOINTS,
+    idempotency_bytes: config.WORKSPACE_QUOTA_IDEMPOTENCY_BYTES,
+  };
+}
 
 /**
  * What the CLI needs: the gateway whose admin API it calls (the same path for key changes as the

@@ -56,8 +56,6 @@ export interface GatewayHandlerDeps {
   limits: Limits;
   proxy: UpstreamProxy;
   idempotency: IdempotencyStore;
-  /** The platform's default `idempotency_bytes` per workspace (WORKSPACE_QUOTA_IDEMPOTENCY_BYTES, contract section 20). */
-  idempotencyBytes: number;
   /** Last use and usage per key, written to the database periodically. */
   activity: KeyActivityRecorder;
   internalSecret: string;
@@ -253,6 +251,7 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
           keyId: key.id,
           scopes: key.scopes,
           requestId,
+          quotas: key.quotas,
           bodySha256: hash,
         }),
         'platform-version': version,
@@ -267,9 +266,8 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
       const parsed = parseIdempotencyKey(idempotencyKey);
       if (parsed instanceof ApiError) return sendError(res, parsed, requestId, headers);
       const scope = idempotencyScope(key.workspaceId, req.method!, canonicalPath({ ...match, route }), parsed);
-      // MERGE(quotas-gateway): the workspace's limit in force, key.quotas.idempotency_bytes, replaces the default here.
-      const bytesLimit = deps.idempotencyBytes;
-      return idempotentRequest(req, res, target, scope, bytesLimit, hash ?? bodySha256(body), log.span);
+      // The workspace's limit in force (its own value, or the platform default), read with its key.
+      return idempotentRequest(req, res, target, scope, key.quotas.idempotency_bytes, hash ?? bodySha256(body), log.span);
     }
 
     sendFailure(req, res, target, await forward(req, res, target, log.span));

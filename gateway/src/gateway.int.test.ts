@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { INTERNAL_USAGE_PATH } from '@platform/core';
+import { DEFAULT_SERVICE_QUOTA_LIMITS, INTERNAL_USAGE_PATH } from '@platform/core';
 import { expectErrorBody } from '@platform/testing';
 import { allUpstreams, createTestKey, DEAD_URL, startEchoGateway, startEchoUpstream, startGateway, type EchoGateway, type HttpClient } from './test/gateway';
 
@@ -196,6 +196,7 @@ describe('proxying', () => {
         'x-platform-timestamp': '1',
         'x-platform-signature': 'f'.repeat(64),
         'x-platform-quotas': 'pipelines=999999;scheduled_pipelines=999999;webhook_endpoints=999999',
+        'x-platform-quotas-signature': 'f'.repeat(64),
         'x-platform-anything': 'forged',
         'X-Platform-Mixed-Case': 'forged',
         'x-custom': 'kept',
@@ -216,11 +217,11 @@ describe('proxying', () => {
       'x-platform-timestamp',
       'x-platform-workspace-id',
     ]);
-    // The workspace's quotas as the gateway signs them, never the client's.
-    expect(res.body.headers['x-platform-quotas']).toBe('pipelines=1000;scheduled_pipelines=100;webhook_endpoints=20');
     expect(res.body.headers['x-platform-workspace-id']).toBe(key.workspaceId);
     expect(res.body.headers['x-platform-key-id']).toBe(key.keyId);
     expect(res.body.signature_valid).toBe(true);
+    // The workspace's quotas as the gateway signed them, never the client's (contract section 20).
+    expect(res.body.quotas).toEqual(DEFAULT_SERVICE_QUOTA_LIMITS);
     expect(res.body.headers['x-custom']).toBe('kept');
     expect(res.body.headers['x-drop-me']).toBeUndefined();
   });

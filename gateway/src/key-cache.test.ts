@@ -1,6 +1,7 @@
+import { DEFAULT_QUOTA_LIMITS } from '@platform/core';
 import { KeyCache, type CachedKey } from './key-cache';
 
-const key: CachedKey = { id: 'k1', workspaceId: 'w1', scopes: null, expiresAt: null, revokedAt: null, rateLimits: null };
+const key: CachedKey = { id: 'k1', workspaceId: 'w1', scopes: null, expiresAt: null, revokedAt: null, rateLimits: null, quotas: DEFAULT_QUOTA_LIMITS };
 
 function setup() {
   let now = 0;

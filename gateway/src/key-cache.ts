@@ -1,4 +1,6 @@
-import type { ApiKey, RateLimits } from './keys.store';
+import type { QuotaLimits } from '@platform/core';
+import type { KeysStore, KeyWithQuotas, RateLimits } from './keys.store';
+import { resolveQuotas } from './quotas.service';
 
 /** What the hot path needs to know about a key. */
 export interface CachedKey {
@@ -9,9 +11,15 @@ export interface CachedKey {
   revokedAt: number | null;
   /** The key's own limits; null = the platform's. */
   rateLimits: RateLimits | null;
+  /**
+   * Its workspace's quotas in force (contract section 20), read with the key: signed into every
+   * proxied request for the services, and `idempotency_bytes` for the gateway's idempotency records.
+   */
+  quotas: QuotaLimits;
 }
 
-export function cachedKey(key: ApiKey): CachedKey {
+/** The hot path's record of a key, its workspace's quotas resolved against the platform defaults. */
+export function cachedKey({ key, quotas }: KeyWithQuotas, quotaDefaults: QuotaLimits): CachedKey {
   return {
     id: key.id,
     workspaceId: key.workspaceId,
@@ -19,6 +27,15 @@ export function cachedKey(key: ApiKey): CachedKey {
     expiresAt: key.expiresAt?.getTime() ?? null,
     revokedAt: key.revokedAt?.getTime() ?? null,
     rateLimits: key.rateLimits,
+    quotas: resolveQuotas(quotas, quotaDefaults),
+  };
+}
+
+/** The key cache's lookup: one query for the key and its workspace's quotas. */
+export function keyLookup(store: Pick<KeysStore, 'findApiKeyByTokenHash'>, quotaDefaults: QuotaLimits): (tokenHash: string) => Promise<CachedKey | null> {
+  return async (tokenHash) => {
+    const found = await store.findApiKeyByTokenHash(tokenHash);
+    return found ? cachedKey(found, quotaDefaults) : null;
   };
 }
 

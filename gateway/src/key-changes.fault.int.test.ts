@@ -72,15 +72,20 @@ async function statusBecomes(gateway: TestGateway, token: string, status: number
 }
 
 describe.each<RedisOfB>(['B on Redis', 'B cut off from Redis too'])('A cannot announce on Redis, %s', (redisOfB) => {
-  test('a revoke, a roll and an edit made through A apply on B from the key-change log', async () => {
+  test('a revoke, a roll, an edit and a quota change made through A apply on B from the key-change log', async () => {
     pair = await startPair();
     const { a, b } = pair;
     const revoked = await createTestKey(a.store);
     const rolled = await createTestKey(a.store);
     const edited = await createTestKey(a.store, { scopes: ['events:read'] });
+    const limited = await createTestKey(a.store);
     // B holds every key in its cache: only a change it hears of can alter its answers.
-    for (const key of [revoked, rolled, edited]) expect((await listEvents(b, key.token)).status).toBe(200);
+    for (const key of [revoked, rolled, edited, limited]) expect((await listEvents(b, key.token)).status).toBe(200);
     breakRedis(pair, redisOfB);
+
+    expect((await admin(a, 'PATCH', `/workspaces/${limited.workspaceId}/quotas`, { pipelines: 7 })).status).toBe(200);
+    await waitFor('B to sign the new quotas', async () => (await listEvents(b, limited.token)).body?.quotas?.pipelines === 7, DEADLINE_MS, 20);
+    expect((await listEvents(a, limited.token)).body.quotas.pipelines).toBe(7);
 
     expect((await admin(a, 'DELETE', `/workspaces/${revoked.workspaceId}/api-keys/${revoked.keyId}`)).status).toBe(204);
     const roll = await admin(a, 'POST', `/workspaces/${rolled.workspaceId}/api-keys/${rolled.keyId}/roll`, { expires_in_seconds: 0 });

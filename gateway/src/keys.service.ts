@@ -58,19 +58,29 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
 }
 
 /**
- * Tells every gateway instance at once to drop the key from its cache (it reads the key again on its
- * next request). Only the fast path: the store logged the change in its own transaction, and every
- * instance reads that log within GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
+ * Tells every gateway instance at once to drop these keys from its cache (each reads a key again on
+ * its next request). Only the fast path: the store logged the change in its own transaction, and
+ * every instance reads that log within GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
  */
-async function announceKeyChange(publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> {
-  try {
-    await publisher.publish({ key_id: key.id, token_hash: key.tokenHash });
-    return true;
-  } catch (err) {
-    logger?.warn({ err, key_id: key.id }, 'key change saved but not announced on Redis; instances apply it from the key-change log');
-    return false;
-  }
+export async function announceKeyChanges(
+  publisher: KeyChangePublisher,
+  keys: readonly Pick<ApiKey, 'id' | 'tokenHash'>[],
+  logger?: Pick<Logger, 'warn'>,
+): Promise<boolean> {
+  const published = await Promise.allSettled(keys.map((key) => publisher.publish({ key_id: key.id, token_hash: key.tokenHash })));
+  const failed = keys.filter((_key, i) => published[i]!.status === 'rejected');
+  if (failed.length === 0) return true;
+  const err = (published.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as unknown;
+  // One line for the whole change, however many keys it touched.
+  logger?.warn(
+    { err, key_id: failed[0]!.id, keys_not_announced: failed.length },
+    'key change saved but not announced on Redis; instances apply it from the key-change log',
+  );
+  return false;
 }
+
+const announceKeyChange = (publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> =>
+  announceKeyChanges(publisher, [key], logger);
 
 export interface ApiKeyChange {
   name?: string;

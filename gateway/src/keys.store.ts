@@ -1,6 +1,7 @@
 import { afterCursor, LIST_ORDER, type BucketName, type Cursor } from '@platform/core';
 import type { Database } from './database';
 import { Prisma, type Workspace } from './generated/prisma/client';
+import { QUOTA_COLUMNS, quotaSettingsFromRow, workspaceQuotaQueries, type QuotaColumns, type QuotaSettings } from './quotas.store';
 
 export type { Workspace };
 
@@ -95,9 +96,17 @@ const logKeyChanges = Prisma.sql`INSERT INTO "api_key_changes" ("key_id", "token
 
 export type RollOutcome = { outcome: 'not_found' } | { outcome: 'conflict'; key: ApiKey } | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
 
-/** Every query of the gateway: workspaces and their API keys. */
+/** A key as the hot path reads it: with its workspace's quotas (contract section 20), in one query. */
+export interface KeyWithQuotas {
+  key: ApiKey;
+  quotas: QuotaSettings;
+}
+
+/** Every query of the gateway: workspaces, their API keys and their quotas. */
 export function keysStore(db: Database) {
   return {
+    ...workspaceQuotaQueries(db),
+
     createWorkspace(name: string): Promise<Workspace> {
       return db.workspace.create({ data: { name } });
     },
@@ -202,9 +211,13 @@ export function keysStore(db: Database) {
       return rows.map(apiKeyFromRow);
     },
 
-    async findApiKeyByTokenHash(tokenHash: string): Promise<ApiKey | null> {
-      const rows = await db.$queryRaw<ApiKeyRow[]>`SELECT * FROM "api_keys" WHERE "token_hash" = ${tokenHash}`;
-      return rows[0] ? apiKeyFromRow(rows[0]) : null;
+    /** The key of a token hash and its workspace's quotas: what the key cache holds, so a request costs no further query. */
+    async findApiKeyByTokenHash(tokenHash: string): Promise<KeyWithQuotas | null> {
+      const rows = await db.$queryRaw<(ApiKeyRow & QuotaColumns)[]>`
+        SELECT k.*, ${QUOTA_COLUMNS}
+        FROM "api_keys" AS k LEFT JOIN "workspace_quotas" AS q ON q."workspace_id" = k."workspace_id"
+        WHERE k."token_hash" = ${tokenHash}`;
+      return rows[0] ? { key: apiKeyFromRow(rows[0]), quotas: quotaSettingsFromRow(rows[0]) } : null;
     },
 
     /**

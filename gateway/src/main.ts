@@ -2,7 +2,7 @@
 import { tracing } from './tracing';
 import { closeServer, describeRedisTarget, listeningAt, loadConfig, redisTarget, runProcess } from '@platform/core';
 import { createApp } from './app';
-import { GatewayConfig } from './config';
+import { GatewayConfig, quotaDefaults } from './config';
 import { createDatabase } from './database';
 import { keysStore } from './keys.store';
 import { createGatewayServer } from './server';
@@ -27,8 +27,8 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
     redisPrefix: gatewayRedisPrefix(config.QUEUE_PREFIX),
     keyChanges: { pollMs: config.GATEWAY_KEY_CHANGES_POLL_MS },
     limits: { events: config.EVENTS_RATE_LIMIT },
-    idempotencyBytes: config.WORKSPACE_QUOTA_IDEMPOTENCY_BYTES,
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
+    quotaDefaults: quotaDefaults(config),
     metrics,
     traced: tracing.enabled,
   });

@@ -57,6 +57,8 @@ export type RateLimits = Record<string, number>;
 export type KeyChanges = NonNullable<adminApi.operations['updateApiKey']['requestBody']>['content']['application/json'];
 /** A scope of the contract (section 4). */
 export type Scope = NonNullable<KeyChanges['scopes']>[number];
+/** A workspace's quotas (contract section 20): the values set (null: the platform default), the limits in force and the usage. */
+export type WorkspaceQuotas = AdminSchemas['WorkspaceQuotas'];
 
 export type Pipeline = PipelinesSchemas['Pipeline'];
 /** What POST /pipelines takes. */
@@ -122,7 +124,7 @@ export async function loadMeta(): Promise<Meta> {
 
 const keyParams = (workspaceId: string, keyId: string) => ({ path: { id: workspaceId, key_id: keyId } });
 
-/** The admin API (contract section 3) with the admin token. */
+/** The admin API (contract sections 3, 16 and 20) with the admin token. */
 export const admin = {
   listWorkspaces: (token: string, cursor?: string | null) =>
     unwrap(adminApiWith(token).GET('/workspaces', { params: { query: { limit: 100, cursor: cursor ?? undefined } } })),
@@ -144,6 +146,8 @@ export const admin = {
         body: { expires_in_seconds: expiresInSeconds },
       }),
     ),
+  /** The workspace's quotas with its usage, which the gateway asks of every service (503 while one does not answer). */
+  quotas: (token: string, workspaceId: string) => unwrap(adminApiWith(token).GET('/workspaces/{id}/quotas', { params: { path: { id: workspaceId } } })),
   /** The key's requests per UTC hour from `from` until now, oldest first, hours with traffic only. */
   keyUsage: (token: string, workspaceId: string, keyId: string, from: string) =>
     unwrap(

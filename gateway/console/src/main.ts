@@ -1,11 +1,13 @@
 // The workspace console: sign in with the admin token, choose or create a workspace, then manage
-// its API keys (admin API), events, pipelines and webhook endpoints (public API with a session key).
+// its API keys (admin API), events, pipelines and webhook endpoints (public API with a session key),
+// and see its quotas (admin API).
 import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, h, time } from './dom.js';
 import { initEventsView, leaveEvents, resetEventsView, showEvents } from './events.view.js';
 import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
 import { initPipelinesView, resetPipelinesView, showPipelines } from './pipelines.view.js';
+import { initQuotasView, resetQuotasView, showQuotas } from './quotas.view.js';
 import { closeWorkspace, currentWorkspace, openWorkspace, requireAdminToken, revokeOnPageHide, setMeta, signIn, signOut } from './session.js';
 import { initWebhooksView, resetWebhooksView, showWebhooks } from './webhooks.view.js';
 
@@ -117,6 +119,7 @@ function resetViews(): void {
   resetEventsView();
   resetPipelinesView();
   resetWebhooksView();
+  resetQuotasView();
 }
 
 async function onSwitchWorkspace(): Promise<void> {
@@ -143,7 +146,7 @@ async function onSignOut(): Promise<void> {
   announce('Signed out: the console session key was revoked and the admin token forgotten.');
 }
 
-const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-webhooks'];
+const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-webhooks', 'tab-quotas'];
 
 /** The ARIA tabs pattern: one tab in the tab order, arrow keys move between tabs. */
 function selectTab(tabId: string, focus = true): void {
@@ -160,6 +163,7 @@ function selectTab(tabId: string, focus = true): void {
   else leaveEvents();
   if (tabId === 'tab-pipelines') void showPipelines();
   if (tabId === 'tab-webhooks') void showWebhooks();
+  if (tabId === 'tab-quotas') void showQuotas();
 }
 
 function initTabs(): void {
@@ -195,6 +199,7 @@ async function boot(): Promise<void> {
   initEventsView();
   initPipelinesView();
   initWebhooksView();
+  initQuotasView();
   initTabs();
   byId('sign-in-form').addEventListener('submit', (e) => void onSignIn(e));
   byId('workspace-form').addEventListener('submit', (e) => void onCreateWorkspace(e));

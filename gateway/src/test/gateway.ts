@@ -4,13 +4,19 @@ import { Agent, request } from 'undici';
 import {
   bodySha256,
   createLogger,
+  DEFAULT_QUOTA_LIMITS,
+  INTERNAL_USAGE_PATH,
   InternalHeaders,
+  parseQuotasHeader,
   serviceSigningKey,
   verifyInternalSignature,
+  verifyQuotasSignature,
   type Logger,
   type RedisConnection,
   type RedisTarget,
   type ServiceName,
+  type ServiceQuotaLimits,
+  type ServiceUsage,
 } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
@@ -20,6 +26,7 @@ import { keysStore, type KeysStore, type RateLimits } from '../keys.store';
 import { createApiKey } from '../keys.service';
 import { keyChangeChannel } from '../key-changes';
 import type { Upstreams } from '../proxy';
+import type { WorkspaceUsage } from '../quotas.service';
 import { closeRedis, createRedis, createSubscriber } from '../redis';
 import { generateToken, hashToken, tokenPrefix } from '../tokens';
 
@@ -47,6 +54,8 @@ export interface EchoRecord {
   signature_valid: boolean;
   /** The service whose derived key the signature verifies with; null when none does. */
   signed_for: ServiceName | null;
+  /** The quotas signed beside the request (`x-platform-quotas`, its MAC verified as a service does); null when absent or forged. */
+  quotas: ServiceQuotaLimits | null;
 }
 
 const SERVICE_KEYS = (['events', 'warehouse', 'pipelines'] as const).map((service) => [service, serviceSigningKey(TEST_INTERNAL_SECRET, service)] as const);
@@ -67,19 +76,40 @@ function signedFor(req: http.IncomingMessage, body: Buffer): ServiceName | null 
   return found ? found[0] : null;
 }
 
+/** The quotas signed for `service` beside the request, verified as a service's requireGatewaySignature does. */
+function signedQuotas(req: http.IncomingMessage, service: ServiceName | null): ServiceQuotaLimits | null {
+  const value = req.headers[InternalHeaders.quotas];
+  const mac = req.headers[InternalHeaders.quotasSignature];
+  const signature = req.headers[InternalHeaders.signature];
+  if (service === null || typeof value !== 'string' || typeof mac !== 'string' || typeof signature !== 'string') return null;
+  const key = SERVICE_KEYS.find(([name]) => name === service)![1];
+  return verifyQuotasSignature(key, signature, value, mac) ? (parseQuotasHeader(value) ?? null) : null;
+}
+
+/** What a service's internal usage route answers for a workspace's usage: its own counts only. */
+function serviceUsageAnswer(service: ServiceName, usage: WorkspaceUsage | undefined): ServiceUsage {
+  const webhookEndpoints = usage?.webhook_endpoints[service] ?? 0;
+  if (service !== 'pipelines') return { webhook_endpoints: webhookEndpoints };
+  return { pipelines: usage?.pipelines ?? 0, scheduled_pipelines: usage?.scheduled_pipelines ?? 0, webhook_endpoints: webhookEndpoints };
+}
+
 export interface EchoUpstream {
   url: string;
   received: EchoRecord[];
+  /** What its internal usage route counts for a workspace (each service answers its own part); a workspace not set has nothing. */
+  usage: Map<string, WorkspaceUsage>;
   close(): Promise<void>;
 }
 
 /**
  * A stand-in service: refuses requests without a valid gateway signature (as services do, with
  * core's verifyInternalSignature) and answers with what it received. `?status=N` picks the status,
- * `?delay_ms=N` delays the answer, `?location=L` adds a Location header.
+ * `?delay_ms=N` delays the answer, `?location=L` adds a Location header. GET INTERNAL_USAGE_PATH
+ * answers the signed workspace's counts from `usage`, for the service the request was signed for.
  */
 export async function startEchoUpstream(options: { delayMs?: number } = {}): Promise<EchoUpstream> {
   const received: EchoRecord[] = [];
+  const usage = new Map<string, WorkspaceUsage>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -94,13 +124,15 @@ export async function startEchoUpstream(options: { delayMs?: number } = {}): Pro
         body: body.toString('utf8').slice(0, 10_000),
         signature_valid: service !== null,
         signed_for: service,
+        quotas: signedQuotas(req, service),
       };
       received.push(record);
       const query = new URL(req.url!, 'http://x').searchParams;
+      const usageOf = (): ServiceUsage => serviceUsageAnswer(service!, usage.get(req.headers[InternalHeaders.workspaceId] as string));
       const respond = (): void => {
         if (res.destroyed) return;
         const status = record.signature_valid ? Number(query.get('status') ?? 200) : 401;
-        const payload = JSON.stringify(record);
+        const payload = JSON.stringify(record.signature_valid && req.method === 'GET' && req.url === INTERNAL_USAGE_PATH ? usageOf() : record);
         res.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',
           'content-length': Buffer.byteLength(payload),
@@ -112,12 +144,13 @@ export async function startEchoUpstream(options: { delayMs?: number } = {}): Pro
         res.end(payload);
       };
       const delayMs = Number(query.get('delay_ms') ?? options.delayMs ?? 0);
-      if (delayMs > 0) setTimeout(respond, delayMs);
+      // Unref'd: a delayed answer nobody waits for any more keeps no test process alive.
+      if (delayMs > 0) setTimeout(respond, delayMs).unref();
       else respond();
     });
   });
   const url = await listen(server);
-  return { url, received, close: () => closeServer(server) };
+  return { url, received, usage, close: () => closeServer(server) };
 }
 
 export function allUpstreams(url: string): Upstreams {
@@ -135,11 +168,14 @@ export interface GatewayOptions extends Partial<
     | 'rateLimitWindowMs'
     | 'consoleDir'
     | 'metrics'
-    | 'idempotencyBytes'
     | 'idempotencyRecordTtlMs'
+    | 'quotaDefaults'
+    | 'idempotencyBytesUsed'
   >
 > {
   upstreams?: Upstreams;
+  /** The platform default idempotency_bytes quota (a shorthand for quotaDefaults.idempotency_bytes). */
+  idempotencyBytes?: number;
   redisUrl?: string;
   /** Another topology than one server (a RedisCluster launcher's nodes); wins over `redisUrl`. */
   redisTarget?: RedisTarget;
@@ -177,7 +213,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   let subscribersBefore = 0;
   if (awaitSubscription) {
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
-    subscribersBefore = Number((await redis.pubsub('NUMSUB', channel))[1]);
+    // Retried: one slow answer on a busy machine passes the command connection's 100 ms timeout.
+    subscribersBefore = await waitFor('the subscriber count', async () => Number((await redis.pubsub('NUMSUB', channel))[1]), 3_000, 20);
   }
   const store = keysStore(db);
   const app = createApp({
@@ -195,10 +232,14 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     keyChanges: options.keyChanges,
     activityFlushMs: options.activityFlushMs,
     rateLimitWindowMs: options.rateLimitWindowMs,
-    idempotencyBytes: options.idempotencyBytes,
     idempotencyRecordTtlMs: options.idempotencyRecordTtlMs,
     consoleDir: options.consoleDir,
     metrics: options.metrics,
+    idempotencyBytesUsed: options.idempotencyBytesUsed,
+    quotaDefaults:
+      options.idempotencyBytes === undefined
+        ? options.quotaDefaults
+        : { ...(options.quotaDefaults ?? DEFAULT_QUOTA_LIMITS), idempotency_bytes: options.idempotencyBytes },
   });
   // As main does: the first Prisma query stalls the event loop while the client loads.
   await db.$queryRaw`SELECT 1`;

@@ -1,5 +1,5 @@
 import { validate } from '@readme/openapi-parser';
-import { ADMIN_ROUTES, parseRouteKey, openApiPath } from '@platform/core';
+import { ADMIN_ROUTES, parseRouteKey, openApiPath, QUOTA_NAMES, SERVICES } from '@platform/core';
 import { adminApiDocument } from './admin.openapi';
 
 describe('adminApiDocument', () => {
@@ -26,5 +26,21 @@ describe('adminApiDocument', () => {
     expect(Object.keys(operation.responses!['201']!.headers!)).toEqual(['x-request-id', 'platform-version']);
     expect(Object.keys(operation.responses!)).not.toContain('403');
     expect(operation.responses!['201']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/ApiKeyWithToken' });
+  });
+
+  test('the quotas answer: stored values or null, the limits in force, and usage with webhook_endpoints per service (contract section 20)', () => {
+    const doc = adminApiDocument();
+    const operation = doc.paths['/workspaces/{id}/quotas']!.patch!;
+    expect(operation.responses!['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/WorkspaceQuotas' });
+    expect(Object.keys(operation.responses!)).toEqual(expect.arrayContaining(['404', '503']));
+    const quotas = doc.components.schemas.WorkspaceQuotas as any;
+    for (const name of QUOTA_NAMES) {
+      expect(quotas.properties[name].anyOf).toEqual([{ type: 'integer', minimum: 0 }, { type: 'null' }]);
+      expect(quotas.properties.limits.properties[name].type).toBe('integer');
+    }
+    expect(quotas.properties.usage.properties.webhook_endpoints.required).toEqual(Object.keys(SERVICES));
+    const body = (operation.requestBody as any).content['application/json'].schema;
+    expect(body.additionalProperties).toBe(false);
+    expect(Object.keys(body.properties)).toEqual([...QUOTA_NAMES]);
   });
 });

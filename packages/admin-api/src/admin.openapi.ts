@@ -7,11 +7,12 @@ export function adminApiDocument(): OpenApiDocument {
     title: 'Admin API',
     version: '1',
     description:
-      "The workspace settings: workspaces and their API keys (create, list, change, roll, revoke, usage). For the platform's operators, not its tenants.",
+      "The workspace settings: workspaces, their API keys (create, list, change, roll, revoke, usage) and their quotas. For the platform's operators, not its tenants.",
     routes: ADMIN_ROUTE_SCHEMAS,
     tags: [
       { name: 'Workspaces', description: 'Tenants of the platform.' },
       { name: 'API keys', description: "A workspace's keys: their scopes, limits, expiry and usage." },
+      { name: 'Quotas', description: 'What a workspace may keep: pipelines, scheduled pipelines, webhook endpoints per service, stored idempotent answers.' },
     ],
   });
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { BUCKET_LIMITS, listOf, SCOPES, Uuid, UtcTimestamp, type BucketName } from '@platform/core';
+import { BUCKET_LIMITS, DEFAULT_QUOTA_LIMITS, listOf, SCOPES, Uuid, UtcTimestamp, type BucketName, type QuotaName, type ServiceName } from '@platform/core';
 
 /**
- * The admin API's resources as it returns them (contract sections 3 and 16). The gateway's
+ * The admin API's resources as it returns them (contract sections 3, 16 and 20). The gateway's
  * renderers are typed against these schemas and the API reference is generated from them.
  */
 
@@ -102,3 +102,62 @@ export const Usage = z.object({ data: z.array(UsageBucket).meta({ description: '
   examples: [{ data: [{ start: '2024-12-01T09:00:00.000Z', requests: 12, by_status: { '2xx': 10, '3xx': 0, '4xx': 1, '429': 1, '5xx': 0 } }] }],
 });
 export type Usage = z.infer<typeof Usage>;
+
+/** What each quota counts, for the reference; one text per quota name of core's QUOTA_NAMES. */
+export const QUOTA_DESCRIPTIONS: Readonly<Record<QuotaName, string>> = {
+  pipelines: 'Pipelines of the workspace (pipelines service).',
+  scheduled_pipelines: 'Pipelines with a schedule, paused ones included (pipelines service).',
+  webhook_endpoints: 'Webhook endpoints per service: events, warehouse and pipelines each allow this many.',
+  idempotency_bytes: "Bytes of the workspace's stored idempotent answers (status, headers and body as stored; gateway).",
+};
+
+const described = <T extends z.ZodType>(schema: T, name: QuotaName, more = ''): T => schema.meta({ description: `${QUOTA_DESCRIPTIONS[name]}${more}` });
+
+const storedQuota = (name: QuotaName) =>
+  described(
+    count.nullable(),
+    name,
+    ` The value set for this workspace; null: the platform default (${DEFAULT_QUOTA_LIMITS[name]} unless configured otherwise).`,
+  );
+
+const EXAMPLE_QUOTAS = {
+  pipelines: null,
+  scheduled_pipelines: 10,
+  webhook_endpoints: null,
+  idempotency_bytes: null,
+  limits: { ...DEFAULT_QUOTA_LIMITS, scheduled_pipelines: 10 },
+  usage: { pipelines: 42, scheduled_pipelines: 7, webhook_endpoints: { events: 2, warehouse: 0, pipelines: 1 }, idempotency_bytes: 183_204 },
+};
+
+/**
+ * A workspace's quotas (contract section 20): the values set for it (null: the platform default),
+ * the limits in force, and what it uses now. `webhook_endpoints` is per service: one limit that
+ * each service applies to its own endpoints, and the usage of each service.
+ */
+export const WorkspaceQuotas = z
+  .object({
+    pipelines: storedQuota('pipelines'),
+    scheduled_pipelines: storedQuota('scheduled_pipelines'),
+    webhook_endpoints: storedQuota('webhook_endpoints'),
+    idempotency_bytes: storedQuota('idempotency_bytes'),
+    limits: z
+      .object({
+        pipelines: described(count, 'pipelines'),
+        scheduled_pipelines: described(count, 'scheduled_pipelines'),
+        webhook_endpoints: described(count, 'webhook_endpoints'),
+        idempotency_bytes: described(count, 'idempotency_bytes'),
+      } satisfies Record<QuotaName, z.ZodType>)
+      .meta({ description: 'The limits in force: the value set for the workspace, else the platform default.' }),
+    usage: z
+      .object({
+        pipelines: described(count, 'pipelines'),
+        scheduled_pipelines: described(count, 'scheduled_pipelines'),
+        webhook_endpoints: z
+          .object({ events: count, warehouse: count, pipelines: count } satisfies Record<ServiceName, z.ZodType>)
+          .meta({ description: 'Webhook endpoints of each service; each is held to `limits.webhook_endpoints`.' }),
+        idempotency_bytes: described(count, 'idempotency_bytes'),
+      } satisfies Record<QuotaName, z.ZodType>)
+      .meta({ description: 'What the workspace has now, as each service counts it at the time of the answer.' }),
+  } satisfies Record<QuotaName | 'limits' | 'usage', z.ZodType>)
+  .meta({ id: 'WorkspaceQuotas', description: "A workspace's quotas: the values set, the limits in force and the usage.", examples: [EXAMPLE_QUOTAS] });
+export type WorkspaceQuotas = z.infer<typeof WorkspaceQuotas>;

@@ -3,15 +3,19 @@ import {
   BUCKET_LIMITS,
   codePointString,
   ListQuery,
+  MAX_IDEMPOTENCY_BYTES_QUOTA,
+  MAX_QUOTA_VALUE,
   SCOPES,
   Timestamp,
   Uuid,
   type AdminRouteKey,
   type BucketName,
+  type QuotaLimits,
+  type QuotaName,
   type RouteDeclaration,
   type RouteDocs,
 } from '@platform/core';
-import { ApiKey, ApiKeyList, ApiKeyWithToken, Usage, Workspace, WorkspaceList } from './admin.resources';
+import { ApiKey, ApiKeyList, ApiKeyWithToken, QUOTA_DESCRIPTIONS, Usage, Workspace, WorkspaceList, WorkspaceQuotas } from './admin.resources';
 
 export const WorkspaceParams = z.object({ id: Uuid });
 export type WorkspaceParams = z.infer<typeof WorkspaceParams>;
@@ -98,11 +102,48 @@ export const UsageQuery = z.object({
 });
 export type UsageQuery = z.infer<typeof UsageQuery>;
 
+/** The highest value each quota takes, set per workspace or as the platform default (WORKSPACE_QUOTA_*). */
+export const MAX_QUOTA: Readonly<QuotaLimits> = Object.freeze({
+  pipelines: MAX_QUOTA_VALUE,
+  scheduled_pipelines: MAX_QUOTA_VALUE,
+  webhook_endpoints: MAX_QUOTA_VALUE,
+  idempotency_bytes: MAX_IDEMPOTENCY_BYTES_QUOTA,
+});
+
+const quotaSetting = (name: QuotaName) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_QUOTA[name])
+    .nullable()
+    .optional()
+    .meta({ description: `${QUOTA_DESCRIPTIONS[name]} null: the platform default. Omitted: unchanged.` });
+
+/**
+ * Only the quotas named change (contract section 20); null returns one to the platform default. A
+ * value below what the workspace already has removes nothing: only further creates are refused.
+ */
+export const UpdateWorkspaceQuotasBody = z.strictObject({
+  pipelines: quotaSetting('pipelines'),
+  scheduled_pipelines: quotaSetting('scheduled_pipelines'),
+  webhook_endpoints: quotaSetting('webhook_endpoints'),
+  idempotency_bytes: quotaSetting('idempotency_bytes'),
+} satisfies Record<QuotaName, z.ZodType>);
+export type UpdateWorkspaceQuotasBody = z.infer<typeof UpdateWorkspaceQuotasBody>;
+
 export const AdminListQuery = ListQuery;
 export type AdminListQuery = z.infer<typeof AdminListQuery>;
 
 /** An API-key route's docs: in the "API keys" group, a 404 for an unknown workspace or key unless it says otherwise. */
 const keyDocs = (docs: Omit<RouteDocs, 'tag'>): RouteDocs => ({ tag: 'API keys', errors: { 404: 'No such workspace or key.' }, ...docs });
+
+/** A quota route's docs: in the "Quotas" group, 404 for an unknown workspace, 503 when a service does not give its usage in time. */
+const quotaDocs = (docs: Omit<RouteDocs, 'tag'>): RouteDocs => ({
+  tag: 'Quotas',
+  errors: { 404: 'No such workspace.', 503: 'A service did not give its usage in time; retry.' },
+  ...docs,
+});
 
 /** What each route of `ADMIN_ROUTES` takes and answers: the route builder validates these, the API reference documents them, and tests walk them. */
 export const ADMIN_ROUTE_SCHEMAS = {
@@ -199,6 +240,29 @@ export const ADMIN_ROUTE_SCHEMAS = {
       operationId: 'getApiKeyUsage',
       summary: "An API key's usage",
       responses: { 200: { description: 'Requests per UTC hour or day.', schema: Usage } },
+    }),
+  },
+  'GET /workspaces/:id/quotas': {
+    params: WorkspaceParams,
+    docs: quotaDocs({
+      operationId: 'getWorkspaceQuotas',
+      summary: "A workspace's quotas",
+      description: 'The values set for the workspace (null: the platform default), the limits in force, and its usage, asked of each service.',
+      responses: { 200: { description: 'The quotas.', schema: WorkspaceQuotas } },
+    }),
+  },
+  'PATCH /workspaces/:id/quotas': {
+    params: WorkspaceParams,
+    body: UpdateWorkspaceQuotasBody,
+    docs: quotaDocs({
+      operationId: 'updateWorkspaceQuotas',
+      summary: "Change a workspace's quotas",
+      description:
+        'Changes the quotas named; null returns one to the platform default. A quota set below what the workspace has removes nothing: only further ' +
+        'creates are refused (409 `quota_exceeded`). Every gateway instance signs the new limits into its requests within 1 s. A 503 (a service did ' +
+        'not give its usage in time) changed nothing.',
+      responses: { 200: { description: 'The quotas after the change.', schema: WorkspaceQuotas } },
+      requestExample: { scheduled_pipelines: 10, webhook_endpoints: null },
     }),
   },
 } as const satisfies Record<AdminRouteKey, RouteDeclaration>;

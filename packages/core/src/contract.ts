@@ -116,7 +116,7 @@ export interface AdminRouteSpec {
   auth: 'admin-token';
 }
 
-/** The admin API's routes (contract section 3); the gateway mounts exactly these, and tests walk them. */
+/** The admin API's routes (contract sections 3, 16 and 20); the gateway mounts exactly these, and tests walk them. */
 export const ADMIN_ROUTES = {
   'POST /workspaces': { auth: 'admin-token' },
   'GET /workspaces': { auth: 'admin-token' },
@@ -128,6 +128,8 @@ export const ADMIN_ROUTES = {
   'DELETE /workspaces/:id/api-keys/:key_id': { auth: 'admin-token' },
   'POST /workspaces/:id/api-keys/:key_id/roll': { auth: 'admin-token' },
   'GET /workspaces/:id/api-keys/:key_id/usage': { auth: 'admin-token' },
+  'GET /workspaces/:id/quotas': { auth: 'admin-token' },
+  'PATCH /workspaces/:id/quotas': { auth: 'admin-token' },
 } as const satisfies Record<RouteKey, AdminRouteSpec>;
 export type AdminRouteKey = keyof typeof ADMIN_ROUTES;
 

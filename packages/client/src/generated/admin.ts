@@ -148,6 +148,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/{id}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace's quotas
+         * @description The values set for the workspace (null: the platform default), the limits in force, and its usage, asked of each service.
+         *
+         *     **Authentication:** the admin token.
+         */
+        get: operations["getWorkspaceQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a workspace's quotas
+         * @description Changes the quotas named; null returns one to the platform default. A quota set below what the workspace has removes nothing: only further creates are refused (409 `quota_exceeded`). Every gateway instance signs the new limits into its requests within 1 s. A 503 (a service did not give its usage in time) changed nothing.
+         *
+         *     **Authentication:** the admin token.
+         */
+        patch: operations["updateWorkspaceQuotas"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -350,6 +378,67 @@ export interface components {
                 /** @description The 4xx answers other than 429. */
                 "4xx": number;
                 "5xx": number;
+            };
+        };
+        /**
+         * @description A workspace's quotas: the values set, the limits in force and the usage.
+         * @example {
+         *       "pipelines": null,
+         *       "scheduled_pipelines": 10,
+         *       "webhook_endpoints": null,
+         *       "idempotency_bytes": null,
+         *       "limits": {
+         *         "pipelines": 1000,
+         *         "scheduled_pipelines": 10,
+         *         "webhook_endpoints": 20,
+         *         "idempotency_bytes": 67108864
+         *       },
+         *       "usage": {
+         *         "pipelines": 42,
+         *         "scheduled_pipelines": 7,
+         *         "webhook_endpoints": {
+         *           "events": 2,
+         *           "warehouse": 0,
+         *           "pipelines": 1
+         *         },
+         *         "idempotency_bytes": 183204
+         *       }
+         *     }
+         */
+        WorkspaceQuotas: {
+            /** @description Pipelines of the workspace (pipelines service). The value set for this workspace; null: the platform default (1000 unless configured otherwise). */
+            pipelines: number | null;
+            /** @description Pipelines with a schedule, paused ones included (pipelines service). The value set for this workspace; null: the platform default (100 unless configured otherwise). */
+            scheduled_pipelines: number | null;
+            /** @description Webhook endpoints per service: events, warehouse and pipelines each allow this many. The value set for this workspace; null: the platform default (20 unless configured otherwise). */
+            webhook_endpoints: number | null;
+            /** @description Bytes of the workspace's stored idempotent answers (status, headers and body as stored; gateway). The value set for this workspace; null: the platform default (67108864 unless configured otherwise). */
+            idempotency_bytes: number | null;
+            /** @description The limits in force: the value set for the workspace, else the platform default. */
+            limits: {
+                /** @description Pipelines of the workspace (pipelines service). */
+                pipelines: number;
+                /** @description Pipelines with a schedule, paused ones included (pipelines service). */
+                scheduled_pipelines: number;
+                /** @description Webhook endpoints per service: events, warehouse and pipelines each allow this many. */
+                webhook_endpoints: number;
+                /** @description Bytes of the workspace's stored idempotent answers (status, headers and body as stored; gateway). */
+                idempotency_bytes: number;
+            };
+            /** @description What the workspace has now, as each service counts it at the time of the answer. */
+            usage: {
+                /** @description Pipelines of the workspace (pipelines service). */
+                pipelines: number;
+                /** @description Pipelines with a schedule, paused ones included (pipelines service). */
+                scheduled_pipelines: number;
+                /** @description Webhook endpoints of each service; each is held to `limits.webhook_endpoints`. */
+                webhook_endpoints: {
+                    events: number;
+                    warehouse: number;
+                    pipelines: number;
+                };
+                /** @description Bytes of the workspace's stored idempotent answers (status, headers and body as stored; gateway). */
+                idempotency_bytes: number;
             };
         };
         /** @description Every error answer has this body. */
@@ -2863,6 +2952,535 @@ export interface operations {
              * @description Temporarily unavailable (`temporarily_unavailable`).
              *
              *     The gateway's database is briefly unreachable.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkspaceQuotas: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quotas. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pipelines": null,
+                     *       "scheduled_pipelines": 10,
+                     *       "webhook_endpoints": null,
+                     *       "idempotency_bytes": null,
+                     *       "limits": {
+                     *         "pipelines": 1000,
+                     *         "scheduled_pipelines": 10,
+                     *         "webhook_endpoints": 20,
+                     *         "idempotency_bytes": 67108864
+                     *       },
+                     *       "usage": {
+                     *         "pipelines": 42,
+                     *         "scheduled_pipelines": 7,
+                     *         "webhook_endpoints": {
+                     *           "events": 2,
+                     *           "warehouse": 0,
+                     *           "pipelines": 1
+                     *         },
+                     *         "idempotency_bytes": 183204
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceQuotas"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing or is not the admin token (`PLATFORM_ADMIN_TOKEN`).
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid admin token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No such workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     After 100 failed authentications in a minute, requests from that address without the admin token get 429 instead of 401; wait `Retry-After`.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     - A service did not give its usage in time; retry.
+             *     - The gateway's database is briefly unreachable.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWorkspaceQuotas: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Every field is optional; an empty body counts as `{}`. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "scheduled_pipelines": 10,
+                 *       "webhook_endpoints": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Pipelines of the workspace (pipelines service). null: the platform default. Omitted: unchanged. */
+                    pipelines?: number | null;
+                    /** @description Pipelines with a schedule, paused ones included (pipelines service). null: the platform default. Omitted: unchanged. */
+                    scheduled_pipelines?: number | null;
+                    /** @description Webhook endpoints per service: events, warehouse and pipelines each allow this many. null: the platform default. Omitted: unchanged. */
+                    webhook_endpoints?: number | null;
+                    /** @description Bytes of the workspace's stored idempotent answers (status, headers and body as stored; gateway). null: the platform default. Omitted: unchanged. */
+                    idempotency_bytes?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The quotas after the change. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pipelines": null,
+                     *       "scheduled_pipelines": 10,
+                     *       "webhook_endpoints": null,
+                     *       "idempotency_bytes": null,
+                     *       "limits": {
+                     *         "pipelines": 1000,
+                     *         "scheduled_pipelines": 10,
+                     *         "webhook_endpoints": 20,
+                     *         "idempotency_bytes": 67108864
+                     *       },
+                     *       "usage": {
+                     *         "pipelines": 42,
+                     *         "scheduled_pipelines": 7,
+                     *         "webhook_endpoints": {
+                     *           "events": 2,
+                     *           "warehouse": 0,
+                     *           "pipelines": 1
+                     *         },
+                     *         "idempotency_bytes": 183204
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceQuotas"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing or is not the admin token (`PLATFORM_ADMIN_TOKEN`).
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid admin token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No such workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     After 100 failed authentications in a minute, requests from that address without the admin token get 429 instead of 401; wait `Retry-After`.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     - A service did not give its usage in time; retry.
+             *     - The gateway's database is briefly unreachable.
              */
             503: {
                 headers: {

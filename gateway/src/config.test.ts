@@ -1,0 +1,39 @@
+import { DEFAULT_QUOTA_LIMITS, MAX_IDEMPOTENCY_BYTES_QUOTA, MAX_QUOTA_VALUE, parseConfig } from '@platform/core';
+import { GatewayConfig, quotaDefaults } from './config';
+
+const required = { PLATFORM_ADMIN_TOKEN: 'a'.repeat(16), PLATFORM_INTERNAL_SECRET: 'b'.repeat(16) };
+
+describe('WORKSPACE_QUOTA_* (contract section 20)', () => {
+  test("unset, the platform defaults are the contract's (core's DEFAULT_QUOTA_LIMITS)", () => {
+    expect(quotaDefaults(parseConfig(GatewayConfig, required))).toEqual(DEFAULT_QUOTA_LIMITS);
+  });
+
+  test('each variable sets its quota, 0 and the maximum included', () => {
+    const config = parseConfig(GatewayConfig, {
+      ...required,
+      WORKSPACE_QUOTA_PIPELINES: '0',
+      WORKSPACE_QUOTA_SCHEDULED_PIPELINES: String(MAX_QUOTA_VALUE),
+      WORKSPACE_QUOTA_WEBHOOK_ENDPOINTS: '5',
+      WORKSPACE_QUOTA_IDEMPOTENCY_BYTES: String(MAX_IDEMPOTENCY_BYTES_QUOTA),
+    });
+    expect(quotaDefaults(config)).toEqual({
+      pipelines: 0,
+      scheduled_pipelines: MAX_QUOTA_VALUE,
+      webhook_endpoints: 5,
+      idempotency_bytes: MAX_IDEMPOTENCY_BYTES_QUOTA,
+    });
+  });
+
+  test('an empty, negative, fractional or too large value stops the start, naming the variable', () => {
+    for (const [variable, value] of [
+      ['WORKSPACE_QUOTA_PIPELINES', ''],
+      ['WORKSPACE_QUOTA_PIPELINES', '-1'],
+      ['WORKSPACE_QUOTA_SCHEDULED_PIPELINES', '1.5'],
+      ['WORKSPACE_QUOTA_WEBHOOK_ENDPOINTS', String(MAX_QUOTA_VALUE + 1)],
+      ['WORKSPACE_QUOTA_IDEMPOTENCY_BYTES', '64MiB'],
+      ['WORKSPACE_QUOTA_IDEMPOTENCY_BYTES', String(MAX_IDEMPOTENCY_BYTES_QUOTA + 1)],
+    ]) {
+      expect(() => parseConfig(GatewayConfig, { ...required, [variable!]: value })).toThrow(new RegExp(`${variable}:`));
+    }
+  });
+});
