@@ -7,6 +7,7 @@ import { pipelinesApiDocument } from './pipelines.openapi';
 import { pipelinesRouteDefinitions, type ScheduleLimits } from './pipelines.routes';
 import { DEFAULT_MIN_INTERVAL_S } from './schedule';
 import type { PipelinesServiceStores } from './pipelines.store';
+import { admittedRunsCounter, DEFAULT_WORKSPACE_MAX_ACTIVE_RUNS, runAdmission } from './runs.admission';
 import type { RunsProducer } from './runs.queue';
 
 /** `redisReady`: the run producer's Redis (triggers answer 503 without it). */
@@ -20,14 +21,24 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   connectorCheck: { pool: pg.Pool; timeoutMs?: number };
   /** What schedules accept (PIPELINES_SCHEDULE_MIN_INTERVAL_S); default: the contract's 60 s minimum. */
   schedules?: ScheduleLimits;
+  /** PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS (the worker's must be the same); default: the contract's 10. */
+  workspaceMaxActiveRuns?: number;
 }
 
 export function createApp(deps: PipelinesDeps): Express {
   const { stores } = deps;
   const schedules = deps.schedules ?? { minIntervalS: DEFAULT_MIN_INTERVAL_S };
+  const admitted = deps.metrics && admittedRunsCounter(deps.metrics.registry);
+  const admission = runAdmission({
+    admit: (workspaceId, maxActiveRuns, now) => stores.runs.admit(workspaceId, maxActiveRuns, now),
+    enqueue: (job, priority) => deps.producer.enqueue(job, priority),
+    maxActiveRuns: deps.workspaceMaxActiveRuns ?? DEFAULT_WORKSPACE_MAX_ACTIVE_RUNS,
+    logger: deps.logger,
+    onAdmitted: admitted ? (count) => admitted.inc(count) : undefined,
+  });
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
-    runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, logger: deps.logger },
+    runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, admission, logger: deps.logger },
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
     connectors: deps.connectors,

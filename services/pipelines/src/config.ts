@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { env } from '@platform/core';
 import { ServiceConfig } from '@platform/webhooks';
 import { ConnectorsConfig } from './connectors/policy';
+import { WorkspaceMaxActiveRuns } from './runs.admission';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 import { DEFAULT_MIN_INTERVAL_S, MAX_INTERVAL_S } from './schedule';
 
@@ -19,6 +20,8 @@ export const PipelinesConfig = ServiceConfig.extend({
   PIPELINES_RUNS_QUEUE: QueueName.default(DEFAULT_RUNS_QUEUE),
   /** First retry delay of a failed run attempt; later ones double (exponential backoff). */
   PIPELINES_RUN_BACKOFF_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
+  /** Runs of one workspace running or admitted at once over all workers (contract section 20); the worker's must be the same. */
+  PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS: WorkspaceMaxActiveRuns,
   /** How long a trigger waits for Redis to accept the job before answering 503. */
   PIPELINES_ENQUEUE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
   /** Prefix of the run URL in the Location header: the gateway's public base path of this service. */

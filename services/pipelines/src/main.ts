@@ -44,6 +44,7 @@ runService({
         connectors: connectorPolicy(config),
         connectorCheck: { pool: checkPool },
         schedules: { minIntervalS: config.PIPELINES_SCHEDULE_MIN_INTERVAL_S },
+        workspaceMaxActiveRuns: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
       }),
       drain: [{ name: 'runs queue', run: () => producer.close() }],
       disconnect: [

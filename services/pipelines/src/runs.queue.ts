@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { currentTraceparent, queueKeyPrefix, TraceParent, Uuid, type Logger, type RedisConnection, type WorkspaceId } from '@platform/core';
+import { queueKeyPrefix, TraceParent, Uuid, type Logger, type RedisConnection, type WorkspaceId } from '@platform/core';
 
 /**
  * The run queue's contract, shared by the producer (the API) and the worker: queue name, job
@@ -68,10 +68,17 @@ export function runCancelChannel(prefix: string, queueName: string): string {
 const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 
-/** One job per run (jobId = run id, so a repeated add is a no-op); retries back off exponentially. */
-export function runJobOptions(runId: string, backoffMs: number): JobsOptions {
+/**
+ * One job per run (jobId = run id, so a repeated add is a no-op); retries back off exponentially.
+ * `priority` comes from the run's admission (runs.admission.ts); every run job has one (>= 1):
+ * BullMQ serves jobs without a priority before all prioritized ones, so one job without would jump
+ * every workspace's queue.
+ */
+export function runJobOptions(runId: string, backoffMs: number, priority: number): JobsOptions {
+  if (!Number.isInteger(priority) || priority < 1) throw new RangeError(`a run job's priority must be an integer >= 1, not ${priority}`);
   return {
     jobId: runId,
+    priority,
     attempts: MAX_RUN_ATTEMPTS,
     backoff: { type: 'exponential', delay: backoffMs },
     removeOnComplete: KEEP_COMPLETED,
@@ -84,8 +91,14 @@ export class QueueUnavailableError extends Error {
   override name = 'QueueUnavailableError';
 }
 
+/** Adds an admitted run's job (the worker's side: scheduler, requeue, admission after a run ended). */
+export async function addRunJob(queue: RunsQueue, job: RunJobData, priority: number, backoffMs: number): Promise<void> {
+  await queue.add(RUN_JOB_NAME, job, runJobOptions(job.run_id, backoffMs, priority));
+}
+
 export interface RunsProducer {
-  enqueue(job: RunJobData): Promise<void>;
+  /** Adds an admitted run's job with its admission priority; throws QueueUnavailableError when Redis does not take it. */
+  enqueue(job: RunJobData, priority: number): Promise<void>;
   /** Tells the workers the run was cancelled (runCancelChannel); never throws: the worker's step check is the fallback. */
   cancelled(runId: string): Promise<void>;
   /** Resolves when Redis answers (readiness). */
@@ -115,16 +128,15 @@ export function createRunsProducer(options: {
   queue.on('error', (err) => logger.warn({ err }, 'runs queue error'));
   const cancelChannel = runCancelChannel(options.prefix, options.queueName);
   return {
-    async enqueue(job) {
-      const traceparent = job.traceparent ?? currentTraceparent();
-      const data = RunJob.parse(traceparent ? { ...job, traceparent } : job);
+    async enqueue(job, priority) {
+      const data = RunJob.parse(job);
       if (redis.status !== 'ready') throw new QueueUnavailableError(`redis is ${redis.status}`);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new QueueUnavailableError(`redis did not accept the job within ${options.timeoutMs} ms`)), options.timeoutMs);
       });
       try {
-        await Promise.race([queue.add(RUN_JOB_NAME, { ...data }, runJobOptions(data.run_id, options.backoffMs)), timeout]);
+        await Promise.race([queue.add(RUN_JOB_NAME, { ...data }, runJobOptions(data.run_id, options.backoffMs, priority)), timeout]);
       } catch (err) {
         if (err instanceof QueueUnavailableError) throw err;
         throw new QueueUnavailableError((err as Error).message, { cause: err });

@@ -1,42 +1,63 @@
 import type { Logger } from '@platform/core';
-import { RUN_JOB_NAME, runJobOptions, type RunsQueue } from './runs.queue';
+import { admittedRunJob, type RunAdmission } from './runs.admission';
+import { addRunJob, type RunsQueue } from './runs.queue';
 import type { RunsRequeueStore } from './runs.store';
 
 export interface RunRequeueOptions {
   queue: RunsQueue;
   runs: RunsRequeueStore;
-  /** Only runs queued at least this long are looked at: the API adds a job right after its commit. */
+  /** The worker's admission (runs.admission.ts), for workspaces whose waiting runs nobody admitted. */
+  admission: RunAdmission;
+  /** PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS: only workspaces below it are admitted for. */
+  maxActiveRuns: number;
+  /** Only runs admitted at least this long ago are looked at: the admitter adds a job right after its commit. */
   afterMs: number;
   intervalMs: number;
   backoffMs: number;
   logger: Logger;
-  /** Runs looked at per pass. */
+  /** Runs, and workspaces, looked at per pass. */
   batch?: number;
 }
 
+/** What one pass did. */
+export interface RequeuePass {
+  /** Admitted runs whose lost job was added again. */
+  requeued: number;
+  /** Runs admitted for workspaces that had waiting runs and free slots. */
+  admitted: number;
+}
+
 /**
- * Gives a job back to every run that waits `queued` with no job in this queue. The API answers
- * 202 only after the run row is committed and its job added; a Redis that comes back without
- * its data (no persistence, failover to an empty replica) loses the job, and without this the
- * run would stay queued for good, blocking its pipeline. A re-add is safe: the job id is the
- * run id (an existing job makes the add a no-op) and the worker takes a run only through the
- * conditional queued → running update. Runs never carry their queue's name, so one queue per
- * database is assumed (as deployed: one worker Deployment per pipelines database).
+ * The backstop of run admission and of the queue. (a) Gives a job back to every run admitted and
+ * still `queued` with no job in this queue: the API answers 202 only after the run row is committed
+ * and, when admitted, its job added; a Redis that comes back without its data (no persistence,
+ * failover to an empty replica) loses the job, an admitter may fail to add it, and without this the
+ * run would stay queued for good, holding its workspace's slot and blocking its pipeline. (b) Admits
+ * for every workspace that has waiting runs and free slots: a process that died between a run's end
+ * and the admission after it must not strand them. A re-add is safe: the job id is the run id (an
+ * existing job makes the add a no-op) and the worker takes a run only through the conditional
+ * queued → running update. Runs never carry their queue's name, so one queue per database is
+ * assumed (as deployed: one worker Deployment per pipelines database).
  */
-export async function requeueLostRuns(options: RunRequeueOptions): Promise<number> {
-  const stale = await options.runs.staleQueued(new Date(Date.now() - options.afterMs), options.batch ?? 100);
+export async function requeueLostRuns(options: RunRequeueOptions): Promise<RequeuePass> {
+  const batch = options.batch ?? 100;
+  const stale = await options.runs.staleAdmitted(new Date(Date.now() - options.afterMs), batch);
   let requeued = 0;
   for (const run of stale) {
     if (await options.queue.getJob(run.id)) continue;
-    await options.queue.add(
-      RUN_JOB_NAME,
-      { run_id: run.id, workspace_id: run.workspaceId, pipeline_id: run.pipelineId },
-      runJobOptions(run.id, options.backoffMs),
-    );
+    await addRunJob(options.queue, admittedRunJob(run), run.priority, options.backoffMs);
     requeued++;
-    options.logger.warn({ run_id: run.id, pipeline_id: run.pipelineId }, 'run was queued without a job (Redis lost it): job added again');
+    options.logger.warn({ run_id: run.id, pipeline_id: run.pipelineId }, 'run was admitted without a job (Redis lost it): job added again');
   }
-  return requeued;
+  let admitted = 0;
+  for (const workspaceId of await options.runs.workspacesAwaitingAdmission(options.maxActiveRuns, batch)) {
+    const result = await options.admission.admit(workspaceId);
+    admitted += result.admitted.length;
+    if (result.admitted.length > 0) {
+      options.logger.info({ workspace_id: workspaceId, run_ids: result.admitted.map((r) => r.id) }, 'runs waiting beside free slots admitted by the requeue');
+    }
+  }
+  return { requeued, admitted };
 }
 
 /** requeueLostRuns every `intervalMs`, one pass at a time; failures are logged and retried next time. */

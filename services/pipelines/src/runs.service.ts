@@ -1,5 +1,6 @@
-import { conflict, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
+import { conflict, currentTraceparent, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
 import type { PipelinesStore } from './pipelines.store';
+import type { RunAdmission } from './runs.admission';
 import type { RunsProducer } from './runs.queue';
 import type { RunLogsStore } from './run-logs.store';
 import type { Run, RunsStore, RunStatus, RunTrigger } from './runs.store';
@@ -9,6 +10,8 @@ export interface RunsContext {
   logs: RunLogsStore;
   pipelines: PipelinesStore;
   producer: RunsProducer;
+  /** Admission under the workspace's cap of active runs (contract section 20), adding jobs through `producer`. */
+  admission: RunAdmission;
   logger: Logger;
 }
 
@@ -43,19 +46,27 @@ async function insertRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId:
 }
 
 /**
- * Queues a run: the row (with run.queued) is committed first, then the job is added. When Redis
- * does not take the job, the run is marked failed (`enqueue_failed`, with run.failed) so no
- * orphan queued run blocks the pipeline, and the caller gets 503.
+ * Queues a run: the row (with run.queued) is committed first, then the workspace's waiting runs are
+ * admitted (runs.admission.ts) and the admitted runs' jobs added, this one's (if admitted) with the
+ * trigger's trace. A run not admitted (its workspace is at its cap) is answered 202 `queued` all the
+ * same and gets its job when a slot frees. When Redis does not take this run's job, the run is marked
+ * failed (`enqueue_failed`, with run.failed) so no orphan queued run blocks the pipeline, and the
+ * caller gets 503; other runs admitted meanwhile keep their slot and the requeue adds their jobs.
  */
 export async function triggerRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, input: TriggerInput, now = new Date()): Promise<Run> {
   const run = await insertRun(ctx, workspaceId, pipelineId, input, now);
+  let admission;
   try {
-    await ctx.producer.enqueue({ run_id: run.id, workspace_id: workspaceId, pipeline_id: pipelineId });
+    admission = await ctx.admission.admit(workspaceId, { runId: run.id, traceparent: currentTraceparent() });
   } catch (err) {
-    ctx.logger.warn({ err, run_id: run.id }, 'run could not be queued');
+    // The run is committed and waits for admission like any run beyond the cap: the requeue admits it.
+    ctx.logger.warn({ err, run_id: run.id }, 'run queued but its admission failed; the requeue admits it later');
+    return run;
+  }
+  if (admission.notEnqueued.some((admitted) => admitted.id === run.id)) {
     await ctx.runs
       .fail(workspaceId, run.id, { code: 'enqueue_failed', message: 'The run could not be queued; trigger it again.' }, new Date())
-      .catch((failErr: unknown) => ctx.logger.error({ err: failErr, run_id: run.id }, 'queued run left without a job; cancel it to unblock the pipeline'));
+      .catch((failErr: unknown) => ctx.logger.error({ err: failErr, run_id: run.id }, 'queued run left without a job; the requeue adds it later'));
     throw temporarilyUnavailable('The run queue is briefly unreachable; retry.');
   }
   return run;
@@ -85,6 +96,7 @@ export async function cancelRun(ctx: RunsContext, workspaceId: WorkspaceId, pipe
   const cancelled = await ctx.runs.cancel(workspaceId, pipelineId, runId, now);
   if (cancelled) {
     await ctx.producer.cancelled(cancelled.id);
+    await ctx.admission.runEnded({ workspaceId, pipelineId });
     return cancelled;
   }
   const run = await getRun(ctx, workspaceId, pipelineId, runId);

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type EventType, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
-import type { Pipeline, Prisma, Run, RunStatus, RunTrigger } from './generated/prisma/client';
+import { Prisma, type Pipeline, type Run, type RunStatus, type RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
+import { admissionPriority, freeSlots, MAX_WORKSPACE_MAX_ACTIVE_RUNS, type AdmittedRun } from './runs.admission';
 import { progressLineDue, runLogLines, type RunLogError } from './run-logs';
 import { writeRunLog, writeRunLogIfHeld } from './run-logs.store';
 
@@ -22,6 +23,15 @@ export interface RunFailure {
   code: string;
   message: string;
 }
+
+/**
+ * The advisory lock of one workspace's admission (a transaction-scoped lock: it holds through a
+ * transaction-mode pooler). Namespaced so that no other lock of this database shares its key.
+ */
+const ADMISSION_LOCK = 'pipelines-run-admission:';
+
+/** The runs holding a workspace's slots: running, or admitted and waiting for a worker (runs_holding_slot_idx). */
+const HOLDING_SLOT = Prisma.sql`("status" = 'running' OR ("status" = 'queued' AND "admitted_at" IS NOT NULL))`;
 
 /** created, or refused: the pipeline is unknown or paused, it has an active run, or the tick already has its run. */
 export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'refused' };
@@ -128,6 +138,36 @@ export function runsStore(db: Database) {
         where: { workspaceId, pipelineId, ...(filter.status ? { status: filter.status } : {}), ...afterCursor(filter.after) },
         orderBy: [...LIST_ORDER],
         take: filter.take,
+      });
+    },
+
+    /**
+     * Admission (contract section 20, runs.admission.ts): under the workspace's advisory lock, counts
+     * the runs holding its slots and marks its oldest waiting runs (created_at, id) admitted, up to
+     * `maxActiveRuns` held in all; returns them oldest first with their BullMQ priority. The lock
+     * makes admissions of one workspace take turns over every API and worker process; the count is
+     * a statement after the lock, so it sees every admission committed before. A run that ends
+     * meanwhile only makes the count high: whoever ended it admits again after its commit.
+     */
+    async admit(workspaceId: WorkspaceId, maxActiveRuns: number, now: Date): Promise<AdmittedRun[]> {
+      return db.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${ADMISSION_LOCK + workspaceId}, 0))`;
+        const [counted] = await tx.$queryRaw<{ held: number }[]>`
+          SELECT count(*)::int AS "held" FROM "runs" WHERE "workspace_id" = ${workspaceId}::uuid AND ${HOLDING_SLOT}`;
+        const held = counted?.held ?? 0;
+        const slots = freeSlots(held, maxActiveRuns);
+        if (slots === 0) return [];
+        // A run cancelled since the subquery read it is left alone by the outer conditions.
+        const admitted = await tx.$queryRaw<{ id: string; pipeline_id: string; created_at: Date }[]>`
+          UPDATE "runs" SET "admitted_at" = ${now}::timestamptz
+           WHERE "id" IN (SELECT "id" FROM "runs"
+                           WHERE "workspace_id" = ${workspaceId}::uuid AND "status" = 'queued' AND "admitted_at" IS NULL
+                           ORDER BY "created_at", "id" LIMIT ${slots})
+             AND "status" = 'queued' AND "admitted_at" IS NULL
+          RETURNING "id", "pipeline_id", "created_at"`;
+        return admitted
+          .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .map((run, index) => ({ id: run.id, workspaceId, pipelineId: run.pipeline_id, priority: admissionPriority(held, index) }));
       });
     },
 
@@ -242,17 +282,55 @@ export function runsStore(db: Database) {
 }
 export type RunsStore = ReturnType<typeof runsStore>;
 
-/** The requeue's query, across workspaces: it looks for lost runs of every workspace. */
+/** The requeue's queries, across workspaces: it looks for lost jobs and stranded runs of every workspace. */
 export function runsRequeueStore(db: Database) {
   return {
-    /** The oldest runs still `queued` that were created before `createdBefore` (served by the partial active-run index). */
-    staleQueued(createdBefore: Date, limit: number) {
-      return db.run.findMany({
-        where: { status: 'queued', createdAt: { lt: createdBefore } },
-        select: { id: true, workspaceId: true, pipelineId: true },
-        orderBy: { createdAt: 'asc' },
-        take: limit,
-      });
+    /**
+     * The runs admitted before `admittedBefore` and still `queued` (runs_admitted_queued_idx), oldest
+     * admission first, each with the priority its admission would give it now: 1 + its workspace's
+     * running runs + its admitted runs admitted before it.
+     */
+    async staleAdmitted(admittedBefore: Date, limit: number): Promise<AdmittedRun[]> {
+      const rows = await db.$queryRaw<{ id: string; workspace_id: string; pipeline_id: string; priority: number }[]>`
+        SELECT r."id", r."workspace_id", r."pipeline_id",
+               LEAST(${MAX_WORKSPACE_MAX_ACTIVE_RUNS}::int,
+                     (SELECT count(*) FROM "runs" h WHERE h."workspace_id" = r."workspace_id" AND h."status" = 'running')::int
+                     + row_number() OVER (PARTITION BY r."workspace_id" ORDER BY r."admitted_at", r."created_at", r."id")::int) AS "priority"
+          FROM "runs" r
+         WHERE r."status" = 'queued' AND r."admitted_at" IS NOT NULL AND r."admitted_at" < ${admittedBefore}::timestamptz
+         ORDER BY r."admitted_at"
+         LIMIT ${limit}`;
+      // The row is this workspace's own run: the workspace comes from it.
+      return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id as WorkspaceId, pipelineId: row.pipeline_id, priority: row.priority }));
+    },
+
+    /**
+     * Up to `limit` workspaces that have runs waiting for admission and fewer than `maxActiveRuns`
+     * runs holding slots (a crash between a run's end and its admission leaves such a workspace
+     * behind). A loose index scan of runs_awaiting_admission_idx: one probe per workspace, however
+     * long a workspace's backlog.
+     */
+    async workspacesAwaitingAdmission(maxActiveRuns: number, limit: number): Promise<WorkspaceId[]> {
+      const rows = await db.$queryRaw<{ workspace_id: string }[]>`
+        WITH RECURSIVE "waiting" AS (
+          (SELECT "workspace_id" FROM "runs" WHERE "status" = 'queued' AND "admitted_at" IS NULL ORDER BY "workspace_id" LIMIT 1)
+          UNION ALL
+          SELECT (SELECT r."workspace_id" FROM "runs" r
+                   WHERE r."status" = 'queued' AND r."admitted_at" IS NULL AND r."workspace_id" > w."workspace_id"
+                   ORDER BY r."workspace_id" LIMIT 1)
+            FROM "waiting" w WHERE w."workspace_id" IS NOT NULL)
+        SELECT w."workspace_id" FROM "waiting" w
+         WHERE w."workspace_id" IS NOT NULL
+           AND (SELECT count(*) FROM "runs" WHERE "workspace_id" = w."workspace_id" AND ${HOLDING_SLOT}) < ${maxActiveRuns}
+         LIMIT ${limit}`;
+      return rows.map((row) => row.workspace_id as WorkspaceId);
+    },
+
+    /** Runs waiting for admission in every workspace, counted up to `cap` (the worker's gauge, read at scrape time). */
+    async countAwaitingAdmission(cap: number): Promise<number> {
+      const [row] = await db.$queryRaw<{ waiting: number }[]>`
+        SELECT count(*)::int AS "waiting" FROM (SELECT 1 FROM "runs" WHERE "status" = 'queued' AND "admitted_at" IS NULL LIMIT ${cap}) w`;
+      return row?.waiting ?? 0;
     },
   };
 }

@@ -18,6 +18,12 @@ export interface RunsWorkerOptions {
   logger: Logger;
   /** Told how each run this worker ended finished (metrics). */
   onOutcome?: (outcome: RunEnd) => void;
+  /**
+   * Called once a run whose job this worker handled has ended (runs.admission.ts runEnded: its slot
+   * goes to the workspace's next waiting run), before the job itself ends, so that the next run's job
+   * is in the queue when this worker's slot frees. Must not throw.
+   */
+  onRunEnded?: (run: RunJob) => Promise<void>;
 }
 
 /** How a run whose job this worker ended finished (`cancelled`: while running, or before its job was picked up). */
@@ -54,6 +60,8 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
       signal: signal ?? new AbortController().signal,
     });
     if (outcome === 'succeeded' || outcome === 'failed' || outcome === 'cancelled') options.onOutcome?.(outcome);
+    // 'skipped': ended before this pick-up (e.g. cancelled by the API, whose own admission may have failed).
+    if (outcome === 'succeeded' || outcome === 'failed' || outcome === 'cancelled' || outcome === 'skipped') await options.onRunEnded?.(runJob);
     // Not "completed": the run did not complete. Failed without retries, as BullMQ's own cancellation ends a job.
     if (outcome === 'cancelled') throw new UnrecoverableError(RUN_CANCELLED);
     if (outcome === 'released') {
@@ -103,7 +111,11 @@ export function createRunsWorker(options: RunsWorkerOptions): RunsWorker {
       return;
     }
     failAbandonedRun(options.executor, parsed.data, err.message).then(
-      (failed) => failed && options.onOutcome?.('failed'),
+      async (failed) => {
+        if (!failed) return;
+        options.onOutcome?.('failed');
+        await options.onRunEnded?.(parsed.data);
+      },
       (failErr: unknown) => logger.error({ err: failErr, run_id: parsed.data.run_id }, 'could not mark the abandoned run failed'),
     );
   });

@@ -6,9 +6,9 @@ import { latestTick, nextTick, storedSchedule } from './schedule';
 
 /** One due pipeline handled by a tick pass. */
 export type TickOutcome =
-  | { outcome: 'created'; pipelineId: string; workspaceId: string; scheduledFor: Date; run: Run }
+  | { outcome: 'created'; pipelineId: string; workspaceId: WorkspaceId; scheduledFor: Date; run: Run }
   /** The pipeline had a queued or running run (or the tick already had its run): no run, as the contract says. */
-  | { outcome: 'skipped_active'; pipelineId: string; workspaceId: string; scheduledFor: Date; activeRunId: string | null };
+  | { outcome: 'skipped_active'; pipelineId: string; workspaceId: WorkspaceId; scheduledFor: Date; activeRunId: string | null };
 
 interface DueRow {
   id: string;
@@ -49,10 +49,10 @@ export function schedulerStore(db: Database) {
           const next = schedule ? nextTick(schedule, anchor, now) : null;
           await tx.pipeline.update({ where: { id: row.id }, data: { nextRunAt: next } });
           if (!scheduledFor) continue;
-          const ids = { pipelineId: row.id, workspaceId: row.workspace_id, scheduledFor };
+          // The row is this workspace's own pipeline: the workspace comes from it.
+          const ids = { pipelineId: row.id, workspaceId: row.workspace_id as WorkspaceId, scheduledFor };
           const run = await insertQueuedRun(tx, {
-            // The row is this workspace's own pipeline: the workspace comes from it.
-            workspaceId: row.workspace_id as WorkspaceId,
+            workspaceId: ids.workspaceId,
             pipelineId: row.id,
             trigger: 'schedule',
             since: undefined,

@@ -1,32 +1,34 @@
-import { registeredCounter, type Logger, type Registry } from '@platform/core';
-import { RUN_JOB_NAME, runJobOptions, type RunsQueue } from './runs.queue';
+import { registeredCounter, type Logger, type Registry, type WorkspaceId } from '@platform/core';
+import type { RunAdmission } from './runs.admission';
 import type { SchedulerStore, TickOutcome } from './scheduler.store';
 
 const MIN_SLEEP_MS = 20;
 
 export interface SchedulerOptions {
   store: SchedulerStore;
-  queue: RunsQueue;
+  /** The worker's admission: a tick's run gets its job as any run does, under its workspace's cap. */
+  admission: RunAdmission;
   /** The longest sleep between passes; a pass also comes at the earliest next_run_at when that is sooner. */
   intervalMs: number;
   /** Due pipelines per transaction; a full batch is followed by another pass at once. */
   batch: number;
-  /** Job options of the runs' jobs (the API's PIPELINES_RUN_BACKOFF_MS). */
-  backoffMs: number;
   logger: Logger;
   metrics: Registry;
 }
 
 /**
  * One pass: the due pipelines' ticks are committed (runs and run.queued events, next_run_at moved)
- * by schedulerStore.tickDue, then the created runs' jobs are added. A job that cannot be added
- * (Redis away) leaves its run queued, and the requeue of lost jobs (runs.requeue.ts) adds it later.
+ * by schedulerStore.tickDue, then each ticked workspace admits its waiting runs (runs.admission.ts):
+ * a tick's run counts against its workspace's cap like any run and gets its job once admitted. An
+ * admission or a job add that fails (database or Redis away) leaves the runs queued, and the
+ * requeue (runs.requeue.ts) admits them or adds their jobs later.
  */
 export async function runSchedulerPass(
   options: Omit<SchedulerOptions, 'intervalMs' | 'metrics'>,
   count: (outcome: TickOutcome) => void,
 ): Promise<TickOutcome[]> {
   const outcomes = await options.store.tickDue(new Date(), options.batch);
+  const ticked = new Set<WorkspaceId>();
   for (const outcome of outcomes) {
     count(outcome);
     const tick = { pipeline_id: outcome.pipelineId, workspace_id: outcome.workspaceId, scheduled_for: outcome.scheduledFor.toISOString() };
@@ -35,15 +37,14 @@ export async function runSchedulerPass(
       continue;
     }
     options.logger.info({ ...tick, run_id: outcome.run.id }, 'schedule tick: run queued');
-    try {
-      await options.queue.add(
-        RUN_JOB_NAME,
-        { run_id: outcome.run.id, workspace_id: outcome.workspaceId, pipeline_id: outcome.pipelineId },
-        runJobOptions(outcome.run.id, options.backoffMs),
+    ticked.add(outcome.workspaceId);
+  }
+  for (const workspaceId of ticked) {
+    await options.admission
+      .admit(workspaceId)
+      .catch((err: unknown) =>
+        options.logger.warn({ workspace_id: workspaceId, err: (err as Error).message }, 'scheduled runs could not be admitted; the requeue admits them later'),
       );
-    } catch (err) {
-      options.logger.warn({ ...tick, run_id: outcome.run.id, err: (err as Error).message }, 'scheduled run could not be queued; the requeue adds it later');
-    }
   }
   return outcomes;
 }

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { Queue } from 'bullmq';
 import type pg from 'pg';
 import {
+  Gauge,
   healthEndpoints,
   queueKeyPrefix,
   Readiness,
@@ -12,7 +13,8 @@ import {
   type Registry,
 } from '@platform/core';
 import { connectorPolicy, type ConnectorRuntime } from './connectors';
-import type { RunsQueue } from './runs.queue';
+import { admittedRunsCounter, runAdmission } from './runs.admission';
+import { addRunJob, type RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
 import { startRunRetention } from './runs.retention';
 import type { RunWorkerStores } from './worker.store';
@@ -74,6 +76,17 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   });
   runsQueue.on('error', () => undefined);
   trackQueueDepth(metrics, runsQueue);
+  trackAwaitingAdmission(metrics, stores.requeue, logger);
+
+  // Jobs are added on the fail-fast connection: an add while Redis is away fails at once and the requeue adds it later.
+  const admitted = admittedRunsCounter(metrics);
+  const admission = runAdmission({
+    admit: (workspaceId, maxActiveRuns, now) => stores.runs.admit(workspaceId, maxActiveRuns, now),
+    enqueue: (job, priority) => addRunJob(runsQueue as RunsQueue, job, priority, config.PIPELINES_RUN_BACKOFF_MS),
+    maxActiveRuns: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
+    logger,
+    onAdmitted: (count) => admitted.inc(count),
+  });
 
   const runs = createRunsWorker({
     connection: deps.redis,
@@ -86,6 +99,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
     executor: { runs: stores.runs, runtime, batchSize: config.WORKER_BATCH_SIZE, stepDelayMs: config.WORKER_STEP_DELAY_MS, logger },
     logger,
     onOutcome: (outcome) => outcomeCounters[outcome].inc(),
+    onRunEnded: (run) => admission.runEnded({ workspaceId: run.workspace_id, pipelineId: run.pipeline_id }),
   });
 
   // Readiness follows the database only (contract section 12): without Redis the worker waits for it
@@ -117,6 +131,8 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
       requeue = startRunRequeue({
         queue: runsQueue as RunsQueue,
         runs: stores.requeue,
+        admission,
+        maxActiveRuns: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
         afterMs: config.WORKER_REQUEUE_AFTER_MS,
         intervalMs: config.WORKER_REQUEUE_INTERVAL_MS,
         backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
@@ -136,15 +152,22 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
       if (config.WORKER_SCHEDULER_ENABLED) {
         scheduler = startScheduler({
           store: stores.scheduler,
-          queue: runsQueue as RunsQueue,
+          admission,
           intervalMs: config.WORKER_SCHEDULER_INTERVAL_MS,
           batch: config.WORKER_SCHEDULER_BATCH,
-          backoffMs: config.PIPELINES_RUN_BACKOFF_MS,
           logger,
           metrics,
         });
       }
-      logger.info({ queue: config.PIPELINES_RUNS_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'worker ready');
+      logger.info(
+        {
+          queue: config.PIPELINES_RUNS_QUEUE,
+          prefix: config.QUEUE_PREFIX,
+          concurrency: config.WORKER_CONCURRENCY,
+          workspace_max_active_runs: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
+        },
+        'worker ready',
+      );
     },
 
     stopRequeue: () => requeue?.stop() ?? Promise.resolve(),
@@ -153,4 +176,28 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
     stopRuns: () => runs.close(),
     closeQueue: () => runsQueue.close(),
   };
+}
+
+/** Counted up to this at a scrape: the gauge says "at least" beyond it, and a scrape stays cheap. */
+const AWAITING_ADMISSION_COUNT_CAP = 100_000;
+
+/**
+ * `pipeline_runs_awaiting_admission`: runs `queued` that wait for a slot of their workspace (they
+ * have no job yet, so the queue's depth does not show them), all workspaces together, read at
+ * scrape time. Absent from a scrape while the database does not answer.
+ */
+function trackAwaitingAdmission(registry: Registry, store: RunWorkerStores['requeue'], logger: Logger): void {
+  new Gauge({
+    name: 'pipeline_runs_awaiting_admission',
+    help: `Queued runs waiting for a slot of their workspace (PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS), counted up to ${AWAITING_ADMISSION_COUNT_CAP}.`,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        this.set(await store.countAwaitingAdmission(AWAITING_ADMISSION_COUNT_CAP));
+      } catch (err) {
+        logger.debug({ err: (err as Error).message }, 'runs awaiting admission not counted');
+      }
+    },
+  });
 }

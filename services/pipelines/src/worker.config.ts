@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { env, CommonConfig } from '@platform/core';
 import { ConnectorsConfig } from './connectors/policy';
 import { DEFAULT_QUEUE_PREFIX, QueuePrefix } from '@platform/webhooks';
+import { WorkspaceMaxActiveRuns } from './runs.admission';
 import { DEFAULT_RUNS_QUEUE, QueueName } from './runs.queue';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
@@ -23,6 +24,8 @@ export const WorkerConfig = z.object({
   /** GET /metrics (Prometheus) on a port of its own; 0 picks a free one. */
   METRICS_PORT: env.port(9113),
   WORKER_CONCURRENCY: int(1, 100, 4),
+  /** Runs of one workspace running or admitted at once over all workers (contract section 20); the API's must be the same. */
+  PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS: WorkspaceMaxActiveRuns,
   /** Records per step; the worker checks for cancel and shutdown between steps. */
   WORKER_BATCH_SIZE: int(1, 10_000, 500),
   /** A pause inside every step; 0 in production, tests use it to have time between steps. */
@@ -31,9 +34,9 @@ export const WorkerConfig = z.object({
   WORKER_LOCK_DURATION_MS: int(500, 600_000, 30_000),
   /** How often a worker looks for stalled jobs. */
   WORKER_STALLED_INTERVAL_MS: int(100, 600_000, 30_000),
-  /** A run `queued` this long without a job in the queue gets its job again (runs.requeue.ts). */
+  /** A run admitted this long ago and still `queued` without a job in the queue gets its job again (runs.requeue.ts). */
   WORKER_REQUEUE_AFTER_MS: int(1_000, 86_400_000, 60_000),
-  /** How often the worker looks for such runs. */
+  /** How often the worker looks for such runs, and for workspaces with waiting runs beside free slots. */
   WORKER_REQUEUE_INTERVAL_MS: int(100, 3_600_000, 30_000),
   /** Whether this worker runs the scheduler loop (contract section 13); every worker does by default. */
   WORKER_SCHEDULER_ENABLED: env.boolean(true),

@@ -62,6 +62,8 @@ export async function startTestApp(
     checkTimeoutMs?: number;
     /** PIPELINES_SCHEDULE_MIN_INTERVAL_S (default 60). */
     scheduleMinIntervalS?: number;
+    /** PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS (default 10); give the test's workers the same. */
+    workspaceMaxActiveRuns?: number;
   } = {},
 ): Promise<TestApp> {
   const queue = options.queue ?? (options.queueName ? queueNamed(options.queueName) : testQueue());
@@ -98,6 +100,7 @@ export async function startTestApp(
           connectors,
           connectorCheck,
           schedules: { minIntervalS: options.scheduleMinIntervalS ?? 60 },
+          workspaceMaxActiveRuns: options.workspaceMaxActiveRuns,
         }),
         drain: [{ name: 'runs queue', run: () => bounded(producer.close()) }],
         disconnect: [

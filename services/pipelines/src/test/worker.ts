@@ -59,7 +59,8 @@ export function spawnWorker(queueOrName: TestQueue | string, env: Record<string,
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready within 15 s:\n${output}`)), 15_000);
+    // Generous: on a busy two-core machine a cold node start with Prisma's first query can take many seconds.
+    const timer = setTimeout(() => reject(new Error(`worker not ready within 60 s:\n${output}`)), 60_000);
     const check = () => {
       if (output.includes('"msg":"worker ready"')) {
         clearTimeout(timer);
