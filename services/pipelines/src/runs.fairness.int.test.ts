@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { queueKeyPrefix, type WorkspaceId } from '@platform/core';
+import { DEFAULT_SERVICE_QUOTA_LIMITS, queueKeyPrefix, type WorkspaceId } from '@platform/core';
 import { serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { pipelinesStore } from './pipelines.store';
 import { startTestApp, testQueue, type TestApp, type TestQueue } from './test/app';
@@ -91,16 +91,23 @@ async function pipelinesOf(db: TestApp['db'], workspaceId: string, count: number
   for (let i = 0; i < count; i += 20) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(20, count - i) }, (_, j) =>
-        store.create(workspaceId as WorkspaceId, {
-          name: `A ${i + j}`,
-          sourceConnector: 'sample',
-          sourceConfig: { records: 1, seed: i + j },
-          destinationConnector: 'postgres',
-          destinationConfig: { table: 'fair' },
-        }),
+        store.create(
+          workspaceId as WorkspaceId,
+          {
+            name: `A ${i + j}`,
+            sourceConnector: 'sample',
+            sourceConfig: { records: 1, seed: i + j },
+            destinationConnector: 'postgres',
+            destinationConfig: { table: 'fair' },
+          },
+          DEFAULT_SERVICE_QUOTA_LIMITS,
+        ),
       ),
     );
-    ids.push(...batch.map((p) => p.id));
+    for (const created of batch) {
+      if (created.kind !== 'created') throw new Error(`pipeline not created: ${created.kind}`);
+      ids.push(created.pipeline.id);
+    }
   }
   return ids;
 }
