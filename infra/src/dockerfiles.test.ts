@@ -9,8 +9,8 @@ const pnpmVersion = readJson<{ packageManager: string }>('package.json').package
 const workspaceSettings = parse(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as { packages: string[]; injectWorkspacePackages?: boolean };
 const workspace = {
   pnpmVersion,
-  injectWorkspacePackages:
-    workspaceSettings.injectWorkspacePackages === true || /inject-workspace-packages\s*=\s*true/.test(readFileSync(join(ROOT, '.npmrc'), 'utf8')),
+  // pnpm's settings live in pnpm-workspace.yaml (there is no .npmrc).
+  injectWorkspacePackages: workspaceSettings.injectWorkspacePackages === true,
 };
 const dockerfile = readDockerfile();
 /** The runtime stage of a package's image, its build arguments substituted. */

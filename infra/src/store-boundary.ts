@@ -29,9 +29,13 @@ export function mayHoldDatabase(path: string, entryPoints: ReadonlySet<string>):
   return mayUsePrismaClient(path) || entryPoints.has(path) || isTestCode(path);
 }
 
-/** The source files of the processes' entry points: each deployable's `entry` (dist/x.js from src/x.ts) and its package's `bin` scripts. */
+/**
+ * The source files of the processes' entry points: each deployable's `entry` (dist/x.js from
+ * src/x.ts) and its package's `bin` scripts: dist/x.js, or a committed launcher bin/x.cjs that runs
+ * dist/x.js (it exists before the build, so pnpm links it on a fresh clone).
+ */
 export function entryPoints(root: string, deployables: readonly Deployable[]): Set<string> {
-  const source = (dir: string, script: string) => join(dir, script.replace(/^(\.\/)?dist\/(.+)\.js$/, 'src/$2.ts'));
+  const source = (dir: string, script: string) => join(dir, script.replace(/^(\.\/)?(dist\/(.+)\.js|bin\/(.+)\.cjs)$/, 'src/$3$4.ts'));
   const bins = [...new Set(deployables.map((d) => d.dir))].flatMap((dir) => {
     const { bin } = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
     const scripts = typeof bin === 'string' ? [bin] : Object.values(bin ?? {});
