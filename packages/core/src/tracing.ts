@@ -1,3 +1,6 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations, type Instrumentation } from '@opentelemetry/instrumentation';
@@ -11,11 +14,11 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
-  NodeTracerProvider,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  TracerProvider,
   type Sampler,
-} from '@opentelemetry/sdk-trace-node';
+} from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { loadConfig } from './config';
 import { tracesUrl, TracingConfig } from './tracing-config';
@@ -88,14 +91,17 @@ export function startTracing(options: { defaultServiceName: string; instrument: 
   // A collector that does not answer holds an export (and the shutdown step that flushes) at most this long.
   const exporterOptions = { url, headers: config.OTEL_EXPORTER_OTLP_HEADERS ?? {}, timeoutMillis: 3_000 };
   const exporter = config.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json' ? new OtlpJsonExporter(exporterOptions) : new OtlpProtobufExporter(exporterOptions);
-  const provider = new NodeTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? options.defaultServiceName }),
     sampler: sampler(config),
     // The queue is bounded (2,048 spans by default): a collector that is down costs dropped spans, never memory.
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY })],
   });
-  // W3C traceparent/tracestate and baggage, and AsyncLocalStorage for the active span.
-  provider.register();
+  // The SDK's provider registers nothing itself: the global provider, AsyncLocalStorage for the
+  // active span across awaits, W3C traceparent/tracestate and baggage.
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   registerInstrumentations({ tracerProvider: provider, instrumentations: options.instrument.map(instrumentation) });
   return { enabled: true, shutdown: () => provider.shutdown() };
 }
