@@ -206,7 +206,9 @@ export interface DeliveryWorker {
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   const allowPrivate = options.allowPrivate ?? false;
-  const dispatcher = new Agent(allowPrivate ? {} : { connect: { lookup: publicGuard.lookup } });
+  // HTTP/1.1 as before undici 8, which would otherwise speak HTTP/2 to an endpoint that offers it:
+  // deliveries keep the one protocol the guard and the timeouts were built and tested with.
+  const dispatcher = new Agent(allowPrivate ? { allowH2: false } : { allowH2: false, connect: { lookup: publicGuard.lookup } });
   const attemptOptions: AttemptOptions = { sql: options.sql, dispatcher, timeoutMs: options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, allowPrivate };
 
   const deliver = async (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>): Promise<void> => {

@@ -77,7 +77,8 @@ async function sourceAddresses(url: URL, policy: ConnectorPolicy): Promise<Check
 async function fetchRecords(config: HttpJsonConfig, runtime: ConnectorRuntime, signal: AbortSignal): Promise<unknown[]> {
   const url = new URL(config.url);
   // The name is resolved once, here; the connection goes to the addresses checked (no DNS rebinding).
-  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(await sourceAddresses(url, runtime)) } });
+  // HTTP/1.1 as before undici 8 (which would speak HTTP/2 to a source that offers it): the pinned lookup and the byte bounds were tested on it.
+  const dispatcher = new Agent({ allowH2: false, connect: { lookup: pinnedLookup(await sourceAddresses(url, runtime)) } });
   let text: string;
   try {
     const response = await fetch(url, {
