@@ -1,0 +1,45 @@
+import type { WorkspaceId } from '@platform/core';
+import type { Database } from './database';
+import { expireDueReservations, lockItem } from './stock.store';
+
+/** The reservations sweeper's queries, over every workspace. */
+export function reservationsExpiryStore(db: Database) {
+  return {
+    /** Up to `limit` items with active reservations due at `now`, the longest overdue first. */
+    itemsWithDueReservations(now: Date, limit: number): Promise<{ workspaceId: WorkspaceId; itemId: string }[]> {
+      // Served by the partial index reservations_active_expires_at_idx (same WHERE).
+      return db.$queryRaw`
+        SELECT "workspace_id" AS "workspaceId", "item_id" AS "itemId" FROM "reservations"
+         WHERE "status" = 'active' AND "expires_at" <= ${now}::timestamptz
+         GROUP BY "workspace_id", "item_id" ORDER BY min("expires_at") LIMIT ${limit}::int`;
+    },
+
+    /**
+     * Expires the item's due reservations (their stock released, `reservation.expired` each) in one
+     * transaction under the item's lock, as every write on the item does first. SKIP LOCKED: an item
+     * another sweeper or a request holds is left to it (a request releases them itself) or to the
+     * next sweep. Returns how many expired here.
+     */
+    async expireItem(workspaceId: WorkspaceId, itemId: string, now: Date): Promise<number> {
+      return db.$transaction(async (tx) => {
+        if (!(await lockItem(tx, workspaceId, itemId, now, { skipLocked: true }))) return 0;
+        return (await expireDueReservations(tx, workspaceId, itemId, now)).length;
+      });
+    },
+
+    /**
+     * Deletes up to `limit` reservations that ended (committed, released, expired) before `endedBefore`,
+     * oldest first; SKIP LOCKED, so sweepers of several instances take disjoint rows.
+     */
+    deleteEnded(endedBefore: Date, limit: number): Promise<number> {
+      // The inner query is served by the partial index reservations_ended_updated_at_idx (same WHERE).
+      return db.$executeRaw`
+        DELETE FROM "reservations" WHERE "ctid" = ANY(ARRAY(
+          SELECT "ctid" FROM "reservations"
+           WHERE "status" <> 'active' AND "updated_at" < ${endedBefore}::timestamptz
+           ORDER BY "updated_at" LIMIT ${limit}::int
+           FOR UPDATE SKIP LOCKED))`;
+    },
+  };
+}
+export type ReservationsExpiryStore = ReturnType<typeof reservationsExpiryStore>;
