@@ -67,15 +67,8 @@ export function renderAdjustment(adjustment: StockAdjustment): Adjustment {
 
 /** A transfer as the API returns it: the movement it wrote, with its note. */
 export function renderTransfer(movement: MovementRow): Transfer {
-  return {
-    id: movement.id,
-    item_id: movement.itemId,
-    from_location_id: movement.fromLocationId,
-    to_location_id: movement.toLocationId,
-    quantity: movement.quantity,
-    note: movement.note,
-    created_at: timestamp(movement.createdAt),
-  };
+  const { reason: _reason, ...moved } = renderMovement(movement);
+  return { ...moved, note: movement.note };
 }
 
 /** A reservation as stored; reads render `reservationAt(row, now)`, so a due one shows `expired`. */
