@@ -300,4 +300,4 @@ export const ItemList = listOf(Item, 'ItemList');
 export const MovementList = listOf(Movement, 'MovementList');
 export const ReservationList = listOf(Reservation, 'ReservationList');
 
-export const EXAMPLE_IDS = { item: EXAMPLE_ITEM_ID, location: EXAMPLE_LOCATION_ID, otherLocation: EXAMPLE_OTHER_LOCATION_ID };
+export const EXAMPLE_IDS = { item: EXAMPLE_ITEM_ID, location: EXAMPLE_LOCATION_ID };

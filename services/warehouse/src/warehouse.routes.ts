@@ -353,7 +353,7 @@ export const warehouseRouteDeclarations = {
         400: `${UNKNOWN_LOCATION} The same location on both ends: \`same_location\` on \`to_location_id\`.`,
         409: INSUFFICIENT_STOCK('quantity', 'Insufficient stock: 2 available at the level, the transfer takes 5.'),
       },
-      requestExample: { from_location_id: EXAMPLE_IDS.location, to_location_id: EXAMPLE_IDS.otherLocation, quantity: 5, note: 'Restock the shop floor' },
+      requestExample: { from_location_id: EXAMPLE_IDS.location, to_location_id: null, quantity: 5, note: 'Back to no location' },
     },
   }),
   'POST /items/:id/reservations': item.route({

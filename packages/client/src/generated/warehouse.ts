@@ -4955,9 +4955,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
-                 *       "to_location_id": "8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7",
+                 *       "to_location_id": null,
                  *       "quantity": 5,
-                 *       "note": "Restock the shop floor"
+                 *       "note": "Back to no location"
                  *     }
                  */
                 "application/json": {
