@@ -5,13 +5,18 @@ import { expireDueReservations, lockItem } from './stock.store';
 /** The reservations sweeper's queries, over every workspace. */
 export function reservationsExpiryStore(db: Database) {
   return {
-    /** Up to `limit` items with active reservations due at `now`, the longest overdue first. */
+    /**
+     * The items of the `limit` longest overdue active reservations at `now` (fewer items when one has
+     * several): read from the head of the partial index reservations_active_expires_at_idx, so a
+     * backlog costs each pass `limit` rows, not all of them.
+     */
     itemsWithDueReservations(now: Date, limit: number): Promise<{ workspaceId: WorkspaceId; itemId: string }[]> {
-      // Served by the partial index reservations_active_expires_at_idx (same WHERE).
       return db.$queryRaw`
-        SELECT "workspace_id" AS "workspaceId", "item_id" AS "itemId" FROM "reservations"
-         WHERE "status" = 'active' AND "expires_at" <= ${now}::timestamptz
-         GROUP BY "workspace_id", "item_id" ORDER BY min("expires_at") LIMIT ${limit}::int`;
+        SELECT DISTINCT due."workspace_id" AS "workspaceId", due."item_id" AS "itemId" FROM (
+          SELECT "workspace_id", "item_id" FROM "reservations"
+           WHERE "status" = 'active' AND "expires_at" <= ${now}::timestamptz
+           ORDER BY "expires_at" LIMIT ${limit}::int
+        ) due`;
     },
 
     /**

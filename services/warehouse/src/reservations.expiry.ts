@@ -5,8 +5,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * Expires every reservation due at `now`, item by item (each in its own transaction, batch after
- * batch); returns how many expired. A pass that expires nothing (every due item held by another
- * sweeper or a request, which release them themselves) ends the sweep.
+ * batch); returns how many expired. A pass that finds nothing due, or expires nothing (every due
+ * item held by another sweeper or a request, which release them themselves), ends the sweep.
  */
 export async function sweepDueReservations(
   store: ReservationsExpiryStore,
@@ -24,7 +24,7 @@ export async function sweepDueReservations(
       expired += count;
     }
     total += expired;
-    if (items.length < options.batchSize || expired === 0) break;
+    if (expired === 0) break;
   }
   return total;
 }

@@ -257,17 +257,21 @@ describe('expiry (contract section 18)', () => {
     expect(await levelInvariants(app.db, c.identity.workspaceId)).toEqual([]);
   });
 
-  test('the sweeper expires due reservations once, with reservation.expired each, however many sweepers run at once', async () => {
+  test('the sweeper expires due reservations once, batch after batch, with reservation.expired each, however many sweepers run at once', async () => {
     const c = client();
-    const item = await createItem(c);
-    await receive(c, item.id, 20);
+    const items = [await createItem(c), await createItem(c), await createItem(c)];
     const due = [];
-    for (let n = 0; n < 6; n++) due.push(await reserve(c, item.id, { quantity: 2 }));
-    const live = await reserve(c, item.id, { quantity: 3 });
+    for (const item of items) {
+      await receive(c, item.id, 10);
+      for (let n = 0; n < 2; n++) due.push(await reserve(c, item.id, { quantity: 2 }));
+    }
+    const live = await reserve(c, items[0]!.id, { quantity: 3 });
     for (const [n, r] of due.entries()) await backdate(app.db, r.id, 901 + n);
-    await Promise.all([sweep(), sweep(), sweep()]);
+    const store = reservationsExpiryStore(app.db);
+    await Promise.all([1, 2, 50].map((batchSize) => sweepDueReservations(store, { now: new Date(), batchSize })));
 
-    expect(await stockOf(c, item.id)).toEqual({ quantity: 20, levels: { null: [20, 3, 17] } });
+    expect(await stockOf(c, items[0]!.id)).toEqual({ quantity: 10, levels: { null: [10, 3, 7] } });
+    for (const item of items.slice(1)) expect(await stockOf(c, item.id)).toEqual({ quantity: 10, levels: { null: [10, 0, 10] } });
     const expired = await events(c, 'reservation.expired');
     expect(expired.map((e) => e.data.id).sort()).toEqual(due.map((r) => r.id).sort());
     for (const e of expired) expect(e.data).toEqual((await c.get(`/reservations/${e.data.id}`).expect(200)).body);
