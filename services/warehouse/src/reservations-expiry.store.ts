@@ -1,6 +1,6 @@
 import type { WorkspaceId } from '@platform/core';
 import type { Database } from './database';
-import { expireDueReservations, lockItem } from './stock.store';
+import { lockForStockWrite } from './stock.store';
 
 /** The reservations sweeper's queries, over every workspace. */
 export function reservationsExpiryStore(db: Database) {
@@ -25,11 +25,8 @@ export function reservationsExpiryStore(db: Database) {
      * another sweeper or a request holds is left to it (a request releases them itself) or to the
      * next sweep. Returns how many expired here.
      */
-    async expireItem(workspaceId: WorkspaceId, itemId: string, now: Date): Promise<number> {
-      return db.$transaction(async (tx) => {
-        if (!(await lockItem(tx, workspaceId, itemId, now, { skipLocked: true }))) return 0;
-        return (await expireDueReservations(tx, workspaceId, itemId, now)).length;
-      });
+    async expireItem(workspaceId: WorkspaceId, itemId: string): Promise<number> {
+      return db.$transaction(async (tx) => (await lockForStockWrite(tx, workspaceId, itemId, { skipLocked: true }))?.expired.length ?? 0);
     },
 
     /**

@@ -18,7 +18,7 @@ export async function sweepDueReservations(
     let expired = 0;
     for (const { workspaceId, itemId } of items) {
       if (options.stopRequested?.()) break;
-      const count = await store.expireItem(workspaceId, itemId, options.now);
+      const count = await store.expireItem(workspaceId, itemId);
       // Counted item by item: a sweep that fails later still shows what it expired.
       if (count > 0) options.onExpired?.(count);
       expired += count;

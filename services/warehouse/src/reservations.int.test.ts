@@ -1,4 +1,5 @@
-import { expectErrorBody, sleep } from '@platform/testing';
+import pg from 'pg';
+import { expectErrorBody, sleep, testDatabaseUrl, waitFor } from '@platform/testing';
 import { reservationsExpiryStore } from './reservations-expiry.store';
 import { pruneEndedReservations, sweepDueReservations } from './reservations.expiry';
 import { backdate, createItem, createLocation, levelInvariants, outbox, receive, reserve, RFC3339_MS, stockOf, useTestApp } from './test/warehouse';
@@ -278,6 +279,48 @@ describe('expiry (contract section 18)', () => {
     expect((await c.get(`/reservations/${live.id}`).expect(200)).body.status).toBe('active');
     await sweep();
     expect(await events(c, 'reservation.expired')).toHaveLength(6);
+    expect(await levelInvariants(app.db, c.identity.workspaceId)).toEqual([]);
+  });
+
+  test('a commit that arrived before expires_at but got its item only after it is refused as expired: the write judges at its lock', async () => {
+    const c = client();
+    const item = await createItem(c);
+    await receive(c, item.id, 20);
+    const locker = new pg.Client({ connectionString: testDatabaseUrl('warehouse') });
+    await locker.connect();
+    const blockedBy = async (pid: number) => {
+      const [blocked] = await app.db.$queryRaw<
+        { n: number }[]
+      >`SELECT count(*)::int AS "n" FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids("pid"))`;
+      return blocked!.n > 0;
+    };
+    try {
+      const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // The commit must be seen waiting before expires_at; on a slow machine a longer lead is tried.
+      let seenWaitingInTime = false;
+      for (let leadMs = 1_000; !seenWaitingInTime && leadMs <= 16_000; leadMs *= 2) {
+        const held = await reserve(c, item.id, { quantity: 1 });
+        const dueAt = Date.now() + leadMs;
+        await app.db.reservation.update({ where: { id: held.id }, data: { expiresAt: new Date(dueAt) } });
+        await locker.query('BEGIN');
+        await locker.query('SELECT 1 FROM "items" WHERE "id" = $1 FOR UPDATE', [item.id]);
+        const answer = c.post(`/reservations/${held.id}/commit`).then((res) => res);
+        await waitFor('the commit waiting for the item', () => blockedBy(lockerPid), 60_000);
+        seenWaitingInTime = Date.now() < dueAt;
+        await sleep(Math.max(0, dueAt - Date.now() + 20));
+        await locker.query('COMMIT');
+        const res = await answer;
+        expect(res.status).toBe(409);
+        expect(res.body.error).toMatchObject({ status: 'expired', errors: [expect.objectContaining({ code: 'reservation_not_active' })] });
+        expect((await c.get(`/reservations/${held.id}`).expect(200)).body.status).toBe('expired');
+        const own = (await events(c, 'reservation.')).filter((e) => e.data.id === held.id).map((e) => e.type);
+        expect(own.sort()).toEqual(['reservation.created', 'reservation.expired']);
+      }
+      expect(seenWaitingInTime).toBe(true);
+    } finally {
+      await locker.end();
+    }
+    expect((await stockOf(c, item.id)).quantity).toBe(20);
     expect(await levelInvariants(app.db, c.identity.workspaceId)).toEqual([]);
   });
 

@@ -1,30 +1,16 @@
 import { notFound, type WorkspaceId } from '@platform/core';
 import { getItem } from './items.service';
-import { expiresAt, reservationAt } from './reservations';
+import { reservationAt } from './reservations';
 import { checkLocations, refusalError } from './stock.service';
+import type { ReservationInput } from './stock.store';
 import type { Item, Reservation, StockAdjustment, WarehouseStore } from './warehouse.store';
 
 export { renderReservation } from './warehouse.render';
 
-export interface NewReservation {
-  /** undefined: the item's default location. */
-  locationId: string | null | undefined;
-  quantity: number;
-  expiresInSeconds: number;
-  reference: string | null;
-}
-
 /** Holds available stock at one level until `expires_at` (`reservation.created`); more than available is 409. */
-export async function createReservation(
-  store: WarehouseStore,
-  workspaceId: WorkspaceId,
-  itemId: string,
-  input: NewReservation,
-  now = new Date(),
-): Promise<Reservation> {
+export async function createReservation(store: WarehouseStore, workspaceId: WorkspaceId, itemId: string, input: ReservationInput): Promise<Reservation> {
   await checkLocations(store, workspaceId, itemId, { location_id: input.locationId });
-  const { expiresInSeconds, ...fields } = input;
-  const done = await store.reserve(workspaceId, itemId, { ...fields, expiresAt: expiresAt(now, expiresInSeconds) }, now);
+  const done = await store.reserve(workspaceId, itemId, input);
   if ('refused' in done) throw refusalError(done, { field: 'quantity', what: 'reservation', quantity: input.quantity });
   return done;
 }
@@ -54,16 +40,15 @@ export async function commitReservation(
   store: WarehouseStore,
   workspaceId: WorkspaceId,
   id: string,
-  now = new Date(),
 ): Promise<{ reservation: Reservation; adjustment: StockAdjustment; item: Item }> {
-  const done = await store.commitReservation(workspaceId, id, now);
+  const done = await store.commitReservation(workspaceId, id);
   if ('refused' in done) throw refusalError(done, { field: 'id', what: 'committed', quantity: 0 });
   return done;
 }
 
 /** The reserved stock is available again; 409 `reservation_not_active` unless active. */
-export async function releaseReservation(store: WarehouseStore, workspaceId: WorkspaceId, id: string, now = new Date()): Promise<Reservation> {
-  const done = await store.releaseReservation(workspaceId, id, now);
+export async function releaseReservation(store: WarehouseStore, workspaceId: WorkspaceId, id: string): Promise<Reservation> {
+  const done = await store.releaseReservation(workspaceId, id);
   if ('refused' in done) throw refusalError(done, { field: 'id', what: 'released', quantity: 0 });
   return done;
 }

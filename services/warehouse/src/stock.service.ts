@@ -58,10 +58,9 @@ export async function adjustStock(
   workspaceId: WorkspaceId,
   itemId: string,
   input: AdjustmentInput,
-  now = new Date(),
 ): Promise<{ adjustment: StockAdjustment; item: Item }> {
   await checkLocations(store, workspaceId, itemId, { location_id: input.locationId });
-  const done = await store.adjustStock(workspaceId, itemId, input, now);
+  const done = await store.adjustStock(workspaceId, itemId, input);
   if ('refused' in done) throw refusalError(done, { field: 'delta', what: 'adjustment', quantity: -input.delta });
   return done;
 }
@@ -72,10 +71,9 @@ export async function transferStock(
   workspaceId: WorkspaceId,
   itemId: string,
   input: TransferInput,
-  now = new Date(),
 ): Promise<{ transfer: Movement; item: Item }> {
   await checkLocations(store, workspaceId, itemId, { from_location_id: input.fromLocationId, to_location_id: input.toLocationId });
-  const done = await store.transfer(workspaceId, itemId, input, now);
+  const done = await store.transfer(workspaceId, itemId, input);
   if ('refused' in done) throw refusalError(done, { field: 'quantity', what: 'transfer', quantity: input.quantity });
   return done;
 }

@@ -4,7 +4,7 @@ import { recordOutboxEvents, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import { AdjustmentReason, Prisma, type Item, type Movement, type Reservation, type StockAdjustment } from './generated/prisma/client';
 import { crossesBelowMinStock, INT4_MAX } from './item-input';
-import { type ReservationStatus } from './reservations';
+import { expiresAt, type ReservationStatus } from './reservations';
 import type { LevelStock, LocationStockRow } from './stock-levels';
 import { renderAdjustment, renderItem, renderReservation, renderTransfer } from './warehouse.render';
 
@@ -40,7 +40,8 @@ export interface ReservationInput {
   /** undefined: the item's default location. */
   locationId: string | null | undefined;
   quantity: number;
-  expiresAt: Date;
+  /** From the reservation's creation (the moment its item's lock was granted). */
+  expiresInSeconds: number;
   reference: string | null;
 }
 
@@ -60,8 +61,8 @@ function dueReserved(now: Date): Prisma.Sql {
 const ITEM = Prisma.sql`i."id", i."workspace_id" AS "workspaceId", i."sku", i."name", i."category", i."min_stock" AS "minStock", i."location_id" AS "locationId",
   i."metadata", i."quantity", i."version", i."created_at" AS "createdAt", i."updated_at" AS "updatedAt"`;
 
-/** An item as its lock returns it: `hasDue` says whether any of its active reservations are past their expiry. */
-export type LockedItem = Item & { hasDue: boolean };
+/** An item as its lock returns it: `nextExpiry` is the earliest `expires_at` of its active reservations. */
+export type LockedItem = Item & { nextExpiry: Date | null };
 
 /**
  * Locks the item's row for the transaction and returns it. Every write on an item's stock (and
@@ -69,22 +70,15 @@ export type LockedItem = Item & { hasDue: boolean };
  * writers wait on each other in a circle, and due reservations are released by one of them only.
  * The lock is held to the commit, so what follows it goes in as few statements as it can.
  *
- * `hasDue` is read in the statement's snapshot, which may predate the lock's wait: it can still see
- * as due a reservation that the transaction waited for just ended (releasing then finds nothing), but
- * never misses one, as a reservation is due only `expires_in_seconds` (at least 60 s) after its creation.
+ * `nextExpiry` is read in the statement's snapshot, which may predate the wait for the lock: it may
+ * name a reservation that the transaction waited for just ended (releasing then finds nothing), but
+ * misses none that is due when the lock is granted: one created during the wait expires at least
+ * 60 s after it, and no transaction waits that long (pool wait plus transaction timeout).
  */
-export async function lockItem(
-  tx: Tx,
-  workspaceId: WorkspaceId,
-  itemId: string,
-  now: Date,
-  options: { skipLocked?: boolean } = {},
-): Promise<LockedItem | null> {
+export async function lockItem(tx: Tx, workspaceId: WorkspaceId, itemId: string, options: { skipLocked?: boolean } = {}): Promise<LockedItem | null> {
   const wait = options.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty;
   const [item] = await tx.$queryRaw<LockedItem[]>`
-    SELECT ${ITEM}, EXISTS (
-             SELECT 1 FROM "reservations" r WHERE r."item_id" = i."id" AND r."status" = 'active' AND r."expires_at" <= ${now}::timestamptz
-           ) AS "hasDue"
+    SELECT ${ITEM}, (SELECT min(r."expires_at") FROM "reservations" r WHERE r."item_id" = i."id" AND r."status" = 'active') AS "nextExpiry"
       FROM "items" i WHERE i."id" = ${itemId}::uuid AND i."workspace_id" = ${workspaceId}::uuid FOR NO KEY UPDATE OF i ${wait}`;
   return item ?? null;
 }
@@ -115,13 +109,24 @@ export async function expireDueReservations(tx: Tx, workspaceId: WorkspaceId, it
   return expired;
 }
 
-/** Locks the item and releases its due reservations: what every stock write does first. Null when the item is unknown. */
-async function lockForStockWrite(tx: Tx, workspaceId: WorkspaceId, itemId: string, now: Date): Promise<Item | null> {
-  const locked = await lockItem(tx, workspaceId, itemId, now);
+/**
+ * Locks the item and releases the reservations due when the lock was granted: what every stock write
+ * does first. `now` is that moment, the write's clock from there on: a request that waited for the
+ * lock across a reservation's `expires_at` sees it expired, as every read from that instant does.
+ * Null when the item is unknown.
+ */
+export async function lockForStockWrite(
+  tx: Tx,
+  workspaceId: WorkspaceId,
+  itemId: string,
+  options: { skipLocked?: boolean } = {},
+): Promise<{ item: Item; now: Date; expired: Reservation[] } | null> {
+  const locked = await lockItem(tx, workspaceId, itemId, options);
   if (!locked) return null;
-  const { hasDue, ...item } = locked;
-  if (hasDue) await expireDueReservations(tx, workspaceId, itemId, now);
-  return item;
+  const now = new Date();
+  const { nextExpiry, ...item } = locked;
+  const expired = nextExpiry && nextExpiry.getTime() <= now.getTime() ? await expireDueReservations(tx, workspaceId, itemId, now) : [];
+  return { item, now, expired };
 }
 
 /**
@@ -207,7 +212,8 @@ async function adjustLevel(
  * Returns the on_hand that moved.
  */
 export async function moveDefaultLevel(tx: Tx, workspaceId: WorkspaceId, itemId: string, from: string | null, to: string | null, now: Date): Promise<number> {
-  await expireDueReservations(tx, workspaceId, itemId, now);
+  // Due when the lock was granted (after `now`, the request's clock), as every stock write judges them.
+  await expireDueReservations(tx, workspaceId, itemId, new Date(Math.max(now.getTime(), Date.now())));
   const [moved] = await tx.$queryRaw<{ onHand: number; reserved: number }[]>`
     DELETE FROM "stock_levels" WHERE "workspace_id" = ${workspaceId}::uuid AND "item_id" = ${itemId}::uuid AND "location_id" IS NOT DISTINCT FROM ${from}::uuid
     RETURNING "on_hand" AS "onHand", "reserved"`;
@@ -301,17 +307,13 @@ export function stockStore(db: Database) {
     },
 
     /** Adds `delta` at one level (default: the item's default location), with the item's quantity, the adjustment and its events. */
-    adjustStock(
-      workspaceId: WorkspaceId,
-      itemId: string,
-      input: AdjustmentInput,
-      now: Date,
-    ): Promise<{ adjustment: StockAdjustment; item: Item } | StockRefusal> {
+    adjustStock(workspaceId: WorkspaceId, itemId: string, input: AdjustmentInput): Promise<{ adjustment: StockAdjustment; item: Item } | StockRefusal> {
       return db.$transaction(async (tx) => {
-        const locked = await lockForStockWrite(tx, workspaceId, itemId, now);
+        const locked = await lockForStockWrite(tx, workspaceId, itemId);
         if (!locked) return { refused: 'item_not_found' } as const;
-        if (input.delta > 0 && locked.quantity > INT4_MAX - input.delta) return { refused: 'too_large' } as const;
-        const change = { ...input, locationId: input.locationId === undefined ? locked.locationId : input.locationId };
+        const { item: current, now } = locked;
+        if (input.delta > 0 && current.quantity > INT4_MAX - input.delta) return { refused: 'too_large' } as const;
+        const change = { ...input, locationId: input.locationId === undefined ? current.locationId : input.locationId };
         const done = await adjustLevel(tx, workspaceId, itemId, change, { onHand: input.delta, reserved: 0 }, now);
         if (!done) return { refused: 'insufficient_stock', available: await availableAt(tx, itemId, change.locationId) } as const;
         await recordOutboxEvents(tx, done.events, now);
@@ -320,10 +322,11 @@ export function stockStore(db: Database) {
     },
 
     /** Moves available stock between two levels of an item: one movement, `item.stock_transferred`; the item is unchanged. */
-    transfer(workspaceId: WorkspaceId, itemId: string, input: TransferInput, now: Date): Promise<{ transfer: Movement; item: Item } | StockRefusal> {
+    transfer(workspaceId: WorkspaceId, itemId: string, input: TransferInput): Promise<{ transfer: Movement; item: Item } | StockRefusal> {
       return db.$transaction(async (tx) => {
-        const item = await lockForStockWrite(tx, workspaceId, itemId, now);
-        if (!item) return { refused: 'item_not_found' } as const;
+        const locked = await lockForStockWrite(tx, workspaceId, itemId);
+        if (!locked) return { refused: 'item_not_found' } as const;
+        const { item, now } = locked;
         const { fromLocationId, toLocationId, quantity, note } = input;
         const [transfer] = await tx.$queryRaw<Movement[]>`
           WITH "source" AS (${levelChange(workspaceId, itemId, fromLocationId, { onHand: -quantity, reserved: 0 }, now)}),
@@ -338,17 +341,18 @@ export function stockStore(db: Database) {
       });
     },
 
-    /** Holds available stock at one level (default: the item's default location) until `expiresAt`, with `reservation.created`. */
-    reserve(workspaceId: WorkspaceId, itemId: string, input: ReservationInput, now: Date): Promise<Reservation | StockRefusal> {
+    /** Holds available stock at one level (default: the item's default location) for `expiresInSeconds`, with `reservation.created`. */
+    reserve(workspaceId: WorkspaceId, itemId: string, input: ReservationInput): Promise<Reservation | StockRefusal> {
       return db.$transaction(async (tx) => {
-        const item = await lockForStockWrite(tx, workspaceId, itemId, now);
-        if (!item) return { refused: 'item_not_found' } as const;
+        const locked = await lockForStockWrite(tx, workspaceId, itemId);
+        if (!locked) return { refused: 'item_not_found' } as const;
+        const { item, now } = locked;
         const locationId = input.locationId === undefined ? item.locationId : input.locationId;
         const [reservation] = await tx.$queryRaw<Reservation[]>`
           WITH "level" AS (${levelChange(workspaceId, itemId, locationId, { onHand: 0, reserved: input.quantity }, now)})
           INSERT INTO "reservations" ("id", "workspace_id", "item_id", "location_id", "quantity", "status", "reference", "expires_at", "created_at", "updated_at")
           SELECT gen_random_uuid(), ${workspaceId}::uuid, ${itemId}::uuid, ${locationId}::uuid, ${input.quantity}::int, 'active', ${input.reference},
-                 ${input.expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+                 ${expiresAt(now, input.expiresInSeconds)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
            WHERE EXISTS (SELECT 1 FROM "level")
           RETURNING ${RESERVATION}`;
         if (!reservation) return { refused: 'insufficient_stock', available: await availableAt(tx, itemId, locationId) } as const;
@@ -362,15 +366,11 @@ export function stockStore(db: Database) {
      * the adjustment's events. Only an active reservation before its `expires_at` commits: one that
      * is due is expired first, in this same transaction, so a commit racing its expiry has one outcome.
      */
-    commitReservation(
-      workspaceId: WorkspaceId,
-      id: string,
-      now: Date,
-    ): Promise<{ reservation: Reservation; adjustment: StockAdjustment; item: Item } | StockRefusal> {
+    commitReservation(workspaceId: WorkspaceId, id: string): Promise<{ reservation: Reservation; adjustment: StockAdjustment; item: Item } | StockRefusal> {
       return db.$transaction(async (tx) => {
-        const ended = await endReservation(tx, workspaceId, id, 'committed', now);
+        const ended = await endReservation(tx, workspaceId, id, 'committed');
         if ('refused' in ended) return ended;
-        const { reservation } = ended;
+        const { reservation, now } = ended;
         const { quantity, itemId, locationId } = reservation;
         const change = { locationId, delta: -quantity, reason: AdjustmentReason.sale, note: null };
         const done = await adjustLevel(tx, workspaceId, itemId, change, { onHand: -quantity, reserved: -quantity }, now);
@@ -381,11 +381,11 @@ export function stockStore(db: Database) {
     },
 
     /** The reserved stock is available again; `reservation.released`. Only an active reservation before its `expires_at`. */
-    releaseReservation(workspaceId: WorkspaceId, id: string, now: Date): Promise<Reservation | StockRefusal> {
+    releaseReservation(workspaceId: WorkspaceId, id: string): Promise<Reservation | StockRefusal> {
       return db.$transaction(async (tx) => {
-        const ended = await endReservation(tx, workspaceId, id, 'released', now);
+        const ended = await endReservation(tx, workspaceId, id, 'released');
         if ('refused' in ended) return ended;
-        const { reservation } = ended;
+        const { reservation, now } = ended;
         const freed = await tx.$queryRaw<unknown[]>(
           levelChange(workspaceId, reservation.itemId, reservation.locationId, { onHand: 0, reserved: -reservation.quantity }, now),
         );
@@ -408,16 +408,17 @@ async function endReservation(
   workspaceId: WorkspaceId,
   id: string,
   status: 'committed' | 'released',
-  now: Date,
-): Promise<{ reservation: Reservation } | StockRefusal> {
+): Promise<{ reservation: Reservation; now: Date } | StockRefusal> {
   const found = await tx.reservation.findFirst({ where: { id, workspaceId }, select: { itemId: true } });
   if (!found) return { refused: 'reservation_not_found' };
-  await lockForStockWrite(tx, workspaceId, found.itemId, now);
+  const locked = await lockForStockWrite(tx, workspaceId, found.itemId);
+  if (!locked) throw new Error(`reservation ${id} names no item of its workspace`);
+  const { now } = locked;
   const [reservation] = await tx.$queryRaw<Reservation[]>`
     UPDATE "reservations" SET "status" = ${status}::"reservation_status", "updated_at" = ${now}::timestamptz
      WHERE "id" = ${id}::uuid AND "workspace_id" = ${workspaceId}::uuid AND "status" = 'active' AND "expires_at" > ${now}::timestamptz
     RETURNING ${RESERVATION}`;
-  if (reservation) return { reservation };
+  if (reservation) return { reservation, now };
   const current = await tx.reservation.findFirst({ where: { id, workspaceId }, select: { status: true } });
   return current ? { refused: 'reservation_not_active', status: current.status } : { refused: 'reservation_not_found' };
 }
