@@ -62,7 +62,7 @@ const ITEM = Prisma.sql`i."id", i."workspace_id" AS "workspaceId", i."sku", i."n
   i."metadata", i."quantity", i."version", i."created_at" AS "createdAt", i."updated_at" AS "updatedAt"`;
 
 /** An item as its lock returns it: `nextExpiry` is the earliest `expires_at` of its active reservations. */
-export type LockedItem = Item & { nextExpiry: Date | null };
+type LockedItem = Item & { nextExpiry: Date | null };
 
 /**
  * Locks the item's row for the transaction and returns it. Every write on an item's stock (and
@@ -75,7 +75,7 @@ export type LockedItem = Item & { nextExpiry: Date | null };
  * misses none that is due when the lock is granted: one created during the wait expires at least
  * 60 s after it, and no transaction waits that long (pool wait plus transaction timeout).
  */
-export async function lockItem(tx: Tx, workspaceId: WorkspaceId, itemId: string, options: { skipLocked?: boolean } = {}): Promise<LockedItem | null> {
+async function lockItem(tx: Tx, workspaceId: WorkspaceId, itemId: string, options: { skipLocked?: boolean } = {}): Promise<LockedItem | null> {
   const wait = options.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty;
   const [item] = await tx.$queryRaw<LockedItem[]>`
     SELECT ${ITEM}, (SELECT min(r."expires_at") FROM "reservations" r WHERE r."item_id" = i."id" AND r."status" = 'active') AS "nextExpiry"
@@ -89,7 +89,7 @@ export async function lockItem(tx: Tx, workspaceId: WorkspaceId, itemId: string,
  * for each, in the caller's transaction (which holds the item's lock). The conditional
  * `status = 'active'` makes each expiry happen once, whoever runs it.
  */
-export async function expireDueReservations(tx: Tx, workspaceId: WorkspaceId, itemId: string, now: Date): Promise<Reservation[]> {
+async function expireDueReservations(tx: Tx, workspaceId: WorkspaceId, itemId: string, now: Date): Promise<Reservation[]> {
   const expired = await tx.$queryRaw<Reservation[]>`
     WITH "expired" AS (
       UPDATE "reservations" SET "status" = 'expired', "updated_at" = "expires_at"
