@@ -163,10 +163,10 @@ describe('console meta (from @platform/core, never copied into the page)', () =>
     }
   });
 
-  test('each service offers the event types it emits: tickets from events, items from warehouse, runs from pipelines', () => {
+  test('each service offers the event types it emits: tickets from events, items and reservations from warehouse, runs from pipelines', () => {
     const byService = Object.fromEntries(consoleMeta().services.map((s) => [s.name, s.event_types]));
     expect(byService.events).toEqual(['ticket.validated', 'ticket.unvalidated']);
-    expect(byService.warehouse!.every((type) => type.startsWith('item.'))).toBe(true);
+    expect(byService.warehouse!.every((type) => type.startsWith('item.') || type.startsWith('reservation.'))).toBe(true);
     expect(byService.pipelines!.every((type) => type.startsWith('run.'))).toBe(true);
     expect([...byService.events!, ...byService.warehouse!, ...byService.pipelines!].sort()).toEqual([...EVENT_TYPES].sort());
   });

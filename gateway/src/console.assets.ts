@@ -14,7 +14,7 @@ export function defaultConsoleDir(): string | undefined {
 }
 
 /** Which service emits an event type, by the type's first word (contract section 11). */
-const EVENT_SOURCES: Record<string, ServiceName> = { ticket: 'events', item: 'warehouse', run: 'pipelines' };
+const EVENT_SOURCES: Record<string, ServiceName> = { ticket: 'events', item: 'warehouse', reservation: 'warehouse', run: 'pipelines' };
 
 /**
  * What the console needs from the contract, from @platform/core so the page never carries a

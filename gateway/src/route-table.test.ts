@@ -20,6 +20,21 @@ describe('route table compiled from the contract', () => {
     expect(table.match('POST', '/events/v0/tickets/t/validate')?.route?.scope).toBe('tickets:write');
   });
 
+  test('stock levels, transfers and reservations (contract 18): reads need items:read, writes stock:write, all in the warehouse bucket', () => {
+    for (const [method, path, scope] of [
+      ['GET', '/items/i1/stock', 'items:read'],
+      ['GET', '/locations/l1/stock', 'items:read'],
+      ['POST', '/items/i1/transfers', 'stock:write'],
+      ['POST', '/items/i1/reservations', 'stock:write'],
+      ['GET', '/items/i1/reservations', 'items:read'],
+      ['GET', '/reservations/r1', 'items:read'],
+      ['POST', '/reservations/r1/commit', 'stock:write'],
+      ['POST', '/reservations/r1/release', 'stock:write'],
+    ] as const) {
+      expect(table.match(method, `/warehouse/v1${path}`)?.route).toMatchObject({ scope, bucket: 'warehouse' });
+    }
+  });
+
   test('an unknown route under a prefix is a match without route, counted in the general bucket', () => {
     for (const [method, url] of [
       ['GET', '/events/v0/healthz'],

@@ -164,6 +164,48 @@ test('a stock adjustment whose answer was lost is retried with the same Idempote
   expect(after.quantity).toBe(7);
 });
 
+test('stock per location through the typed client: transfer, reserve, commit; a second commit is a PlatformApiError with the status beside code', async () => {
+  const { client } = await newWorkspace('stock-levels');
+  const platform = client();
+  const [aisle, shop] = [
+    await unwrap(platform.warehouse.POST('/locations', { body: { name: 'Aisle', code: 'AISLE' } })),
+    await unwrap(platform.warehouse.POST('/locations', { body: { name: 'Shop', code: 'SHOP' } })),
+  ];
+  const item = await unwrap(platform.warehouse.POST('/items', { body: { sku: 'MUG', name: 'Mug', location_id: aisle.id } }));
+  const path = { params: { path: { id: item.id } } };
+  await unwrap(platform.warehouse.POST('/items/{id}/stock-adjustments', { ...path, body: { delta: 10, reason: 'receipt' } }));
+  const { transfer } = await unwrap(
+    platform.warehouse.POST('/items/{id}/transfers', { ...path, body: { from_location_id: aisle.id, to_location_id: shop.id, quantity: 4 } }),
+  );
+  expect(transfer).toMatchObject({ from_location_id: aisle.id, to_location_id: shop.id, quantity: 4 });
+  const reservation = await unwrap(
+    platform.warehouse.POST('/items/{id}/reservations', { ...path, body: { location_id: shop.id, quantity: 3, reference: 'Order 1' } }),
+  );
+  expect(await unwrap(platform.warehouse.GET('/items/{id}/stock', path))).toEqual({
+    item_id: item.id,
+    quantity: 10,
+    levels: [
+      { location_id: aisle.id, on_hand: 6, reserved: 0, available: 6 },
+      { location_id: shop.id, on_hand: 4, reserved: 3, available: 1 },
+    ].sort((a, b) => a.location_id.localeCompare(b.location_id)),
+  });
+  const commit = { params: { path: { id: reservation.id } } };
+  const committed = await unwrap(platform.warehouse.POST('/reservations/{id}/commit', commit));
+  expect(committed.item.quantity).toBe(7);
+  expect(committed.reservation.status).toBe('committed');
+  const again = await unwrap(platform.warehouse.POST('/reservations/{id}/commit', commit)).catch((err: unknown) => err);
+  expect(again).toBeInstanceOf(PlatformApiError);
+  expect(again).toMatchObject({
+    status: 409,
+    code: 'conflict',
+    errors: [expect.objectContaining({ code: 'reservation_not_active' })],
+    details: expect.objectContaining({ status: 'committed' }),
+  });
+  expect(
+    (await unwrap(platform.warehouse.GET('/items/{id}/reservations', { params: { path: { id: item.id }, query: { status: 'committed' } } }))).data,
+  ).toEqual([committed.reservation]);
+});
+
 test('verifyWebhook accepts a real delivery of the platform, and both secrets while one is rotated', async () => {
   const { client } = await newWorkspace('webhooks');
   const platform = client();

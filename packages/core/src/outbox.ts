@@ -16,7 +16,7 @@ export function newEventId(now = Date.now()): string {
   return `evt_${time}${random}`;
 }
 
-/** Webhook event types (contract section 11). */
+/** Webhook event types (contract sections 11 and 18). */
 export const EVENT_TYPES = [
   'ticket.validated',
   'ticket.unvalidated',
@@ -25,6 +25,11 @@ export const EVENT_TYPES = [
   'item.location_changed',
   'item.stock_adjusted',
   'item.reorder_needed',
+  'item.stock_transferred',
+  'reservation.created',
+  'reservation.committed',
+  'reservation.released',
+  'reservation.expired',
   'run.queued',
   'run.started',
   'run.succeeded',

@@ -74,6 +74,13 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
   // Two location changes: two movements, so the movement list has a second page.
   expectStatus(await tenant.call('PATCH', item, { location_id: ids['warehouse:locations']![1] }), 200, 'move item');
   expectStatus(await tenant.call('PATCH', item, { location_id: ids['warehouse:locations']![0] }), 200, 'move item back');
+  // Two reservations (a list with a second page), long-lived: B's data must not change while the battery runs.
+  for (let i = 0; i < 2; i++) {
+    add(
+      'warehouse:reservations',
+      created(await post(`${item}/reservations`, { quantity: 1, expires_in_seconds: 2_592_000, reference: `${t} order ${i}` }), 'reservation'),
+    );
+  }
 
   for (let i = 0; i < 2; i++) {
     const body = {
@@ -124,6 +131,7 @@ export function idsFor(fixtures: Fixtures, route: Route): string[] {
  */
 export const BODY_ID_FIELDS: Record<string, string | null> = {
   location_id: 'warehouse:locations',
+  from_location_id: 'warehouse:locations',
   event_id: 'events:events',
   'scans.ticket_id': 'events:tickets',
   'scans.validator_id': null,

@@ -12,5 +12,14 @@ export const WarehouseConfig = ServiceConfig.extend({
    * session of its own (contract section 17); unset: WAREHOUSE_DATABASE_URL.
    */
   WAREHOUSE_DIRECT_DATABASE_URL: env.url().optional(),
+  /**
+   * Between the end of one reservations sweep and the next: `reservation.expired` is due within 60 s
+   * of `expires_at` (contract section 18), so at most 30 s, leaving a slow sweep room.
+   */
+  WAREHOUSE_RESERVATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /** Items expired, and ended reservations deleted, per statement of that sweep. */
+  WAREHOUSE_RESERVATION_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Committed, released and expired reservations are deleted this many days after they ended (contract section 20). */
+  WAREHOUSE_RESERVATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 export type WarehouseConfig = z.infer<typeof WarehouseConfig>;

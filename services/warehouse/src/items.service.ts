@@ -13,11 +13,11 @@ import {
   textRuleErrors,
   Uuid,
   zodFieldErrors,
-  type FieldError,
   type Logger,
   type WorkspaceId,
 } from '@platform/core';
 import { ifMatchAccepts, ItemPatch, itemChanges, mergeMetadata, metadataErrors, NewItem, parseFields, type IfMatch, type ItemFields } from './item-input';
+import { locationErrors } from './locations.service';
 import { renderItem } from './warehouse.render';
 import type { BulkResult } from './warehouse.resources';
 import { metadataOf, takenField, type Item as ItemRow, type Movement as MovementRow, type WarehouseStore } from './warehouse.store';
@@ -41,11 +41,6 @@ function versionConflict(precondition: IfMatch | undefined): ApiError {
   return conflict('The item has changed since the ETag in If-Match (version conflict); read it again and retry.', undefined, [
     { in: 'header', field: 'If-Match', code: 'version_mismatch', message: 'does not match the current ETag of the item' },
   ]);
-}
-
-async function locationErrors(store: WarehouseStore, workspaceId: WorkspaceId, locationId: string | null | undefined): Promise<FieldError[]> {
-  if (!locationId || (await store.locationExists(workspaceId, locationId))) return [];
-  return [{ in: 'body', field: 'location_id', code: 'not_found', message: 'is not a location of this workspace' }];
 }
 
 /** Creates an item (quantity 0, version 1) and its `item.created` event. */
@@ -85,7 +80,6 @@ export async function updateItem(
   precondition?: IfMatch,
 ): Promise<ItemRow> {
   const parsed = parseFields(ItemPatch, body);
-  // Locations are never deleted, so a location checked here still exists at the write.
   const locationProblems = await locationErrors(store, workspaceId, parsed.value.location_id);
   for (let attempt = 1; ; attempt++) {
     const current = await store.findItem(workspaceId, id);

@@ -1,4 +1,4 @@
-import { conflict, type WorkspaceId } from '@platform/core';
+import { conflict, type FieldError, type WorkspaceId } from '@platform/core';
 import { takenField, type Location as LocationRow, type WarehouseStore } from './warehouse.store';
 
 export { renderLocation } from './warehouse.render';
@@ -15,4 +15,16 @@ export async function createLocation(store: WarehouseStore, workspaceId: Workspa
     }
     throw err;
   }
+}
+
+/** 400 `not_found` on `field` when `locationId` names no location of the workspace (null and absent name none). */
+export async function locationErrors(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  locationId: string | null | undefined,
+  field = 'location_id',
+): Promise<FieldError[]> {
+  // Locations are never deleted, so a location checked here still exists at the write.
+  if (!locationId || (await store.locationExists(workspaceId, locationId))) return [];
+  return [{ in: 'body', field, code: 'not_found', message: 'is not a location of this workspace' }];
 }

@@ -5,6 +5,8 @@ import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { WarehouseConfig } from './config';
 import { createDatabase } from './database';
+import { reservationsExpiryStore } from './reservations-expiry.store';
+import { startReservationsSweeper } from './reservations.expiry';
 import { warehouseServiceStores } from './warehouse.store';
 
 const config = loadConfig(WarehouseConfig);
@@ -17,5 +19,16 @@ runService({
   database,
   createStores: warehouseServiceStores,
   startWebhooks: startServiceWebhooks,
-  createApp,
+  // The service process (not every app tests build) expires due reservations and prunes ended ones, beside the webhooks relay.
+  createApp: (deps) => {
+    const sweeper = startReservationsSweeper({
+      store: reservationsExpiryStore(database),
+      intervalMs: config.WAREHOUSE_RESERVATION_SWEEP_INTERVAL_MS,
+      batchSize: config.WAREHOUSE_RESERVATION_SWEEP_BATCH,
+      retentionDays: config.WAREHOUSE_RESERVATION_RETENTION_DAYS,
+      logger: deps.logger,
+      metrics: deps.metrics?.registry,
+    });
+    return { app: createApp(deps), drain: [{ name: 'reservations sweeper', run: () => sweeper.stop() }] };
+  },
 });

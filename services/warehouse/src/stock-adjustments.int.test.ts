@@ -13,6 +13,7 @@ describe('POST /items/{id}/stock-adjustments', () => {
       adjustment: {
         id: expect.any(String),
         item_id: item.id,
+        location_id: null,
         delta: 12,
         reason: 'receipt',
         note: 'PO-77',
@@ -113,7 +114,8 @@ describe('POST /items/{id}/stock-adjustments', () => {
     ['a null reason', { delta: 1, reason: null }, [['reason', 'invalid_enum']]],
     ['a note over 500 characters', { delta: 1, reason: 'receipt', note: 'n'.repeat(501) }, [['note', 'too_long']]],
     ['a note that is a number', { delta: 1, reason: 'receipt', note: 5 }, [['note', 'invalid_type']]],
-    ['an unknown field', { delta: 1, reason: 'receipt', location_id: null }, [['location_id', 'unknown_field']]],
+    ['an unknown field', { delta: 1, reason: 'receipt', warehouse_id: null }, [['warehouse_id', 'unknown_field']]],
+    ['a location_id that is not a UUID', { delta: 1, reason: 'receipt', location_id: 'A3' }, [['location_id', 'invalid_format']]],
   ])('%s gives 400 listing each problem', async (_name, body, expected) => {
     const c = client();
     const item = await createItem(c);

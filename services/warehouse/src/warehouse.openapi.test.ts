@@ -29,6 +29,14 @@ describe('the warehouse API document', () => {
       'item.location_changed',
       'item.stock_adjusted',
       'item.reorder_needed',
+      'item.stock_transferred',
+      'reservation.created',
+      'reservation.committed',
+      'reservation.released',
+      'reservation.expired',
     ]);
+    for (const path of ['/items/{id}/transfers', '/items/{id}/reservations', '/reservations/{id}/commit', '/reservations/{id}/release']) {
+      expect(document.paths[path]!.post!['x-rate-limit-bucket']).toBe('warehouse');
+    }
   });
 });

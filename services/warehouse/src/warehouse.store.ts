@@ -1,21 +1,16 @@
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents, webhooksStore, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
-import { AdjustmentReason, Prisma, type Item, type Location, type Movement, type StockAdjustment } from './generated/prisma/client';
-import { crossesBelowMinStock, INT4_MAX, type ItemFields, type Metadata } from './item-input';
-import { renderAdjustment, renderItem, renderMovement } from './warehouse.render';
+import { AdjustmentReason, Prisma, type Item, type Location, type Movement, type Reservation, type StockAdjustment } from './generated/prisma/client';
+import { type ItemFields, type Metadata } from './item-input';
+import { moveDefaultLevel, stockStore } from './stock.store';
+import { renderItem, renderMovement } from './warehouse.render';
 
 export { AdjustmentReason };
-export type { Item, Location, Movement, StockAdjustment };
+export type { Item, Location, Movement, Reservation, StockAdjustment };
 
 /** The reason of the movement a changed default location writes. */
 export const DEFAULT_LOCATION_CHANGED = 'default_location_changed';
-
-export interface StockChange {
-  delta: number;
-  reason: AdjustmentReason;
-  note: string | null;
-}
 
 /** The unique indexes whose violation is a client's 409 `taken`, by the body field they guard. */
 const TAKEN_FIELD_BY_INDEX: Record<string, string> = {
@@ -118,25 +113,13 @@ async function updateAtVersion(
 }
 
 /**
- * Adds `delta` to the quantity in one conditional UPDATE ... RETURNING: of any number of
- * concurrent adjustments none can take the quantity below 0 (or past the integer column).
- * Returns the updated item, or null when the item is unknown or the result is out of range.
- */
-async function addToQuantity(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, id: string, delta: number, now: Date): Promise<Item | null> {
-  const rows = await tx.item.updateManyAndReturn({
-    where: { id, workspaceId, quantity: delta < 0 ? { gte: -delta } : { lte: INT4_MAX - delta } },
-    data: { quantity: { increment: delta }, version: { increment: 1 }, updatedAt: now },
-  });
-  return rows[0] ?? null;
-}
-
-/**
  * The warehouse's queries and writes. Every write that changes an item is one transaction with its
  * `item.*` outbox events, each rendered as the API renders the resource.
  */
 export function warehouseStore(db: Database) {
   return workspaceScoped({
     ...queries(db),
+    ...stockStore(db),
 
     /** Inserts an item (quantity 0, version 1) with its `item.created` event. */
     createItem(workspaceId: WorkspaceId, fields: ItemFields, now: Date): Promise<Item> {
@@ -149,7 +132,8 @@ export function warehouseStore(db: Database) {
 
     /**
      * Applies `changes` to `current` if it is still at its version, with `item.updated`; a changed
-     * location also writes one movement and `item.location_changed`. Null when the version moved on.
+     * location also moves the old default level to the new one and writes one movement with
+     * `item.location_changed`. Null when the version moved on.
      */
     updateItemAtVersion(workspaceId: WorkspaceId, current: Item, changes: Partial<ItemFields>, now: Date): Promise<Item | null> {
       return db.$transaction(async (tx) => {
@@ -157,14 +141,15 @@ export function warehouseStore(db: Database) {
         if (!item) return null;
         const events: OutboxEntry[] = [{ type: 'item.updated', workspaceId, data: renderItem(item) }];
         if (changes.locationId !== undefined) {
+          // The conditional update holds the item's lock, which every stock write takes first.
+          const moved = await moveDefaultLevel(tx, workspaceId, item.id, current.locationId, item.locationId, now);
           const movement = await tx.movement.create({
             data: {
               workspaceId,
               itemId: item.id,
               fromLocationId: current.locationId,
               toLocationId: item.locationId,
-              // The row is locked by the update, so this is the on-hand quantity that moves.
-              quantity: item.quantity,
+              quantity: moved,
               reason: DEFAULT_LOCATION_CHANGED,
               createdAt: now,
             },
@@ -173,25 +158,6 @@ export function warehouseStore(db: Database) {
         }
         await recordOutboxEvents(tx, events, now);
         return item;
-      });
-    },
-
-    /**
-     * Adjusts the quantity (never below 0, whatever runs concurrently) and records the adjustment
-     * with `item.stock_adjusted`; `item.reorder_needed` when the quantity crosses below min_stock
-     * (once, not again while it stays below). Null when the item is unknown or the result is out of range.
-     */
-    adjustQuantity(workspaceId: WorkspaceId, itemId: string, change: StockChange, now: Date): Promise<{ adjustment: StockAdjustment; item: Item } | null> {
-      return db.$transaction(async (tx) => {
-        const item = await addToQuantity(tx, workspaceId, itemId, change.delta, now);
-        if (!item) return null;
-        const adjustment = await tx.stockAdjustment.create({ data: { workspaceId, itemId, ...change, quantityAfter: item.quantity, createdAt: now } });
-        const events: OutboxEntry[] = [{ type: 'item.stock_adjusted', workspaceId, data: renderAdjustment(adjustment) }];
-        if (crossesBelowMinStock(item.minStock, item.quantity - change.delta, item.quantity)) {
-          events.push({ type: 'item.reorder_needed', workspaceId, data: renderItem(item) });
-        }
-        await recordOutboxEvents(tx, events, now);
-        return { adjustment, item };
       });
     },
   });

@@ -641,7 +641,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -694,7 +694,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -4721,7 +4721,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -5620,7 +5620,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     enabled?: boolean;
                 };
             };

@@ -822,7 +822,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -875,7 +875,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -5747,7 +5747,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -6646,7 +6646,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     enabled?: boolean;
                 };
             };

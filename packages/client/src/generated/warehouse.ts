@@ -131,11 +131,167 @@ export interface paths {
         put?: never;
         /**
          * Adjust stock
-         * @description Adds `delta` to the on-hand quantity atomically. Emits `item.stock_adjusted`, and `item.reorder_needed` when the quantity falls below `min_stock`.
+         * @description Adds `delta` to the on-hand stock of one level (default: the item's default location) and to the item's quantity, atomically. Emits `item.stock_adjusted`, and `item.reorder_needed` when the quantity falls below `min_stock`.
          *
          *     **Scope:** `stock:write` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
          */
         post: operations["adjustStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/items/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an item's stock per location
+         * @description The levels whose `on_hand` or `reserved` is not 0, the unassigned level (`location_id: null`) first, then by `location_id`; `quantity` is the sum of their `on_hand`. Reservations past their `expires_at` are not counted in `reserved`.
+         *
+         *     **Scope:** `items:read` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        get: operations["getItemStock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the stock at a location
+         * @description The items with a non-zero level at the location, by `sku` (Unicode code point order).
+         *
+         *     **Scope:** `items:read` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        get: operations["listLocationStock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/items/{id}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer stock between locations
+         * @description Moves `quantity` from one level of the item to another in one transaction: one movement (`reason: "transfer"`), the item's quantity unchanged. Emits `item.stock_transferred`.
+         *
+         *     **Scope:** `stock:write` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        post: operations["transferStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/items/{id}/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an item's reservations
+         * @description **Scope:** `items:read` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        get: operations["listReservations"];
+        put?: never;
+        /**
+         * Reserve stock
+         * @description Holds `quantity` of one level (default: the item's default location) until it is committed, released or expires (`expires_in_seconds`, default 900). No level is ever oversold, under any concurrency. Emits `reservation.created`.
+         *
+         *     **Scope:** `stock:write` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        post: operations["createReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reservations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a reservation
+         * @description **Scope:** `items:read` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        get: operations["getReservation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reservations/{id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit a reservation
+         * @description The reserved stock leaves its level (`on_hand` and `reserved` both fall by `quantity`) as one stock adjustment (`reason: "sale"`). Emits `item.stock_adjusted` (and `item.reorder_needed` when the quantity falls below `min_stock`) and `reservation.committed`.
+         *
+         *     **Scope:** `stock:write` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        post: operations["commitReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reservations/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a reservation
+         * @description The reserved stock is available again. Emits `reservation.released`.
+         *
+         *     **Scope:** `stock:write` · **Rate limit:** 600 requests per minute per key (bucket `warehouse`).
+         */
+        post: operations["releaseReservation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -342,6 +498,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "item.stock_transferred": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stock was transferred between locations
+         * @description Sent to every enabled endpoint subscribed to `item.stock_transferred` (or `*`), at least once: a non-2xx answer or a timeout (10 s) is retried with backoff. Verify the signature before trusting the body.
+         */
+        post: operations["webhook.item.stock_transferred"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stock was reserved
+         * @description Sent to every enabled endpoint subscribed to `reservation.created` (or `*`), at least once: a non-2xx answer or a timeout (10 s) is retried with backoff. Verify the signature before trusting the body.
+         */
+        post: operations["webhook.reservation.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.committed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reservation was committed (its stock left as a sale)
+         * @description Sent to every enabled endpoint subscribed to `reservation.committed` (or `*`), at least once: a non-2xx answer or a timeout (10 s) is retried with backoff. Verify the signature before trusting the body.
+         */
+        post: operations["webhook.reservation.committed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.released": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reservation was released
+         * @description Sent to every enabled endpoint subscribed to `reservation.released` (or `*`), at least once: a non-2xx answer or a timeout (10 s) is retried with backoff. Verify the signature before trusting the body.
+         */
+        post: operations["webhook.reservation.released"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reservation expired (within 60 s of its expires_at)
+         * @description Sent to every enabled endpoint subscribed to `reservation.expired` (or `*`), at least once: a non-2xx answer or a timeout (10 s) is retried with backoff. Verify the signature before trusting the body.
+         */
+        post: operations["webhook.reservation.expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -415,7 +671,7 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
-            /** @description On hand; changed only by stock adjustments. */
+            /** @description On hand: the sum of its levels; changed only by stock adjustments (and committed reservations). */
             quantity: number;
             /** @description Counts every change; the `ETag` is this number, quoted. */
             version: number;
@@ -546,7 +802,7 @@ export interface components {
             next_cursor: string | null;
         };
         /**
-         * @description A move of an item between locations.
+         * @description A move of stock between locations: a changed default location or a transfer.
          * @example {
          *       "id": "3c5e7a9b-1d3f-4b5d-8f1a-3c5e7a9b1d3f",
          *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
@@ -564,9 +820,9 @@ export interface components {
             item_id: string;
             from_location_id: string | null;
             to_location_id: string | null;
-            /** @description The on-hand quantity that moved with the item. */
+            /** @description The on-hand quantity that moved: the old default level's, or the transfer's. */
             quantity: number;
-            /** @description `default_location_changed`: the item's `location_id` changed. */
+            /** @description `default_location_changed`: the item's `location_id` changed; `transfer`: a stock transfer. */
             reason: string;
             /**
              * Format: date-time
@@ -580,6 +836,7 @@ export interface components {
          *       "adjustment": {
          *         "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
          *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
          *         "delta": -2,
          *         "reason": "sale",
          *         "note": "Order 1042",
@@ -612,6 +869,7 @@ export interface components {
          * @example {
          *       "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
          *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
          *       "delta": -2,
          *       "reason": "sale",
          *       "note": "Order 1042",
@@ -624,6 +882,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             item_id: string;
+            /** @description The level it applied to; null: the unassigned level. */
+            location_id: string | null;
             delta: number;
             /** @enum {string} */
             reason: "receipt" | "sale" | "return" | "damage" | "correction";
@@ -634,6 +894,276 @@ export interface components {
              * @example 2024-12-01T09:30:00.000Z
              */
             created_at: string;
+        };
+        /**
+         * @description An item's stock per location.
+         * @example {
+         *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *       "quantity": 42,
+         *       "levels": [
+         *         {
+         *           "location_id": null,
+         *           "on_hand": 2,
+         *           "reserved": 0,
+         *           "available": 2
+         *         },
+         *         {
+         *           "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *           "on_hand": 40,
+         *           "reserved": 3,
+         *           "available": 37
+         *         }
+         *       ]
+         *     }
+         */
+        ItemStock: {
+            /** Format: uuid */
+            item_id: string;
+            /** @description The item's `quantity`: the sum of `on_hand` over its levels. */
+            quantity: number;
+            /** @description The levels with `on_hand` or `reserved` not 0: the unassigned level first, then by `location_id`. */
+            levels: components["schemas"]["StockLevel"][];
+        };
+        /**
+         * @description An item's stock at one location.
+         * @example {
+         *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *       "on_hand": 40,
+         *       "reserved": 3,
+         *       "available": 37
+         *     }
+         */
+        StockLevel: {
+            /** @description null: the unassigned level (stock at no location). */
+            location_id: string | null;
+            /** @description Stock at the level. */
+            on_hand: number;
+            /** @description Held by active reservations (those past `expires_at` hold nothing); at most `on_hand`. */
+            reserved: number;
+            /** @description `on_hand - reserved`: what can be reserved or transferred away. */
+            available: number;
+        };
+        /**
+         * @description One page of the items with stock at a location, by `sku` (Unicode code point order).
+         * @example {
+         *       "data": [
+         *         {
+         *           "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *           "sku": "TSHIRT-BLUE-M",
+         *           "on_hand": 40,
+         *           "reserved": 3,
+         *           "available": 37
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        LocationStockList: {
+            data: components["schemas"]["LocationStockEntry"][];
+            /** @description Pass as `?cursor=` to get the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description One item's stock at the location.
+         * @example {
+         *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *       "sku": "TSHIRT-BLUE-M",
+         *       "on_hand": 40,
+         *       "reserved": 3,
+         *       "available": 37
+         *     }
+         */
+        LocationStockEntry: {
+            /** Format: uuid */
+            item_id: string;
+            sku: string;
+            /** @description Stock at the level. */
+            on_hand: number;
+            /** @description Held by active reservations (those past `expires_at` hold nothing); at most `on_hand`. */
+            reserved: number;
+            /** @description `on_hand - reserved`: what can be reserved or transferred away. */
+            available: number;
+        };
+        /**
+         * @description The transfer and the item (its quantity unchanged).
+         * @example {
+         *       "transfer": {
+         *         "id": "2b4d6f8a-0c2e-4a6c-8e0a-2c4e6a8c0e2a",
+         *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *         "to_location_id": "8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7",
+         *         "quantity": 5,
+         *         "note": "Restock the shop floor",
+         *         "created_at": "2024-12-04T08:00:00.000Z"
+         *       },
+         *       "item": {
+         *         "id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "sku": "TSHIRT-BLUE-M",
+         *         "name": "T-shirt, blue, M",
+         *         "category": "apparel",
+         *         "min_stock": 10,
+         *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *         "metadata": {
+         *           "colour": "blue"
+         *         },
+         *         "quantity": 42,
+         *         "version": 3,
+         *         "created_at": "2024-12-01T09:30:00.000Z",
+         *         "updated_at": "2024-12-02T14:00:00.000Z"
+         *       }
+         *     }
+         */
+        TransferResult: {
+            transfer: components["schemas"]["Transfer"];
+            item: components["schemas"]["Item"];
+        };
+        /**
+         * @description Stock moved between two levels of an item; its quantity is unchanged.
+         * @example {
+         *       "id": "2b4d6f8a-0c2e-4a6c-8e0a-2c4e6a8c0e2a",
+         *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *       "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *       "to_location_id": "8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7",
+         *       "quantity": 5,
+         *       "note": "Restock the shop floor",
+         *       "created_at": "2024-12-04T08:00:00.000Z"
+         *     }
+         */
+        Transfer: {
+            /**
+             * Format: uuid
+             * @description Also the id of the movement it wrote (`reason: "transfer"`).
+             */
+            id: string;
+            /** Format: uuid */
+            item_id: string;
+            /** @description null: the unassigned level. */
+            from_location_id: string | null;
+            /** @description null: the unassigned level. */
+            to_location_id: string | null;
+            quantity: number;
+            note: string | null;
+            /**
+             * Format: date-time
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * @description Stock held at one level for an order not yet shipped.
+         * @example {
+         *       "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+         *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *       "quantity": 3,
+         *       "status": "active",
+         *       "reference": "Order 1042",
+         *       "expires_at": "2024-12-04T08:15:00.000Z",
+         *       "created_at": "2024-12-04T08:00:00.000Z",
+         *       "updated_at": "2024-12-04T08:00:00.000Z"
+         *     }
+         */
+        Reservation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            item_id: string;
+            /** @description The level it holds stock at; null: the unassigned level. */
+            location_id: string | null;
+            quantity: number;
+            /**
+             * @description `active` until committed, released or expired; an active reservation reads `expired` from its `expires_at` on.
+             * @enum {string}
+             */
+            status: "active" | "committed" | "released" | "expired";
+            /** @description The caller's reference, e.g. an order number. */
+            reference: string | null;
+            /**
+             * Format: date-time
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The last change of status; an expired reservation's is its `expires_at`.
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description One page of a list, oldest first.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+         *           "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *           "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *           "quantity": 3,
+         *           "status": "active",
+         *           "reference": "Order 1042",
+         *           "expires_at": "2024-12-04T08:15:00.000Z",
+         *           "created_at": "2024-12-04T08:00:00.000Z",
+         *           "updated_at": "2024-12-04T08:00:00.000Z"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        ReservationList: {
+            data: components["schemas"]["Reservation"][];
+            /** @description Pass as `?cursor=` to get the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description The committed reservation, the `sale` adjustment that took its stock off the level, and the item after it.
+         * @example {
+         *       "reservation": {
+         *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+         *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *         "quantity": 3,
+         *         "status": "committed",
+         *         "reference": "Order 1042",
+         *         "expires_at": "2024-12-04T08:15:00.000Z",
+         *         "created_at": "2024-12-04T08:00:00.000Z",
+         *         "updated_at": "2024-12-04T08:05:00.000Z"
+         *       },
+         *       "adjustment": {
+         *         "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
+         *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *         "delta": -3,
+         *         "reason": "sale",
+         *         "note": null,
+         *         "quantity_after": 39,
+         *         "created_at": "2024-12-04T08:05:00.000Z"
+         *       },
+         *       "item": {
+         *         "id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+         *         "sku": "TSHIRT-BLUE-M",
+         *         "name": "T-shirt, blue, M",
+         *         "category": "apparel",
+         *         "min_stock": 10,
+         *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+         *         "metadata": {
+         *           "colour": "blue"
+         *         },
+         *         "quantity": 39,
+         *         "version": 4,
+         *         "created_at": "2024-12-01T09:30:00.000Z",
+         *         "updated_at": "2024-12-04T08:05:00.000Z"
+         *       }
+         *     }
+         */
+        ReservationCommitResult: {
+            reservation: components["schemas"]["Reservation"];
+            adjustment: components["schemas"]["StockAdjustment"];
+            item: components["schemas"]["Item"];
         };
         /**
          * @description An endpoint with its new signing secret, on creation and rotation only.
@@ -657,7 +1187,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -710,7 +1240,7 @@ export interface components {
              */
             url: string;
             /** @description `["*"]` alone (every event type) or a list of event types. */
-            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+            events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
             enabled: boolean;
             /**
              * Format: date-time
@@ -3452,12 +3982,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
                  *       "delta": -2,
                  *       "reason": "sale",
                  *       "note": "Order 1042"
                  *     }
                  */
                 "application/json": {
+                    /** @description The level the delta applies to: a location of the workspace, or null for the unassigned level; default: the item's default `location_id`. */
+                    location_id?: string | null;
                     /** @description Added to the on-hand quantity; not 0. */
                     delta: number;
                     /** @enum {string} */
@@ -3484,6 +4017,7 @@ export interface operations {
                      *       "adjustment": {
                      *         "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
                      *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
                      *         "delta": -2,
                      *         "reason": "sale",
                      *         "note": "Order 1042",
@@ -3513,6 +4047,7 @@ export interface operations {
             /**
              * @description Invalid request (`invalid_request`).
              *
+             *     - `location_id` that names no location of the workspace: `not_found` on that field.
              *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
              *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
              *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
@@ -3661,7 +4196,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     - The quantity would fall below 0 (`errors[0].code: insufficient_stock`) or exceed 2147483647 (`too_large`).
+             *     - The level's on-hand stock would fall below its reserved stock (`errors[0].code: insufficient_stock`), or the quantity would exceed 2147483647 (`too_large`).
              *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
@@ -3681,13 +4216,2730 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "Insufficient stock: 1 on hand, the adjustment removes 2.",
+                     *         "message": "Insufficient stock: 2 available at the level, the adjustment takes 3.",
                      *         "errors": [
                      *           {
                      *             "in": "body",
                      *             "field": "delta",
                      *             "code": "insufficient_stock",
-                     *             "message": "would take the quantity below 0"
+                     *             "message": "is more than the 2 available at the level"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getItemStock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item's quantity and levels. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *       "quantity": 42,
+                     *       "levels": [
+                     *         {
+                     *           "location_id": null,
+                     *           "on_hand": 2,
+                     *           "reserved": 0,
+                     *           "available": 2
+                     *         },
+                     *         {
+                     *           "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *           "on_hand": 40,
+                     *           "reserved": 3,
+                     *           "available": 37
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ItemStock"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `items:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope items:read.",
+                     *         "required_scope": "items:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No item with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLocationStock: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of levels, by sku. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *           "sku": "TSHIRT-BLUE-M",
+                     *           "on_hand": 40,
+                     *           "reserved": 3,
+                     *           "available": 37
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LocationStockList"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `items:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope items:read.",
+                     *         "required_scope": "items:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No location with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transferStock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *       "to_location_id": null,
+                 *       "quantity": 5,
+                 *       "note": "Back to no location"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The level the stock leaves: a location of the workspace, or null for the unassigned level. */
+                    from_location_id: string | null;
+                    /** @description The level the stock goes to; never the same as `from_location_id`. */
+                    to_location_id: string | null;
+                    /** @description At most what is available at the source. */
+                    quantity: number;
+                    note?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The transfer and the item. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "transfer": {
+                     *         "id": "2b4d6f8a-0c2e-4a6c-8e0a-2c4e6a8c0e2a",
+                     *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *         "to_location_id": "8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7",
+                     *         "quantity": 5,
+                     *         "note": "Restock the shop floor",
+                     *         "created_at": "2024-12-04T08:00:00.000Z"
+                     *       },
+                     *       "item": {
+                     *         "id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "sku": "TSHIRT-BLUE-M",
+                     *         "name": "T-shirt, blue, M",
+                     *         "category": "apparel",
+                     *         "min_stock": 10,
+                     *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *         "metadata": {
+                     *           "colour": "blue"
+                     *         },
+                     *         "quantity": 42,
+                     *         "version": 3,
+                     *         "created_at": "2024-12-01T09:30:00.000Z",
+                     *         "updated_at": "2024-12-02T14:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransferResult"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - `location_id` that names no location of the workspace: `not_found` on that field. The same location on both ends: `same_location` on `to_location_id`.
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `stock:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope stock:write.",
+                     *         "required_scope": "stock:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No item with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - More than is available at the level (`errors[0] = { field: "quantity", code: "insufficient_stock" }`), also under any number of concurrent writes.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "Insufficient stock: 2 available at the level, the transfer takes 5.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "quantity",
+                     *             "code": "insufficient_stock",
+                     *             "message": "is more than the 2 available at the level"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReservations: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description Only reservations with this status (as of now); empty filters nothing. */
+                status?: "active" | "committed" | "released" | "expired";
+            };
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of reservations, oldest first. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                     *           "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *           "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *           "quantity": 3,
+                     *           "status": "active",
+                     *           "reference": "Order 1042",
+                     *           "expires_at": "2024-12-04T08:15:00.000Z",
+                     *           "created_at": "2024-12-04T08:00:00.000Z",
+                     *           "updated_at": "2024-12-04T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReservationList"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `items:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope items:read.",
+                     *         "required_scope": "items:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No item with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *       "quantity": 3,
+                 *       "expires_in_seconds": 900,
+                 *       "reference": "Order 1042"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The level to hold stock at: a location of the workspace, or null for the unassigned level; default: the item's default `location_id`. */
+                    location_id?: string | null;
+                    /** @description At most what is available at the level. */
+                    quantity: number;
+                    /**
+                     * @description From now until the reservation expires and holds nothing.
+                     * @default 900
+                     */
+                    expires_in_seconds?: number;
+                    /** @description Yours to set, e.g. an order number. */
+                    reference?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The reservation, `active`. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                     *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *       "quantity": 3,
+                     *       "status": "active",
+                     *       "reference": "Order 1042",
+                     *       "expires_at": "2024-12-04T08:15:00.000Z",
+                     *       "created_at": "2024-12-04T08:00:00.000Z",
+                     *       "updated_at": "2024-12-04T08:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - `location_id` that names no location of the workspace: `not_found` on that field.
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `stock:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope stock:write.",
+                     *         "required_scope": "stock:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No item with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - More than is available at the level (`errors[0] = { field: "quantity", code: "insufficient_stock" }`), also under any number of concurrent writes.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "Insufficient stock: 2 available at the level, the reservation takes 3.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "quantity",
+                     *             "code": "insufficient_stock",
+                     *             "message": "is more than the 2 available at the level"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reservation. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                     *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *       "quantity": 3,
+                     *       "status": "active",
+                     *       "reference": "Order 1042",
+                     *       "expires_at": "2024-12-04T08:15:00.000Z",
+                     *       "created_at": "2024-12-04T08:00:00.000Z",
+                     *       "updated_at": "2024-12-04T08:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `items:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope items:read.",
+                     *         "required_scope": "items:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No reservation with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    commitReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Every field is optional; an empty body counts as `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The reservation, `committed`, the adjustment and the item after it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reservation": {
+                     *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                     *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *         "quantity": 3,
+                     *         "status": "committed",
+                     *         "reference": "Order 1042",
+                     *         "expires_at": "2024-12-04T08:15:00.000Z",
+                     *         "created_at": "2024-12-04T08:00:00.000Z",
+                     *         "updated_at": "2024-12-04T08:05:00.000Z"
+                     *       },
+                     *       "adjustment": {
+                     *         "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
+                     *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *         "delta": -3,
+                     *         "reason": "sale",
+                     *         "note": null,
+                     *         "quantity_after": 39,
+                     *         "created_at": "2024-12-04T08:05:00.000Z"
+                     *       },
+                     *       "item": {
+                     *         "id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *         "sku": "TSHIRT-BLUE-M",
+                     *         "name": "T-shirt, blue, M",
+                     *         "category": "apparel",
+                     *         "min_stock": 10,
+                     *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *         "metadata": {
+                     *           "colour": "blue"
+                     *         },
+                     *         "quantity": 39,
+                     *         "version": 4,
+                     *         "created_at": "2024-12-01T09:30:00.000Z",
+                     *         "updated_at": "2024-12-04T08:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReservationCommitResult"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `stock:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope stock:write.",
+                     *         "required_scope": "stock:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No reservation with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - The reservation is not `active` (already committed, or the other end, or expired): `errors[0].code: reservation_not_active`, its `status` beside `code`.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "The reservation is expired, not active.",
+                     *         "status": "expired",
+                     *         "errors": [
+                     *           {
+                     *             "in": "path",
+                     *             "field": "id",
+                     *             "code": "reservation_not_active",
+                     *             "message": "is expired; only an active reservation can be committed"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `warehouse` bucket (600 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Every field is optional; an empty body counts as `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The reservation, `released`. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                     *       "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                     *       "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                     *       "quantity": 3,
+                     *       "status": "active",
+                     *       "reference": "Order 1042",
+                     *       "expires_at": "2024-12-04T08:15:00.000Z",
+                     *       "created_at": "2024-12-04T08:00:00.000Z",
+                     *       "updated_at": "2024-12-04T08:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `stock:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope stock:write.",
+                     *         "required_scope": "stock:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No reservation with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - The reservation is not `active` (already released, or the other end, or expired): `errors[0].code: reservation_not_active`, its `status` beside `code`.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "The reservation is expired, not active.",
+                     *         "status": "expired",
+                     *         "errors": [
+                     *           {
+                     *             "in": "path",
+                     *             "field": "id",
+                     *             "code": "reservation_not_active",
+                     *             "message": "is expired; only an active reservation can be released"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -4122,7 +7374,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -5021,7 +8273,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description `["*"]` alone (every event type, including ones added later) or a list of event types. */
-                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
+                    events?: ("ticket.validated" | "ticket.unvalidated" | "item.created" | "item.updated" | "item.location_changed" | "item.stock_adjusted" | "item.reorder_needed" | "item.stock_transferred" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.cancelled" | "*")[];
                     enabled?: boolean;
                 };
             };
@@ -6285,6 +9537,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "6d8f0b2d-4f6a-4c8e-a0b2-d4f6a8c0e2b4",
                  *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
                  *         "delta": -2,
                  *         "reason": "sale",
                  *         "note": "Order 1042",
@@ -6384,6 +9637,359 @@ export interface operations {
                     /** Format: uuid */
                     workspace_id: string;
                     data: components["schemas"]["Item"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no further events. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx counts as success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.item.stock_transferred": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix epoch seconds of this attempt; accept it within ±300 s. */
+                "webhook-timestamp": number;
+                /** @description `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded part of the secret after `whsec_`; several space-separated while a secret is rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                 *       "type": "item.stock_transferred",
+                 *       "created_at": "2024-12-01T09:30:00.000Z",
+                 *       "workspace_id": "8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d",
+                 *       "data": {
+                 *         "id": "2b4d6f8a-0c2e-4a6c-8e0a-2c4e6a8c0e2a",
+                 *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "from_location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *         "to_location_id": "8f0a2c4e-6b8d-4f1a-b3c5-e7f9a1b3c5d7",
+                 *         "quantity": 5,
+                 *         "note": "Restock the shop floor",
+                 *         "created_at": "2024-12-04T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event id; the same on every retry (`webhook-id`).
+                     * @example evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "item.stock_transferred";
+                    /**
+                     * Format: date-time
+                     * @example 2024-12-01T09:30:00.000Z
+                     */
+                    created_at: string;
+                    /** Format: uuid */
+                    workspace_id: string;
+                    data: components["schemas"]["Transfer"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no further events. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx counts as success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reservation.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix epoch seconds of this attempt; accept it within ±300 s. */
+                "webhook-timestamp": number;
+                /** @description `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded part of the secret after `whsec_`; several space-separated while a secret is rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                 *       "type": "reservation.created",
+                 *       "created_at": "2024-12-01T09:30:00.000Z",
+                 *       "workspace_id": "8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d",
+                 *       "data": {
+                 *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                 *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *         "quantity": 3,
+                 *         "status": "active",
+                 *         "reference": "Order 1042",
+                 *         "expires_at": "2024-12-04T08:15:00.000Z",
+                 *         "created_at": "2024-12-04T08:00:00.000Z",
+                 *         "updated_at": "2024-12-04T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event id; the same on every retry (`webhook-id`).
+                     * @example evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.created";
+                    /**
+                     * Format: date-time
+                     * @example 2024-12-01T09:30:00.000Z
+                     */
+                    created_at: string;
+                    /** Format: uuid */
+                    workspace_id: string;
+                    data: components["schemas"]["Reservation"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no further events. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx counts as success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reservation.committed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix epoch seconds of this attempt; accept it within ±300 s. */
+                "webhook-timestamp": number;
+                /** @description `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded part of the secret after `whsec_`; several space-separated while a secret is rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                 *       "type": "reservation.committed",
+                 *       "created_at": "2024-12-01T09:30:00.000Z",
+                 *       "workspace_id": "8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d",
+                 *       "data": {
+                 *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                 *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *         "quantity": 3,
+                 *         "status": "active",
+                 *         "reference": "Order 1042",
+                 *         "expires_at": "2024-12-04T08:15:00.000Z",
+                 *         "created_at": "2024-12-04T08:00:00.000Z",
+                 *         "updated_at": "2024-12-04T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event id; the same on every retry (`webhook-id`).
+                     * @example evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.committed";
+                    /**
+                     * Format: date-time
+                     * @example 2024-12-01T09:30:00.000Z
+                     */
+                    created_at: string;
+                    /** Format: uuid */
+                    workspace_id: string;
+                    data: components["schemas"]["Reservation"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no further events. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx counts as success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reservation.released": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix epoch seconds of this attempt; accept it within ±300 s. */
+                "webhook-timestamp": number;
+                /** @description `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded part of the secret after `whsec_`; several space-separated while a secret is rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                 *       "type": "reservation.released",
+                 *       "created_at": "2024-12-01T09:30:00.000Z",
+                 *       "workspace_id": "8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d",
+                 *       "data": {
+                 *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                 *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *         "quantity": 3,
+                 *         "status": "active",
+                 *         "reference": "Order 1042",
+                 *         "expires_at": "2024-12-04T08:15:00.000Z",
+                 *         "created_at": "2024-12-04T08:00:00.000Z",
+                 *         "updated_at": "2024-12-04T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event id; the same on every retry (`webhook-id`).
+                     * @example evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.released";
+                    /**
+                     * Format: date-time
+                     * @example 2024-12-01T09:30:00.000Z
+                     */
+                    created_at: string;
+                    /** Format: uuid */
+                    workspace_id: string;
+                    data: components["schemas"]["Reservation"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no further events. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx counts as success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reservation.expired": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix epoch seconds of this attempt; accept it within ±300 s. */
+                "webhook-timestamp": number;
+                /** @description `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded part of the secret after `whsec_`; several space-separated while a secret is rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                 *       "type": "reservation.expired",
+                 *       "created_at": "2024-12-01T09:30:00.000Z",
+                 *       "workspace_id": "8d2f4c1a-6b3e-4f5a-9c7d-1e2f3a4b5c6d",
+                 *       "data": {
+                 *         "id": "5e7a9c1e-3a5c-4e7a-9c1e-3a5c7e9a1c3e",
+                 *         "item_id": "4a6c8e0f-2b4d-4f6a-8c0e-2a4c6e8f0b2d",
+                 *         "location_id": "1b3d5f7a-9c1e-4a3c-9e5f-7b9d1f3a5c7e",
+                 *         "quantity": 3,
+                 *         "status": "active",
+                 *         "reference": "Order 1042",
+                 *         "expires_at": "2024-12-04T08:15:00.000Z",
+                 *         "created_at": "2024-12-04T08:00:00.000Z",
+                 *         "updated_at": "2024-12-04T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event id; the same on every retry (`webhook-id`).
+                     * @example evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.expired";
+                    /**
+                     * Format: date-time
+                     * @example 2024-12-01T09:30:00.000Z
+                     */
+                    created_at: string;
+                    /** Format: uuid */
+                    workspace_id: string;
+                    data: components["schemas"]["Reservation"];
                 };
             };
         };
