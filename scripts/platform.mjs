@@ -333,7 +333,12 @@ async function start() {
 
 // What `npm run fleet` passes on to every process from this shell, as `npm start` does (the launcher
 // gives its processes no other variable of the shell's that a deployable reads).
-const FLEET_PASSED_VARIABLES = ['PIPELINES_SCHEDULE_MIN_INTERVAL_S', 'WEBHOOKS_ALLOW_PRIVATE', 'CONNECTORS_ALLOW_PRIVATE'];
+const FLEET_PASSED_VARIABLES = [
+  'PIPELINES_SCHEDULE_MIN_INTERVAL_S',
+  'PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS',
+  'WEBHOOKS_ALLOW_PRIVATE',
+  'CONNECTORS_ALLOW_PRIVATE',
+];
 
 /**
  * A fleet on this machine (contract section 17): a Redis Cluster (3 masters, 3 replicas), PgBouncer

@@ -48,6 +48,9 @@ test('the worker serves run outcomes and the run queue depth on its own metrics 
   // The run retention sweeper's count (contract section 20), shown before anything was pruned.
   for (const table of ['runs', 'run_logs']) expect(metricSample(text, `pipeline_records_pruned_total{table="${table}"}`)).toBe(0);
   expect(metricSample(text, `queue_depth{queue="${queueName}",state="waiting"}`)).toBe(0);
+  // Fair run scheduling (contract section 20): runs this worker admitted, and the runs of all workspaces waiting for a slot (no job yet).
+  expect(metricSample(text, 'pipeline_runs_admitted_total')).toBe(0);
+  expect(metricSample(text, 'pipeline_runs_awaiting_admission')).toBeGreaterThanOrEqual(0);
   expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
 
   // succeeded

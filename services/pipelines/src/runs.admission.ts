@@ -113,7 +113,7 @@ export function runAdmission(deps: RunAdmissionDeps): RunAdmission {
   return {
     admit,
     async runEnded(run) {
-      // Issue 31 (pending runs) promotes the pipeline's next pending run to queued here, before the admission.
+      // Contract section 19 (pending runs): the pipeline's next pending run becomes queued here, before the admission.
       try {
         await admit(run.workspaceId);
       } catch (err) {

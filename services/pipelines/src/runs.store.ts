@@ -28,7 +28,7 @@ export interface RunFailure {
  * The advisory lock of one workspace's admission (a transaction-scoped lock: it holds through a
  * transaction-mode pooler). Namespaced so that no other lock of this database shares its key.
  */
-const ADMISSION_LOCK = 'pipelines-run-admission:';
+export const ADMISSION_LOCK = 'pipelines-run-admission:';
 
 /** The runs holding a workspace's slots: running, or admitted and waiting for a worker (runs_holding_slot_idx). */
 const HOLDING_SLOT = Prisma.sql`("status" = 'running' OR ("status" = 'queued' AND "admitted_at" IS NOT NULL))`;

@@ -16,7 +16,7 @@ import {
 } from '@platform/testing';
 import { testQueue } from './test/app';
 import { killAllWorkers, spawnWorker, type WorkerProcess } from './test/worker';
-import type { RunBody } from './test/fixtures';
+import { maxOverlap, watchMax, type RunBody } from './test/fixtures';
 
 // Schedules ticked by real worker processes, on a database of this file's own: a scheduler ticks every
 // workspace's pipelines of its database, so it must not meet the pipelines of other test files.
@@ -31,6 +31,9 @@ const source: Server = createServer((_req, res) => {
   res.end(JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ id: `r${i}` }))));
 });
 beforeAll(() => new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve)));
+
+// A test that failed mid-way leaves its workers ticking this database; the next test must not share it with them.
+afterEach(() => killAllWorkers());
 
 afterAll(async () => {
   source.close();
@@ -180,6 +183,55 @@ test("a tick's run is a run like any other (run.queued, its queued log line, sin
   await w.kill('SIGTERM');
   expect(await w.exited).toEqual({ code: 0, signal: null });
 });
+
+test('ticks count against the workspace cap: twelve due schedules of one workspace, cap 2, four worker slots: never more than 2 of its runs running, the rest wait for admission', async () => {
+  const main = apis[0] ?? (await api());
+  const c = serviceClient('pipelines', main.url, testIdentity());
+  const workspaceId = c.identity.workspaceId;
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push((await scheduledSamplePipeline(c, `Capped ${i}`, 3600)).id);
+  // As if every schedule had been set 1.5 h ago: all twelve are due at once, one tick each.
+  const anchor = new Date(Date.now() - 1.5 * 3_600_000);
+  await sql(`UPDATE pipelines SET schedule_anchor_at = $1, next_run_at = $2 WHERE id = ANY($3::uuid[])`, [anchor, new Date(anchor.getTime() + 3_600_000), ids]);
+
+  // One connection per sampler: a pg client runs one query at a time.
+  const clients = [new pg.Client({ connectionString: databaseUrl }), new pg.Client({ connectionString: databaseUrl })] as const;
+  await Promise.all(clients.map((client) => client.connect()));
+  const count = async (client: pg.Client, where: string) =>
+    Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM runs WHERE workspace_id = $1 AND ${where}`, [workspaceId])).rows[0]!.n);
+  try {
+    const running = watchMax(() => count(clients[0], `status = 'running'`));
+    const awaiting = watchMax(() => count(clients[1], `status = 'queued' AND admitted_at IS NULL`));
+    const w = worker({ WORKER_CONCURRENCY: '4', PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS: '2', WORKER_STEP_DELAY_MS: '300' });
+    await w.ready;
+    await waitFor(
+      'the twelve tick runs to end',
+      async () => (await sql(`SELECT 1 FROM runs WHERE workspace_id = $1 AND status = 'succeeded'`, [workspaceId])).length === 12,
+      90_000,
+      100,
+    );
+    const [watchedRunning, watchedAwaiting] = [await running.stop(), await awaiting.stop()];
+    expect(watchedRunning.max).toBeLessThanOrEqual(2);
+    // The ticks' runs went through admission: some waited without a job while two held the slots.
+    expect(watchedAwaiting.max).toBeGreaterThan(0);
+    const runs = await sql<{ started_at: Date; finished_at: Date; trigger: string }>(
+      `SELECT started_at, finished_at, trigger FROM runs WHERE workspace_id = $1`,
+      [workspaceId],
+    );
+    expect(runs).toHaveLength(12);
+    expect(runs.every((run) => run.trigger === 'schedule')).toBe(true);
+    // Four slots were free for it, yet never more than two of its runs overlapped; two did (the cap was reached).
+    expect(
+      maxOverlap(
+        runs.map((run) => ({ startedAt: run.started_at, finishedAt: run.finished_at })),
+        new Date(),
+      ),
+    ).toBe(2);
+    await w.kill('SIGTERM');
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+  }
+}, 180_000);
 
 test('two APIs, two workers, a 3 s interval for ~40 s, one worker SIGKILLed mid-run: exactly one run per tick, none overlapping, no tick lost', async () => {
   const [first, second] = [apis[0] ?? (await api()), await api()];

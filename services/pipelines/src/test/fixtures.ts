@@ -100,3 +100,49 @@ export async function runEvents(runId: string): Promise<{ type: string; data: Ru
   );
   return rows;
 }
+
+/** A run's [started_at, finished_at) interval, as the database holds it. */
+export interface RunInterval {
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** The most runs running at one instant, from their [started_at, finished_at) intervals; a run not ended yet ends at `now`. */
+export function maxOverlap(runs: RunInterval[], now: Date): number {
+  const edges = runs
+    .filter((run) => run.startedAt)
+    .flatMap((run) => [
+      { at: run.startedAt!.getTime(), delta: 1 },
+      { at: (run.finishedAt ?? now).getTime(), delta: -1 },
+    ])
+    // At one instant an end comes before a start: the run that ended freed its slot first.
+    .sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let current = 0;
+  let max = 0;
+  for (const edge of edges) {
+    current += edge.delta;
+    max = Math.max(max, current);
+  }
+  return max;
+}
+
+/** Samples `count` (e.g. a workspace's running runs) until stopped; stop() gives the largest value seen and how many samples. */
+export function watchMax(count: () => Promise<number>, everyMs = 25): { stop(): Promise<{ max: number; samples: number }> } {
+  let stopped = false;
+  let max = 0;
+  let samples = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      max = Math.max(max, await count());
+      samples++;
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return { max, samples };
+    },
+  };
+}
