@@ -148,12 +148,12 @@ async function activeRunsOf(n: Neighbours): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** How long A's runs that ended since `from` held their worker slot (ms, sorted). */
-async function runDurationsOfA(n: Neighbours, from: Date): Promise<number[]> {
+/** How long A's runs that started between `from` and `to` held their worker slot (ms, sorted; read once they have ended). */
+async function runDurationsOfA(n: Neighbours, from: Date, to: Date): Promise<number[]> {
   const { rows } = await n.db.query<{ ms: string }>(
     `SELECT (extract(epoch FROM finished_at - started_at) * 1000)::bigint AS ms FROM runs
-      WHERE workspace_id = $1 AND finished_at >= $2 AND started_at IS NOT NULL ORDER BY 1`,
-    [n.a.workspaceId, from],
+      WHERE workspace_id = $1 AND started_at BETWEEN $2 AND $3 AND finished_at IS NOT NULL ORDER BY 1`,
+    [n.a.workspaceId, from, to],
   );
   return rows.map((r) => Number(r.ms));
 }
@@ -192,11 +192,12 @@ async function floodSchedules(n: Neighbours): Promise<string[]> {
 
   const from = new Date();
   const samples = await during(n, () => sleep(WINDOW_MS));
-  const runs = await runDurationsOfA(n, from);
-  category.note(
-    `a. A's runs that ended in the window: ${runs.length}, each held a worker slot p50 ${percentile(runs, 0.5)} ms, p99 ${percentile(runs, 0.99)} ms`,
+  const to = new Date();
+  const { rows: statuses } = await n.db.query<{ status: string; n: string }>(
+    `SELECT status, count(*) AS n FROM runs WHERE workspace_id = $1 GROUP BY status ORDER BY status`,
+    [a.workspaceId],
   );
-  judgeB(n, 'a. 1 s schedules of A', samples, { 'run trigger-to-start': runs.length > 0 ? percentile(runs, 0.99) : 0 });
+  category.note(`a. A's runs at the end of the window: ${statuses.map((r) => `${r.status} ${r.n}`).join(', ') || 'none'}`);
 
   // The ticks stop: every pipeline of A gets a cron that matches once in four years (flood e lists them).
   let patched = 0;
@@ -215,6 +216,12 @@ async function floodSchedules(n: Neighbours): Promise<string[]> {
     },
   );
   await waitFor('the runs of A to drain', async () => (await activeRunsOf(n)) === 0, 180_000, 250);
+  // Runs that began in the window and ended after it count too: a long run holds its slot all along.
+  const runs = await runDurationsOfA(n, from, to);
+  category.note(
+    `a. A's runs that started in the window: ${runs.length}, each held a worker slot p50 ${percentile(runs, 0.5)} ms, p99 ${percentile(runs, 0.99)} ms`,
+  );
+  judgeB(n, 'a. 1 s schedules of A', samples, { 'run trigger-to-start': runs.length > 0 ? percentile(runs, 0.99) : 0 });
   return created;
 }
 
