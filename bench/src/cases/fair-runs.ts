@@ -35,7 +35,7 @@ export interface FairRunsResults {
   flood: { samples: number; p50Ms: number; p99Ms: number };
   /** Per round, B's p50 with the flood over its p50 without. */
   p50RatioPerRound: number[];
-  /** How long A's runs that started during the flood phases held a worker slot (read once drained), and how many started per second. */
+  /** How long A's runs that started during the flood phases held a worker slot (read once drained; runs of one attempt: a retry's backoff frees the slot), and how many started per second. */
   aRunP99Ms: number;
   aRunsPerS: number;
   /** neighbourP99Bound(quiet p99, A's run p99): B's p99 with the flood must stay under it. */
@@ -161,7 +161,7 @@ export async function fairRunsCase(ctx: BenchContext, plan: FairRunsPlan): Promi
   for (const [from, to] of floodWindows) {
     const { rows } = await db.pipelines.query<{ ms: string }>(
       `SELECT (extract(epoch FROM finished_at - started_at) * 1000)::bigint AS ms FROM runs
-        WHERE workspace_id = $1 AND started_at BETWEEN $2 AND $3 AND finished_at IS NOT NULL`,
+        WHERE workspace_id = $1 AND started_at BETWEEN $2 AND $3 AND finished_at IS NOT NULL AND attempts = 1`,
       [a.workspaceId, from, to],
     );
     durations.push(...rows.map((r) => Number(r.ms)));
