@@ -10,8 +10,11 @@ import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { MAX_QUOTA_VALUE } from '@platform/core';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
 import { checkinCase, type CheckinPlan } from './cases/checkin';
+import { cronListCase, type CronListPlan } from './cases/cron-list';
+import { fairRunsCase, type FairRunsPlan } from './cases/fair-runs';
 import { fleetCase, type FleetPlan } from './cases/fleet';
 import { gatewayAbCase } from './cases/gateway-ab';
 import { hotPathCase } from './cases/hot-path';
@@ -62,6 +65,10 @@ const runsPlan: RunsPlan = quick
 const schedulesPlan: SchedulesPlan = quick
   ? { pipelines: 50, everySeconds: 1, windowS: 10, records: 10 }
   : { pipelines: 1_000, everySeconds: 1, windowS: 60, records: 10 };
+const fairRunsPlan: FairRunsPlan = quick
+  ? { pipelines: 1_000, records: 100, rounds: 1, samplesPerPhase: 10, phaseCapS: 40, warmUpS: 3 }
+  : { pipelines: 1_000, records: 100, rounds: Number(argument('rounds') ?? 3), samplesPerPhase: 30, phaseCapS: 60, warmUpS: 3 };
+const cronListPlan: CronListPlan = quick ? { rounds: 3, listsPerRound: 20 } : { rounds: Number(argument('rounds') ?? 10), listsPerRound: 40 };
 const checkinPlan: CheckinPlan = {
   ...(quick
     ? { tickets: 10_000, uploadClients: 4, changes: 200, loadS: 5, quietSamples: 20 }
@@ -127,6 +134,8 @@ async function main(): Promise<void> {
       processes: ['events', 'warehouse', 'pipelines', { kind: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } }, 'gateway'],
       // Requests are not logged (warn): the figures are the proxy's, not pino's.
       logLevel: 'warn',
+      // Two cores shared with other builds can take longer than the launcher's 30 s to start a process.
+      startTimeoutMs: 90_000,
       // Schedules of 1 s (the schedules case); the default minimum is 60 s.
       env: { EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT), PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1' },
     });
@@ -140,7 +149,13 @@ async function main(): Promise<void> {
     const ctx: BenchContext = {
       platform,
       resultsDir,
-      identity: { workspaceId: platform.workspaceId, keyId: platform.keyId, scopes: null },
+      // The cases create thousands of pipelines in this workspace: its quotas raised, as an operator would (contract section 20).
+      identity: {
+        workspaceId: platform.workspaceId,
+        keyId: platform.keyId,
+        scopes: null,
+        quotas: { pipelines: MAX_QUOTA_VALUE, scheduled_pipelines: MAX_QUOTA_VALUE, webhook_endpoints: MAX_QUOTA_VALUE },
+      },
       db: { events: pool(platform.databaseUrls.events), pipelines: pool(platform.databaseUrls.pipelines), admin: pool(adminUrl.toString()) },
       log,
     };
@@ -189,6 +204,14 @@ async function main(): Promise<void> {
       log('case 4: schedule ticks of many pipelines');
       results.schedules = await measured('schedules', () => schedulesCase(ctx, schedulesPlan));
     }
+    if (runCase('fair-runs')) {
+      log("case 4b: fair runs: B's trigger-to-start with and without 1,000 pipelines of A ticking every second");
+      results.fairRuns = await measured('fair-runs', () => fairRunsCase(ctx, fairRunsPlan));
+    }
+    if (runCase('cron-list')) {
+      log('case 4c: GET /pipelines?limit=100 of 100 cron pipelines vs 100 unscheduled ones');
+      results.cronList = await measured('cron-list', () => cronListCase(ctx, cronListPlan));
+    }
     if (runCase('checkin')) {
       log('case 5: check-in: offline uploads, replay, full and delta download, stats under online scanners');
       results.checkin = await measured('checkin', () => checkinCase(ctx, checkinPlan));
@@ -223,6 +246,8 @@ async function main(): Promise<void> {
         keysAb: keysAbPlan,
         runs: runsPlan,
         schedules: schedulesPlan,
+        fairRuns: fairRunsPlan,
+        cronList: cronListPlan,
         checkin: checkinPlan,
         rateLimit: rateLimitPlan,
         sizing: sizingPlan,

@@ -1,4 +1,6 @@
 import type { CheckinResults } from './cases/checkin';
+import type { CronListResults } from './cases/cron-list';
+import type { FairRunsResults } from './cases/fair-runs';
 import type { FleetResults, PairedRatio } from './cases/fleet';
 import type { AbResults } from './cases/gateway-ab';
 import type { KeysAbResults } from './cases/keys-ab';
@@ -34,6 +36,8 @@ export interface BenchResults {
   hotPath?: HotPathResults;
   runs?: RunsResults;
   schedules?: SchedulesResults;
+  fairRuns?: FairRunsResults;
+  cronList?: CronListResults;
   checkin?: CheckinResults;
   rateLimit?: RateLimitResults;
   sizing?: SizingResults;
@@ -42,7 +46,7 @@ export interface BenchResults {
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, checkin, rateLimit, sizing, fleet } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, fairRuns, cronList, checkin, rateLimit, sizing, fleet } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -208,6 +212,16 @@ export function tableRows(results: BenchResults): Row[] {
       measured: `${ms(s.tickToStartedP50Ms)} / ${ms(s.tickToStartedP99Ms)}`,
       target: '',
       verdict: 'ref',
+    });
+  }
+  if (fairRuns) rows.push(...fairRunsRows(fairRuns));
+  if (cronList) {
+    const c = cronList;
+    rows.push({
+      measurement: `GET /pipelines?limit=100: ${c.pipelines} cron pipelines / ${c.pipelines} unscheduled, median latency per round (${c.cronOverPlain.rounds.length} paired rounds; ms: cron, unscheduled); a second unscheduled workspace / the first`,
+      measured: `${n2(c.cronOverPlain.median)} (rounds ${n2(c.cronOverPlain.min)}-${n2(c.cronOverPlain.max)}; ${ms(c.medianMs.cron.median)}, ${ms(c.medianMs.plain.median)}); ${n2(c.plainOverPlain.median)} (${n2(c.plainOverPlain.min)}-${n2(c.plainOverPlain.max)})`,
+      target: '~1.00, within the spread of the rounds',
+      verdict: verdict(c.verdict.within),
     });
   }
   if (checkin) rows.push(...checkinRows(checkin));
@@ -470,4 +484,22 @@ export function textTable(rows: Row[]): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict])),
   ].join('\n');
+}
+
+function fairRunsRows(f: FairRunsResults): Row[] {
+  const c = `Fair runs: B's trigger-to-start (created_at → started_at) beside ${n0(f.pipelines)} pipelines of A every 1 s (${f.records} records a run)`;
+  return [
+    {
+      measurement: `${c}, without / with A ticking, p50 / p99 (runs of B: ${f.quiet.samples}, ${f.flood.samples})`,
+      measured: `${ms(f.quiet.p50Ms)} / ${ms(f.quiet.p99Ms)} → ${ms(f.flood.p50Ms)} / ${ms(f.flood.p99Ms)}`,
+      target: `p99 with A ≤ ${ms(f.boundMs)} (5x quiet p99, at least + 2 s, + A's run p99)`,
+      verdict: verdict(f.flood.p99Ms <= f.boundMs),
+    },
+    {
+      measurement: `${c}: p50 with A / without, per paired round; A's runs during the flood (per second; worker slot held, p99)`,
+      measured: `${f.p50RatioPerRound.map(n2).join(', ')}; ${n2(f.aRunsPerS)} runs/s, ${ms(f.aRunP99Ms)}`,
+      target: '',
+      verdict: 'ref',
+    },
+  ];
 }

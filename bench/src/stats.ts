@@ -1,9 +1,4 @@
-/** The value below which `q` (0..1) of the sorted samples fall (nearest rank). */
-export function percentile(sorted: ArrayLike<number>, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank]!;
-}
+export { percentile } from '@platform/testing';
 
 export function median(values: number[]): number {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);

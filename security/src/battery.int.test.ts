@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { attackWithBadInput } from './categories/bad-input';
 import { attackAcrossWorkspaces } from './categories/cross-workspace';
 import { attackHeaders, watchEveryAnswer } from './categories/headers';
+import { attackNeighbours } from './categories/neighbours';
 import { attackWithBodies } from './categories/oversized';
 import { attackSignatures } from './categories/signature';
 import { attackWithAddresses } from './categories/ssrf';
@@ -22,6 +23,7 @@ const categories = {
   signature: recorder.category('d. signature tampering'),
   bodies: recorder.category('e. oversized and amplifying bodies'),
   headers: recorder.category('f. headers: nosniff, HEAD, gzip'),
+  neighbours: recorder.category('g. neighbours: quotas and fair sharing'),
 };
 
 let field: Battlefield;
@@ -34,7 +36,7 @@ beforeAll(async () => {
   [a, b] = [await createFixtures(field, await createTenant(field, 'a')), await createFixtures(field, await createTenant(field, 'b'))];
   // From here on every answer counts (set-up polls runs a varying number of times).
   stopWatching = watchEveryAnswer(categories.headers);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   stopWatching();
@@ -80,6 +82,11 @@ test('f. every answer carried x-content-type-options: nosniff; HEAD answers ever
   await attackHeaders(field, a, categories.headers);
   expectNoFailures(categories.headers);
 }, 60_000);
+
+test("g. A floods the platform (1 s schedules, idempotent answers, unknown scans, connector checks, cron lists): B's p99 within its bound, A's stores within their quotas", async () => {
+  await attackNeighbours(field, categories.neighbours);
+  expectNoFailures(categories.neighbours);
+}, 420_000);
 
 test('the table: no category has failures', () => {
   const failing = recorder.all().filter((c) => c.failures.length > 0);

@@ -165,6 +165,7 @@ export * from './test-env';
 export * from './receiver';
 export * from './otlp-receiver';
 export * from './wait';
+export * from './stats';
 export * from './tcp-proxy';
 export * from './metrics';
 export * from './half-sent-post';

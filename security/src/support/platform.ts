@@ -5,6 +5,8 @@ import { send, type Answer, type SendOptions } from './http';
 /** The gateway's limits for slow clients in the battery's platform (read by gateway/src/config.ts). */
 export const GATEWAY_HEADERS_TIMEOUT_MS = 1_000;
 export const GATEWAY_REQUEST_TIMEOUT_MS = 4_000;
+/** The smallest interval schedule in the battery's platform (the neighbours category ticks every second; the default is 60 s). */
+export const SCHEDULE_MIN_INTERVAL_S = 1;
 
 /** Every API key of a tenant is unrestricted; requests go round the keys so no bucket's limit is met. */
 const KEYS_PER_TENANT = 12;
@@ -29,9 +31,12 @@ export async function startBattlefield(): Promise<Battlefield> {
     platform = await startPlatform({
       name: 'security',
       redisUrl: redis.url,
+      // Two cores shared with other builds can take longer than the launcher's 30 s to start a process.
+      startTimeoutMs: 90_000,
       env: {
         GATEWAY_HEADERS_TIMEOUT_MS: String(GATEWAY_HEADERS_TIMEOUT_MS),
         GATEWAY_REQUEST_TIMEOUT_MS: String(GATEWAY_REQUEST_TIMEOUT_MS),
+        PIPELINES_SCHEDULE_MIN_INTERVAL_S: String(SCHEDULE_MIN_INTERVAL_S),
       },
     });
   } catch (err) {
@@ -68,13 +73,20 @@ export interface Tenant {
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>, options?: Partial<SendOptions>): Promise<Answer>;
 }
 
-export async function createTenant(field: Battlefield, name: string): Promise<Tenant> {
+export interface TenantOptions {
+  /** How many keys the requests go round (default 12). */
+  keys?: number;
+  /** Each key's own limits per bucket (contract section 16); default: the platform's. */
+  rateLimits?: Record<string, number>;
+}
+
+export async function createTenant(field: Battlefield, name: string, options: TenantOptions = {}): Promise<Tenant> {
   const workspace = await field.admin('POST', '/admin/v1/workspaces', { name: `security ${name}` });
   if (workspace.status !== 201) throw new Error(`creating workspace ${name}: ${workspace.status} ${workspace.text}`);
   const workspaceId = workspace.json.id as string;
   const keys: { id: string; token: string }[] = [];
-  for (let i = 0; i < KEYS_PER_TENANT; i++) {
-    const key = await field.admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, { name: `${name} ${i}` });
+  for (let i = 0; i < (options.keys ?? KEYS_PER_TENANT); i++) {
+    const key = await field.admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, { name: `${name} ${i}`, rate_limits: options.rateLimits });
     if (key.status !== 201) throw new Error(`creating a key of ${name}: ${key.status} ${key.text}`);
     keys.push({ id: key.json.id, token: key.json.token });
   }

@@ -8,8 +8,14 @@ export interface Failure {
 export class Category {
   tried = 0;
   readonly failures: Failure[] = [];
+  /** What the category measured or could not check yet, printed with the table (never a failure). */
+  readonly notes: string[] = [];
 
   constructor(readonly name: string) {}
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
 
   /** Counts one input; every problem (none when the answer was right) is a failure of it. */
   check(input: string, problems: readonly string[]): void {
@@ -70,11 +76,14 @@ export class Recorder {
       .join('\n');
   }
 
-  /** The table, then every category's failures grouped by problem. */
+  /** The table, every category's notes, then every category's failures grouped by problem. */
   report(): string {
+    const notes = this.all()
+      .filter((c) => c.notes.length > 0)
+      .map((c) => `${c.name}:\n${c.notes.map((n) => `  ${n}`).join('\n')}`);
     const details = this.all()
       .filter((c) => c.failures.length > 0)
       .map((c) => `${c.name}: ${c.failures.length} failures\n${c.summary()}`);
-    return [this.table(), ...details].join('\n\n');
+    return [this.table(), ...notes, ...details].join('\n\n');
   }
 }
