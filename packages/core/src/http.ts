@@ -144,6 +144,8 @@ const TRANSIENT_DB_CODES = new Set([
   '53300',
   '40P01',
   '40001',
+  // Prisma's "write conflict or deadlock" of an interactive transaction (40P01/40001 wrapped): retry.
+  'P2034',
   // lock_not_available: a lock wait past its lock_timeout (quota-lock.ts), under load.
   '55P03',
 ]);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
-import { createLogger, queueKeyPrefix, type WorkspaceId } from '@platform/core';
+import { createLogger, DEFAULT_SERVICE_QUOTA_LIMITS, queueKeyPrefix, type WorkspaceId } from '@platform/core';
 import { prepareTestDatabase, testDatabaseUrl, testIdentity, testRedisUrl, uniqueDatabaseName, waitFor } from '@platform/testing';
 import { createDatabase } from './database';
 import { pipelinesStore } from './pipelines.store';
@@ -46,14 +46,13 @@ async function queuedRuns(count: number): Promise<{ workspaceId: WorkspaceId; ru
   // Triggers a millisecond apart: the admission order (created_at, id) is the order of runIds.
   const base = Date.now();
   for (let i = 0; i < count; i++) {
-    const pipeline = await pipelinesStore(db).create(workspaceId, {
-      name: `p${i}`,
-      sourceConnector: 'sample',
-      sourceConfig: { records: 1, seed: 0 },
-      destinationConnector: 'postgres',
-      destinationConfig: { table: 't' },
-    });
-    const created = await runsStore(db).create(workspaceId, pipeline.id, { trigger: 'manual', since: undefined, dryRun: true }, new Date(base + i));
+    const made = await pipelinesStore(db).create(
+      workspaceId,
+      { name: `p${i}`, sourceConnector: 'sample', sourceConfig: { records: 1, seed: 0 }, destinationConnector: 'postgres', destinationConfig: { table: 't' } },
+      DEFAULT_SERVICE_QUOTA_LIMITS,
+    );
+    if (made.kind !== 'created') throw new Error('pipeline not created');
+    const created = await runsStore(db).create(workspaceId, made.pipeline.id, { trigger: 'manual', since: undefined, dryRun: true }, new Date(base + i));
     if (created.kind !== 'created') throw new Error('run not created');
     runIds.push(created.run.id);
   }

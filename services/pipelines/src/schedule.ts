@@ -42,12 +42,34 @@ export function parseCron(cron: string, timezone: string, currentDate?: Date): C
  */
 export function isTimeZone(name: string): boolean {
   if (!/^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/.test(name) || name.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
+  return remembered(zoneValidity, name, () => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Answers that depend only on their input and the runtime (a zone name, a stored schedule), kept
+ * so that showing a pipeline does not build a time zone formatter or parse its cron again each
+ * time (about 2.5 ms a cron pipeline: a list of 100 held the service for 250 ms). Bounded: a full
+ * map starts again empty, so no client can grow it.
+ */
+const MAX_REMEMBERED = 10_000;
+const zoneValidity = new Map<string, boolean>();
+const storedValidity = new Map<string, boolean>();
+
+function remembered(cache: Map<string, boolean>, key: string, compute: () => boolean): boolean {
+  let answer = cache.get(key);
+  if (answer === undefined) {
+    answer = compute();
+    if (cache.size >= MAX_REMEMBERED) cache.clear();
+    cache.set(key, answer);
   }
+  return answer;
 }
 
 /**
@@ -116,7 +138,7 @@ export function scheduleSchema(minIntervalS: number) {
 /** The schedule as stored (validated when it was set); anything else reads as no schedule. */
 export function storedSchedule(value: unknown): Schedule | null {
   if (value === null || value === undefined) return null;
-  return issuesOf(value, 1, false).length === 0 ? (value as Schedule) : null;
+  return remembered(storedValidity, JSON.stringify(value), () => issuesOf(value, 1, false).length === 0) ? (value as Schedule) : null;
 }
 
 /** The schedule as the API shows it: the cron's timezone spelled out. */
