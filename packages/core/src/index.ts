@@ -19,6 +19,7 @@ export * from './tracing-config';
 export * from './metrics';
 export * from './migrate';
 export * from './pagination';
+export * from './periodic';
 export * from './request-id';
 export * from './route';
 export * from './resource';

@@ -1,7 +1,7 @@
 import type { Logger } from '@platform/core';
 import { deliveryJobId, type DeliveryQueue } from './deliveries.queue';
 import { deliveryJobOf } from './outbox-relay';
-import { runPeriodically, type PeriodicTask } from './periodic';
+import { runPeriodically, type PeriodicTask } from '@platform/core';
 import type { Sql } from './sql';
 import { NOT_SENT_DISABLED } from './deliveries.worker';
 import { requeueStore, type DueRetry, type RequeueStore } from './webhooks.store';

@@ -1,7 +1,7 @@
 import { timestamp, type Logger } from '@platform/core';
 import { DELIVERY_JOB_NAME, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
 import type { Sql, SqlClient } from './sql';
-import { runPeriodically, type PeriodicTask, type StopRequest } from './periodic';
+import { runPeriodically, type PeriodicTask, type StopRequest } from '@platform/core';
 import { outboxStore, type OutboxRow } from './webhooks.store';
 
 export interface PublishResult {

@@ -1,5 +1,5 @@
 import type { Logger } from '@platform/core';
-import { runPeriodically, type PeriodicTask, type StopRequest } from './periodic';
+import { runPeriodically, type PeriodicTask, type StopRequest } from '@platform/core';
 import type { SqlClient } from './sql';
 import { retentionStore, type RetentionStore } from './webhooks.store';
 

@@ -1,4 +1,4 @@
-import { registeredCounter, type Logger, type Registry } from '@platform/core';
+import { registeredCounter, runPeriodically, type Logger, type Registry } from '@platform/core';
 import type { ScansRetentionStore } from './scans-retention.store';
 
 const DAY_MS = 86_400_000;
@@ -42,30 +42,21 @@ export function startScansRetention(options: {
     ? registeredCounter(options.metrics, 'events_records_pruned_total', 'Rows the events retention sweeper deleted, by table.', ['table']).labels('scans')
     : undefined;
   pruned?.inc(0);
-  let stopped = false;
-  let sweep: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = (delayMs: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep = pruneUnmatchedScans(options.store, {
+  const task = runPeriodically(
+    async (stop) => {
+      const scans = await pruneUnmatchedScans(options.store, {
         now: new Date(),
         batchSize: options.batchSize,
-        stopRequested: () => stopped,
+        stopRequested: () => stop.requested,
         onPruned: (count) => pruned?.inc(count),
-      })
-        .then((scans) => scans > 0 && options.logger.info({ scans }, 'unmatched scans pruned'))
-        .catch((err: unknown) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'scan retention failed; retrying next period'))
-        .finally(() => schedule(options.intervalMs));
-    }, delayMs);
-    timer.unref();
-  };
-  schedule(options.firstDelayMs);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await sweep;
+      });
+      if (scans > 0) options.logger.info({ scans }, 'unmatched scans pruned');
     },
-  };
+    {
+      firstDelayMs: options.firstDelayMs,
+      intervalMs: options.intervalMs,
+      onError: (err) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'scan retention failed; retrying next period'),
+    },
+  );
+  return { stop: () => task.close() };
 }

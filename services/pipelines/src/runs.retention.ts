@@ -1,4 +1,4 @@
-import type { Logger } from '@platform/core';
+import { runPeriodically, type Logger } from '@platform/core';
 import type { RunsRetentionStore } from './runs.store';
 
 const DAY_MS = 86_400_000;
@@ -47,25 +47,16 @@ export async function pruneEndedRuns(options: RunRetentionOptions): Promise<numb
  * runs one (SKIP LOCKED shares the rows). Failures are logged and retried next time.
  */
 export function startRunRetention(options: RunRetentionOptions & { intervalMs: number; firstDelayMs: number; logger: Logger }): { stop(): Promise<void> } {
-  let stopped = false;
-  let sweep: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = (delayMs: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep = pruneEndedRuns({ ...options, stopRequested: () => stopped })
-        .then((runs) => runs > 0 && options.logger.info({ runs }, 'ended runs pruned'))
-        .catch((err: unknown) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'run retention failed; retrying next period'))
-        .finally(() => schedule(options.intervalMs));
-    }, delayMs);
-    timer.unref();
-  };
-  schedule(options.firstDelayMs);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await sweep;
+  const task = runPeriodically(
+    async (stop) => {
+      const runs = await pruneEndedRuns({ ...options, stopRequested: () => stop.requested });
+      if (runs > 0) options.logger.info({ runs }, 'ended runs pruned');
     },
-  };
+    {
+      firstDelayMs: options.firstDelayMs,
+      intervalMs: options.intervalMs,
+      onError: (err) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'run retention failed; retrying next period'),
+    },
+  );
+  return { stop: () => task.close() };
 }

@@ -1,4 +1,4 @@
-import { registeredCounter, type Logger, type Registry } from '@platform/core';
+import { registeredCounter, runPeriodically, type Logger, type Registry } from '@platform/core';
 import type { ReservationsExpiryStore } from './reservations-expiry.store';
 
 const DAY_MS = 86_400_000;
@@ -70,37 +70,25 @@ export function startReservationsSweeper(options: {
     : undefined;
   expiredCounter?.inc(0);
   prunedCounter?.inc(0);
-  let stopped = false;
-  let sweep: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const stopRequested = () => stopped;
-  const run = async () => {
-    const now = new Date();
-    const expired = await sweepDueReservations(options.store, { now, batchSize: options.batchSize, stopRequested, onExpired: (n) => expiredCounter?.inc(n) });
-    const pruned = await pruneEndedReservations(options.store, {
-      now,
-      retentionDays: options.retentionDays,
-      batchSize: options.batchSize,
-      stopRequested,
-      onPruned: (n) => prunedCounter?.inc(n),
-    });
-    if (expired > 0 || pruned > 0) options.logger.info({ expired, pruned }, 'reservations swept');
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep = run()
-        .catch((err: unknown) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'reservations sweep failed; retrying next period'))
-        .finally(schedule);
-    }, options.intervalMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await sweep;
+  const task = runPeriodically(
+    async (stop) => {
+      const now = new Date();
+      const stopRequested = () => stop.requested;
+      const expired = await sweepDueReservations(options.store, { now, batchSize: options.batchSize, stopRequested, onExpired: (n) => expiredCounter?.inc(n) });
+      const pruned = await pruneEndedReservations(options.store, {
+        now,
+        retentionDays: options.retentionDays,
+        batchSize: options.batchSize,
+        stopRequested,
+        onPruned: (n) => prunedCounter?.inc(n),
+      });
+      if (expired > 0 || pruned > 0) options.logger.info({ expired, pruned }, 'reservations swept');
     },
-  };
+    {
+      firstDelayMs: options.intervalMs,
+      intervalMs: options.intervalMs,
+      onError: (err) => options.logger.warn({ err: err instanceof Error ? err.message : err }, 'reservations sweep failed; retrying next period'),
+    },
+  );
+  return { stop: () => task.close() };
 }

@@ -16,7 +16,8 @@ export interface PeriodicTask {
 }
 
 /**
- * Runs `run` after `firstDelayMs`, then again `intervalMs` after each run ends. A run that throws
+ * The one loop of the platform's background sweepers (webhook relay, requeue and retention; run,
+ * scan and reservation retention): runs `run` after `firstDelayMs`, then again `intervalMs` after each run ends. A run that throws
  * goes to `onError` and the next one comes as usual, so a database or Redis outage is retried,
  * never fatal. Runs never overlap.
  */
@@ -42,6 +43,8 @@ export function runPeriodically(
         },
       );
     }, delayMs);
+    // Background work never keeps a process alive on its own: its owner closes it at shutdown.
+    timer.unref();
   }
 
   schedule(options.firstDelayMs);
