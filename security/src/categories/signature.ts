@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { INTERNAL_USAGE_PATH } from '@platform/core';
 import { PUBLIC_WEBHOOK_URL, type Fixtures } from '../support/fixtures';
 import { bodyBytes, describe, send, sleep, type Answer } from '../support/http';
 import { refusedWith } from '../support/judge';
@@ -107,6 +108,24 @@ export async function attackSignatures(field: Battlefield, a: Fixtures, b: Fixtu
         sent: { headers: drop(h) },
       })),
       { name: 'empty signature', signed: read, sent: { headers: set('x-platform-signature', '') } },
+      // Contract 20: the quotas travel beside the signature with a MAC of their own; a client's are never believed.
+      {
+        name: 'raised quotas without their MAC',
+        signed: write,
+        sent: { headers: set('x-platform-quotas', 'pipelines=999999;scheduled_pipelines=999999;webhook_endpoints=999999') },
+      },
+      {
+        name: 'raised quotas with a forged MAC',
+        signed: write,
+        sent: {
+          headers: (h) => ({
+            ...h,
+            'x-platform-quotas': 'pipelines=999999;scheduled_pipelines=999999;webhook_endpoints=999999',
+            'x-platform-quotas-signature': 'f'.repeat(64),
+          }),
+        },
+      },
+      { name: 'the internal usage route without a signature', signed: { ...read, path: INTERNAL_USAGE_PATH }, sent: { headers: drop('x-platform-signature') } },
       { name: 'truncated signature', signed: read, sent: { headers: (h) => ({ ...h, 'x-platform-signature': h['x-platform-signature']!.slice(0, 32) }) } },
       {
         name: 'the MAC keyed with the secret itself (no per-service key)',
