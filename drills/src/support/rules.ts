@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { startReceiver, waitFor, type Platform, type Receiver } from '@platform/testing';
+import { DEFAULT_VERSION } from '@platform/core';
 import { call, startLoop, statusCounts, type Loop, type Outcome } from './load';
 
 /**
@@ -57,7 +58,7 @@ export interface RulesSizes {
   maxMs: number;
 }
 
-const VERSION = { 'platform-version': '2024-12-01' };
+const VERSION = { 'platform-version': DEFAULT_VERSION };
 const auth = (token: string) => ({ authorization: `Bearer ${token}`, ...VERSION });
 const RUN_ENDED = ['succeeded', 'failed', 'cancelled'];
 /** The rate-limit window of contract section 6. */

@@ -1,3 +1,4 @@
+import { ADMIN_PREFIX, DEFAULT_VERSION, SERVICES } from '@platform/contract';
 import createOpenApiClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths as AdminPaths } from './generated/admin.js';
 import type { paths as EventsPaths } from './generated/events.js';
@@ -7,10 +8,15 @@ import { newIdempotencyKey } from './idempotency-key.js';
 import { retryingFetch, type Fetch, type RetryOptions } from './retry.js';
 
 /** The platform version this client was generated for (contract section 5). */
-export const PLATFORM_VERSION = '2024-12-01';
+export const PLATFORM_VERSION = DEFAULT_VERSION;
 
 /** Where each API lives under the gateway (contract section 1). */
-export const API_PREFIXES = { events: '/events/v0', warehouse: '/warehouse/v1', pipelines: '/pipelines/v3', admin: '/admin/v1' } as const;
+export const API_PREFIXES = {
+  events: SERVICES.events.prefix,
+  warehouse: SERVICES.warehouse.prefix,
+  pipelines: SERVICES.pipelines.prefix,
+  admin: ADMIN_PREFIX,
+} as const;
 
 interface CommonOptions {
   /** The gateway, e.g. `http://127.0.0.1:8080` (no API prefix: each API adds its own). */

@@ -1,3 +1,4 @@
+import { ERROR_CODES, MAX_FIELD_ERRORS } from '@platform/contract';
 import { z } from 'zod';
 
 /** One problem in a request, as listed in the error body's `errors[]`. */
@@ -13,25 +14,8 @@ export const FieldError = z
   .meta({ id: 'FieldError', description: 'One problem in the request; a 400 lists every problem at once.' });
 export type FieldError = z.infer<typeof FieldError>;
 
-/** Every `error.code` the platform answers with (contract section 2). */
-export const ERROR_CODES = [
-  'invalid_request',
-  'unauthorized',
-  'forbidden_scope',
-  'not_found',
-  'conflict',
-  'rate_limited',
-  'temporarily_unavailable',
-  'payload_too_large',
-  'unsupported_media_type',
-  'request_timeout',
-  'internal_error',
-] as const;
 export const ErrorCode = z.enum(ERROR_CODES);
 export type ErrorCode = z.infer<typeof ErrorCode>;
-
-/** At most this many elements in `errors[]` (contract section 2); `errors_total` counts the rest. */
-export const MAX_FIELD_ERRORS = 100;
 
 /** A field longer than this (code points) is cut in `errors[]`: the answer stays small whatever key a client sends. */
 const MAX_FIELD_LENGTH = 1024;

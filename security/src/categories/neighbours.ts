@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { BUCKET_LIMITS, DEFAULT_QUOTA_LIMITS, type QuotaLimits, type QuotaName } from '@platform/core';
+import { BUCKET_LIMITS, DEFAULT_QUOTA_LIMITS, SERVICES, type QuotaLimits, type QuotaName } from '@platform/core';
 import { neighbourP99Bound, percentile, waitFor } from '@platform/testing';
 import { PUBLIC_WEBHOOK_URL } from '../support/fixtures';
 import { describe, sleep, type Answer } from '../support/http';
@@ -277,7 +277,7 @@ async function floodSchedules(n: Neighbours): Promise<string[]> {
 async function createPastQuotas(n: Neighbours): Promise<void> {
   const { a, category, field } = n;
   const limit = n.limits.webhook_endpoints;
-  for (const prefix of ['/events/v0', '/warehouse/v1', '/pipelines/v3']) {
+  for (const { prefix } of Object.values(SERVICES)) {
     const before = (await listAll(a, `${prefix}/webhook-endpoints`)).length;
     for (let i = before; i < limit + PAST_QUOTA_ATTEMPTS; i++) {
       const answer = await a.call('POST', `${prefix}/webhook-endpoints`, { url: PUBLIC_WEBHOOK_URL, events: ['*'], enabled: false });

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { SERVICES } from '@platform/core';
 import type { Fixtures } from '../support/fixtures';
 import { describe, forEachLimited, type Answer } from '../support/http';
 import { refusedWith, type Judge } from '../support/judge';
@@ -260,9 +261,9 @@ function controls(endpoints: Record<string, string>): Probe[] {
 
 export async function attackWithAddresses(field: Battlefield, fixtures: Fixtures, category: Category, deadline: number): Promise<void> {
   const endpoints = {
-    '/events/v0': fixtures.ids['events:webhook-endpoints']![0]!,
-    '/warehouse/v1': fixtures.ids['warehouse:webhook-endpoints']![0]!,
-    '/pipelines/v3': fixtures.ids['pipelines:webhook-endpoints']![0]!,
+    [SERVICES.events.prefix]: fixtures.ids['events:webhook-endpoints']![0]!,
+    [SERVICES.warehouse.prefix]: fixtures.ids['warehouse:webhook-endpoints']![0]!,
+    [SERVICES.pipelines.prefix]: fixtures.ids['pipelines:webhook-endpoints']![0]!,
   };
   const hosts = [...PRIVATE_HOSTS, ...(await loopbackNames())];
   const probes = [...hosts.flatMap((host) => probesFor(host, endpoints)), ...connectionUrlProbes(field), ...controls(endpoints)];

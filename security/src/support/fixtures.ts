@@ -1,3 +1,4 @@
+import { SERVICES, type ServiceName } from '@platform/core';
 import { randomUUID } from 'node:crypto';
 import { sleep, type Answer } from './http';
 import { expectStatus, type Battlefield, type Tenant } from './platform';
@@ -97,11 +98,7 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
     await finishedRun(tenant, pipeline, run.json.id);
   }
 
-  for (const [service, prefix] of [
-    ['events', '/events/v0'],
-    ['warehouse', '/warehouse/v1'],
-    ['pipelines', '/pipelines/v3'],
-  ] as const) {
+  for (const [service, { prefix }] of Object.entries(SERVICES) as [ServiceName, (typeof SERVICES)[ServiceName]][]) {
     for (let i = 0; i < 2; i++) {
       add(
         `${service}:webhook-endpoints`,

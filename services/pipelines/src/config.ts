@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env } from '@platform/core';
+import { env, SERVICES } from '@platform/core';
 import { ServiceConfig } from '@platform/webhooks';
 import { ConnectorsConfig } from './connectors/policy';
 import { WorkspaceMaxActiveRuns } from './runs.admission';
@@ -28,7 +28,7 @@ export const PipelinesConfig = ServiceConfig.extend({
   PIPELINES_PUBLIC_BASE_PATH: z
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /pipelines/v3')
-    .default('/pipelines/v3'),
+    .default(SERVICES.pipelines.prefix),
   /** The smallest `every_seconds` of an interval schedule (contract section 13). */
   PIPELINES_SCHEDULE_MIN_INTERVAL_S: z.coerce.number().int().min(1).max(MAX_INTERVAL_S).default(DEFAULT_MIN_INTERVAL_S),
   ...ConnectorsConfig.shape,
