@@ -289,11 +289,11 @@ export function entryProblems(where: string, dir: string, entry: string): string
   return existsSync(join(ROOT, source)) ? [] : [`${where}: runs ${entry} but ${source} does not exist`];
 }
 
-/** The shutdown deadline of every process using gracefulShutdown's default (packages/core/src/shutdown.ts), in seconds. */
+/** The shutdown deadline of every process using gracefulShutdown's default (packages/core/src/process/shutdown.ts), in seconds. */
 export function defaultShutdownDeadlineSeconds(): number {
-  const source = readFileSync(join(ROOT, 'packages/core/src/shutdown.ts'), 'utf8');
+  const source = readFileSync(join(ROOT, 'packages/core/src/process/shutdown.ts'), 'utf8');
   const match = /deadlineMs = ([\d_]+)/.exec(source);
-  if (!match?.[1]) throw new Error('gracefulShutdown has no default deadlineMs in packages/core/src/shutdown.ts');
+  if (!match?.[1]) throw new Error('gracefulShutdown has no default deadlineMs in packages/core/src/process/shutdown.ts');
   return Number(match[1].replace(/_/g, '')) / 1000;
 }
 

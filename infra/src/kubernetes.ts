@@ -298,16 +298,16 @@ export const QUEUE_SCALED: Record<string, { queueVariable: string; concurrencyVa
   'pipelines-worker': { queueVariable: 'PIPELINES_RUNS_QUEUE', concurrencyVariable: 'WORKER_CONCURRENCY' },
 };
 
-/** The queue-depth gauge core's trackQueueDepth registers (packages/core/src/metrics.ts): its name and labels. */
+/** The queue-depth gauge core's trackQueueDepth registers (packages/core/src/observability/metrics.ts): its name and labels. */
 export function queueDepthMetric(): { name: string; labels: string[] } {
-  const source = readFileSync(join(ROOT, 'packages/core/src/metrics.ts'), 'utf8');
+  const source = readFileSync(join(ROOT, 'packages/core/src/observability/metrics.ts'), 'utf8');
   const body = source.slice(source.indexOf('export function trackQueueDepth'));
   const name = /name: '([a-z_:]+)'/.exec(body)?.[1];
   const labels = /labelNames: \[([^\]]*)\]/
     .exec(body)?.[1]
     ?.match(/'[^']+'/g)
     ?.map((l) => l.slice(1, -1));
-  if (!name || !labels) throw new Error('trackQueueDepth in packages/core/src/metrics.ts registers no gauge with a name and labelNames');
+  if (!name || !labels) throw new Error('trackQueueDepth in packages/core/src/observability/metrics.ts registers no gauge with a name and labelNames');
   return { name, labels };
 }
 

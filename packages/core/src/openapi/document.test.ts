@@ -1,9 +1,9 @@
 import { validate } from '@readme/openapi-parser';
 import { z } from 'zod';
 import { ROUTES } from '../contract';
-import { ListQuery } from '../pagination';
-import type { RouteDeclaration } from '../route';
-import { codePointString, Slug, Uuid, UtcTimestamp } from '../validation';
+import { ListQuery } from '../http/pagination';
+import type { RouteDeclaration } from '../http/route';
+import { codePointString, Slug, Uuid, UtcTimestamp } from '../http/validation';
 import { openApiDocument, openApiPath, undocumentedRoutes, type OpenApiDocument } from './document';
 import { listOf } from './schemas';
 

@@ -19,9 +19,9 @@ import {
   type Scope,
   type ServiceName,
 } from '../contract';
-import { ErrorBody } from '../errors';
-import type { RouteDeclaration } from '../route';
-import { Uuid, UtcTimestamp } from '../validation';
+import { ErrorBody } from '../http/errors';
+import type { RouteDeclaration } from '../http/route';
+import { Uuid, UtcTimestamp } from '../http/validation';
 import {
   commonResponseHeaders,
   componentHeaders,

@@ -4,8 +4,8 @@
  * all from contract.ts and errors.ts.
  */
 import { BUCKET_LIMITS, DEFAULT_VERSION, SUPPORTED_VERSIONS, type BucketName, type Scope } from '../contract';
-import { internalError, notFound, rateLimited, type ApiError, type ErrorBody, type ErrorCode } from '../errors';
-import { MAX_BODY_BYTES } from '../http';
+import { internalError, notFound, rateLimited, type ApiError, type ErrorBody, type ErrorCode } from '../http/errors';
+import { MAX_BODY_BYTES } from '../http/http';
 import type { ErrorStatus } from './route-docs';
 import type { JsonSchema } from './schemas';
 

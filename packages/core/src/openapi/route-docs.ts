@@ -3,8 +3,8 @@
  * document (document.ts) reads it. Types only, so the route builder can name them.
  */
 import type { z } from 'zod';
-import type { ErrorBody } from '../errors';
-import type { EventType } from '../outbox';
+import type { ErrorBody } from '../http/errors';
+import type { EventType } from '../data/outbox';
 
 /** One success answer of a route. */
 export interface ResponseDoc {

@@ -1,0 +1,3 @@
+export * from './document';
+export * from './route-docs';
+export * from './schemas';

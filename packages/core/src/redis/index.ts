@@ -1,0 +1,3 @@
+export * from './redis';
+export * from './redis-config';
+export * from './queue-prefix';
