@@ -21,7 +21,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        // Each file is checked with the tsconfig.json nearest to it (gateway/console and gateway/docs
+        // Each file is checked with the tsconfig.json nearest to it (apps/console/console and apps/console/docs
         // have their own, for the browser).
         projectService: true,
         tsconfigRootDir: import.meta.dirname,
@@ -38,8 +38,8 @@ export default tseslint.config(
   {
     // The API reference's views are pure (document in, view tree out, unit-tested without a DOM):
     // only dom.ts builds nodes and only docs.ts, the page, reads the location or fetches.
-    files: ['gateway/docs/src/**/*.ts'],
-    ignores: ['gateway/docs/src/dom.ts', 'gateway/docs/src/docs.ts'],
+    files: ['apps/console/docs/src/**/*.ts'],
+    ignores: ['apps/console/docs/src/dom.ts', 'apps/console/docs/src/docs.ts'],
     rules: { 'no-restricted-globals': ['error', 'document', 'window', 'location', 'fetch', 'history', 'navigator', 'localStorage', 'sessionStorage'] },
   },
   {

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KNOWN_CYCLES = new Map([]);
 
 const packageDirs = ['packages', 'services'].flatMap((group) => readdirSync(join(ROOT, group)).map((name) => join(group, name)));
-const sources = [...packageDirs, 'gateway', 'gateway/console', 'gateway/docs', 'bench', 'drills', 'e2e', 'security', 'infra']
+const sources = [...packageDirs, 'gateway', 'apps/console/console', 'apps/console/docs', 'bench', 'drills', 'e2e', 'security', 'infra']
   .map((dir) => join(ROOT, dir, 'src'))
   .filter((dir) => existsSync(dir));
 

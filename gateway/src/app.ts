@@ -40,7 +40,7 @@ export interface GatewayDeps {
   keyChanges?: Partial<KeyChangeFeedOptions>;
   /** How often last use and usage counts are written (default 5 s; the contract allows usage 60 s behind). */
   activityFlushMs?: number;
-  /** The built workspace console (dist/console); null serves none. Default: found beside the code. */
+  /** The built workspace console (@platform/console's dist/console); null serves none. Default: that package's build. */
   consoleDir?: string | null;
   /** Where the gateway's metrics go (served by main on METRICS_PORT); default: a registry nobody reads. */
   metrics?: Registry;

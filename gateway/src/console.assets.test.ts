@@ -4,12 +4,14 @@ import { BUCKET_LIMITS, EVENT_TYPES, ROUTES, SCOPES } from '@platform/core';
 import { MAX_KEY_RATE_LIMIT } from '@platform/admin-api';
 import { CONSOLE_PATH, consoleMeta, defaultConsoleDir, loadConsoleAssets, type ConsoleAssets } from './console.assets';
 
-// These tests read the built console (dist/console): turbo builds before it tests.
+// These tests read the built console (@platform/console's dist/console): turbo builds it, a dependency, before the gateway tests.
+/** The @platform/console package's folder: the sources the built page comes from. */
+const CONSOLE_APP = dirname(require.resolve('@platform/console/package.json'));
 const dir = defaultConsoleDir();
 let assets: ConsoleAssets;
 
 beforeAll(() => {
-  if (!dir) throw new Error('dist/console is missing: run the gateway build (pnpm turbo run build --filter=@platform/gateway)');
+  if (!dir) throw new Error('the console is not built: pnpm turbo run build --filter=@platform/console');
   assets = loadConsoleAssets(dir);
 });
 
@@ -137,10 +139,10 @@ describe('console assets', () => {
       /<link rel="stylesheet" href="\/console\/base.css" \/>\s*<link rel="stylesheet" href="\/console\/uPlot.min.css" \/>\s*<link rel="stylesheet" href="\/console\/console.css" \/>/,
     );
     expect(page).toContain(
-      `<a class="skip-link" href="#main">Skip to content</a>\n    ${readFileSync(join(__dirname, '..', 'console', 'body.html'), 'utf8')}\n  </body>`,
+      `<a class="skip-link" href="#main">Skip to content</a>\n    ${readFileSync(join(CONSOLE_APP, 'console', 'body.html'), 'utf8')}\n  </body>`,
     );
-    expect(text('/console/base.css')).toBe(readFileSync(join(__dirname, '..', 'pages', 'base.css'), 'utf8'));
-    expect(text('/console/console.css')).toBe(readFileSync(join(__dirname, '..', 'console', 'static', 'console.css'), 'utf8'));
+    expect(text('/console/base.css')).toBe(readFileSync(join(CONSOLE_APP, 'pages', 'base.css'), 'utf8'));
+    expect(text('/console/console.css')).toBe(readFileSync(join(CONSOLE_APP, 'console', 'static', 'console.css'), 'utf8'));
   });
 });
 

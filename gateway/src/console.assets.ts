@@ -8,7 +8,7 @@ export const CONSOLE_PATH = '/console';
 /** URL path (`/console/main.js`) → asset; `/console` and `/console/` are the page. */
 export type ConsoleAssets = PageAssets;
 
-/** The built console (dist/console), undefined when the gateway was not built. */
+/** The built console (@platform/console's dist/console), undefined when it was not built. */
 export function defaultConsoleDir(): string | undefined {
   return builtPageDir('console');
 }

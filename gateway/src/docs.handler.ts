@@ -25,7 +25,7 @@ interface Asset extends PageAsset {
   gzipped?: Buffer;
 }
 
-/** The built page (dist/docs: its HTML, scripts and style sheets), undefined when the gateway was not built. */
+/** The built page (@platform/console's dist/docs: its HTML, scripts and style sheets), undefined when it was not built. */
 export function defaultDocsDir(): string | undefined {
   return builtPageDir('docs');
 }

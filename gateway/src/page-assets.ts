@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
+import { dirname, extname, join, relative, sep } from 'node:path';
 
 /** One file of a page of the gateway's own (/console, /docs), held in memory with its validator. */
 export interface PageAsset {
@@ -21,11 +21,12 @@ export const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Where the gateway build puts a page (`console`, `docs`): beside the compiled code in `dist/`, or
- * `dist/<name>` seen from `src/` when the gateway runs from source (jest); undefined when not built.
+ * Where a page of @platform/console (`console`, `docs`) was built: its package's `dist/<name>`,
+ * undefined when it has not been built.
  */
 export function builtPageDir(name: string): string | undefined {
-  return [join(__dirname, name), join(__dirname, '..', 'dist', name)].find((dir) => existsSync(join(dir, 'index.html')));
+  const dir = join(dirname(require.resolve('@platform/console/package.json')), 'dist', name);
+  return existsSync(join(dir, 'index.html')) ? dir : undefined;
 }
 
 export function pageAsset(body: Buffer, contentType: string): PageAsset {

@@ -128,6 +128,15 @@ describe('.dockerignore', () => {
     }
   });
 
+  it('copies from the build context only files that exist (a COPY of a missing file fails the build)', () => {
+    const copied = dockerfile
+      .split('\n')
+      .filter((line) => /^COPY\s/.test(line) && !/--from=/.test(line))
+      .flatMap((line) => line.trim().split(/\s+/).slice(1, -1).filter((arg) => !arg.startsWith('--')));
+    expect(copied.length).toBeGreaterThan(0);
+    for (const path of copied.filter((p) => p !== '.')) expect([path, existsSync(join(ROOT, path))]).toEqual([path, true]);
+  });
+
   it('lets in everything `pnpm install --frozen-lockfile` and the builds read', () => {
     const packageDirs = workspaceSettings.packages.flatMap((glob) =>
       glob.endsWith('/*')
@@ -136,7 +145,7 @@ describe('.dockerignore', () => {
             .map((e) => `${glob.slice(0, -2)}/${e.name}`)
         : [glob],
     );
-    const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', '.npmrc', 'turbo.json', 'tsconfig.base.json', 'scripts/prisma-generate.mjs'];
+    const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'turbo.json', 'tsconfig.base.json', 'scripts/prisma-generate.mjs'];
     for (const dir of packageDirs.filter((d) => existsSync(join(ROOT, d, 'package.json')))) needed.push(`${dir}/package.json`);
     for (const { dir } of IMAGES) {
       needed.push(`${dir}/src/main.ts`, `${dir}/src/migrate.ts`, `${dir}/tsconfig.build.json`, `${dir}/prisma/schema.prisma`, `${dir}/prisma.config.ts`);

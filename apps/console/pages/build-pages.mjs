@@ -1,14 +1,14 @@
-// Builds the gateway's own pages into dist/: each page's static files (its style sheet and icon),
+// Builds the pages the gateway serves (/console, /docs) into dist/: each page's static files (its style sheet and icon),
 // the base style sheet they share, the files it takes from npm packages, and its index.html, the
-// shared shell around the page's body. tsc has already put the page's scripts there, so dist/
-// alone is the deployable gateway.
+// shared shell around the page's body. tsc has already put the page's scripts there, so dist/ is
+// all the gateway needs to serve them.
 import { copyFileSync, cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const gateway = join(here, '..');
+const app = join(here, '..');
 const require = createRequire(import.meta.url);
 
 /**
@@ -35,8 +35,8 @@ const PAGES = [
 const shell = readFileSync(join(here, 'shell.html'), 'utf8');
 
 for (const page of PAGES) {
-  const out = join(gateway, 'dist', page.name);
-  cpSync(join(gateway, page.name, 'static'), out, { recursive: true });
+  const out = join(app, 'dist', page.name);
+  cpSync(join(app, page.name, 'static'), out, { recursive: true });
   copyFileSync(join(here, 'base.css'), join(out, 'base.css'));
   for (const [served, file] of Object.entries(page.packageFiles)) copyFileSync(require.resolve(file), join(out, served));
   for (const [served, module] of Object.entries(page.packageFolders)) {
@@ -47,7 +47,7 @@ for (const page of PAGES) {
   const values = {
     ...page,
     stylesheets: page.stylesheets.map((sheet) => `<link rel="stylesheet" href="/${page.name}/${sheet}" />`).join('\n    '),
-    body: readFileSync(join(gateway, page.name, 'body.html'), 'utf8'),
+    body: readFileSync(join(app, page.name, 'body.html'), 'utf8'),
   };
   writeFileSync(
     join(out, 'index.html'),
