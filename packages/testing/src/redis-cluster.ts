@@ -1,10 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { deleteWithThisProcess } from './child-registry';
 import { freePorts } from './processes';
-import { findRedisBinaries, parseInfo, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
+import {
+  findRedisBinaries,
+  redisProcessGroup,
+  parseInfo,
+  redisCommand,
+  redisInfo,
+  spawnRedisProcess,
+  type RedisNode,
+  type RedisProcess,
+} from './redis-processes';
 import { waitFor } from './wait';
 
 /**
@@ -139,23 +146,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const { cli } = findRedisBinaries();
   const count = masters * (1 + replicasPerMaster);
   const ports = await freePorts(count * 2);
-  const root = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
-  const rootOnExit = deleteWithThisProcess(root);
-  const processes = new Map<string, RedisProcess>();
-  let stopped: Promise<void> | undefined;
-
-  const stop = (): Promise<void> =>
-    (stopped ??= (async () => {
-      await Promise.all([...processes.values()].map((p) => p.kill('SIGKILL')));
-      rmSync(root, { recursive: true, force: true });
-      rootOnExit.forget();
-    })());
-
-  const processOf = (node: RedisNode): RedisProcess => {
-    const found = processes.get(addressOf(node));
-    if (!found) throw new Error(`${addressOf(node)} is not a node of this cluster`);
-    return found;
-  };
+  const { root, processes, stop, processOf } = redisProcessGroup('redis-cluster', 'a node of this cluster');
   const live = () => [...processes.values()].filter((p) => p.running());
   const view = async (node: RedisNode) => parseClusterNodes(String(await redisCommand(node, ['CLUSTER', 'NODES'])));
   /** The view of the first live node that answers. */

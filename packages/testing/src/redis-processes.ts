@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { killWithThisProcess } from './child-registry';
+import { deleteWithThisProcess, killWithThisProcess } from './child-registry';
 import { sleep } from './wait';
 
 /** A Redis server of a cluster or a Sentinel group, as clients name it. */
@@ -157,4 +159,33 @@ export function parseInfo(text: string): Record<string, string> {
     if (at > 0 && !line.startsWith('#')) fields[line.slice(0, at)] = line.slice(at + 1);
   }
   return fields;
+}
+
+/** Redis processes started together under one temporary folder (a cluster, a Sentinel group), stopped together. */
+export interface RedisProcessGroup {
+  root: string;
+  processes: Map<string, RedisProcess>;
+  /** Kills every process and deletes the folder; the same promise however often it is called. */
+  stop(): Promise<void>;
+  /** The process of a node of this group; throws for another address. */
+  processOf(node: RedisNode): RedisProcess;
+}
+
+export function redisProcessGroup(name: string, what: string): RedisProcessGroup {
+  const root = mkdtempSync(join(tmpdir(), `${name}-`));
+  const rootOnExit = deleteWithThisProcess(root);
+  const processes = new Map<string, RedisProcess>();
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      await Promise.all([...processes.values()].map((p) => p.kill('SIGKILL')));
+      rmSync(root, { recursive: true, force: true });
+      rootOnExit.forget();
+    })());
+  const processOf = (node: RedisNode): RedisProcess => {
+    const found = processes.get(`${node.host}:${node.port}`);
+    if (!found) throw new Error(`${node.host}:${node.port} is not ${what}`);
+    return found;
+  };
+  return { root, processes, stop, processOf };
 }

@@ -1,9 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deleteWithThisProcess } from './child-registry';
 import { freePorts } from './processes';
-import { findRedisBinaries, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
+import { findRedisBinaries, redisProcessGroup, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
 import { waitFor } from './wait';
 
 /**
@@ -61,21 +59,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   if (!/^[A-Za-z0-9_.-]+$/.test(masterName)) throw new Error(`sentinel master name must be [A-Za-z0-9_.-]: ${masterName}`);
   findRedisBinaries();
   const [masterPort, replicaPort, ...sentinelPorts] = (await freePorts(5)) as [number, number, number, number, number];
-  const root = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
-  const rootOnExit = deleteWithThisProcess(root);
-  const processes = new Map<string, RedisProcess>();
-  let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> =>
-    (stopped ??= (async () => {
-      await Promise.all([...processes.values()].map((p) => p.kill('SIGKILL')));
-      rmSync(root, { recursive: true, force: true });
-      rootOnExit.forget();
-    })());
-  const processOf = (node: RedisNode): RedisProcess => {
-    const found = processes.get(addressOf(node));
-    if (!found) throw new Error(`${addressOf(node)} is not a process of this Sentinel group`);
-    return found;
-  };
+  const { root, processes, stop, processOf } = redisProcessGroup('redis-sentinel', 'a process of this Sentinel group');
   const start = async (port: number, args: (dir: string) => string[]) => {
     const dir = join(root, `redis-${port}`);
     mkdirSync(dir);
