@@ -1,8 +1,9 @@
+import * as oneVerifier from '@platform/webhook-verify';
 import { Webhook } from 'standardwebhooks';
-import { verifyWebhook, WebhookVerificationError } from './webhooks';
+import { verifyWebhook, WebhookVerificationError, type WebhookSecret } from './webhooks';
 
-const OLD_SECRET = `whsec_${Buffer.from('old secret of 24 bytes!!').toString('base64')}`;
-const NEW_SECRET = `whsec_${Buffer.from('new secret of 24 bytes!!').toString('base64')}`;
+const OLD_SECRET: WebhookSecret = `whsec_${Buffer.from('old secret of 24 bytes!!').toString('base64')}`;
+const NEW_SECRET: WebhookSecret = `whsec_${Buffer.from('new secret of 24 bytes!!').toString('base64')}`;
 const body = JSON.stringify({
   id: 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W',
   type: 'ticket.validated',
@@ -40,4 +41,9 @@ test('refuses a changed body, another secret, an old timestamp and a missing hea
   expect(() => verifyWebhook(body, signed([NEW_SECRET], new Date(Date.now() - 10 * 60_000)), NEW_SECRET)).toThrow(/too old/);
   const { 'webhook-signature': _dropped, ...unsigned } = headers;
   expect(() => verifyWebhook(body, unsigned, NEW_SECRET)).toThrow(/missing header webhook-signature/);
+});
+
+test("is the platform's one verifier, the one @platform/webhooks re-exports too", () => {
+  expect(verifyWebhook).toBe(oneVerifier.verifyWebhook);
+  expect(WebhookVerificationError).toBe(oneVerifier.WebhookVerificationError);
 });

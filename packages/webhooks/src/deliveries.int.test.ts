@@ -8,7 +8,7 @@ import { recordOutboxEvents } from './outbox';
 import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
 import { sleep, startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
-import { verifyWebhook, WebhookVerificationError } from './webhook-signature';
+import { verifyWebhook, WebhookVerificationError, type WebhookSecret } from './webhook-signature';
 
 const { pool, sql } = testSql();
 const app = testApp(sql, { allowPrivate: true });
@@ -76,7 +76,7 @@ function hookPath(...answers: Answer[]): { path: string; url: string } {
   return { path, url: receiver.url(path) };
 }
 
-async function createEndpoint(c: ServiceClient, url: string, events: string[] = ['*']): Promise<{ id: string; secret: string }> {
+async function createEndpoint(c: ServiceClient, url: string, events: string[] = ['*']): Promise<{ id: string; secret: WebhookSecret }> {
   return (await c.post('/webhook-endpoints', { url, events }).expect(201)).body;
 }
 
@@ -143,7 +143,7 @@ describe('delivery', () => {
     expect(got!.headers['webhook-id']).toBe(event.id);
     expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
     expect(got!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-    const verified = verifyWebhook(endpoint.secret, got!.headers, got!.body);
+    const verified = verifyWebhook(got!.body, got!.headers, endpoint.secret);
     expect(verified).toEqual({ id: event.id, type: 'ticket.validated', created_at: event.createdAt.toISOString(), workspace_id: c.identity.workspaceId, data });
     expect(event.id).toMatch(/^evt_[0-9A-Z]{26}$/);
 
@@ -201,7 +201,7 @@ describe('delivery', () => {
 
     const seen = await waitFor('three attempts', () => receiver.at(hook.path).length === 3 && receiver.at(hook.path));
     expect(seen.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
-    for (const attempt of seen) expect(verifyWebhook(endpoint.secret, attempt.headers, attempt.body).id).toBe(event.id);
+    for (const attempt of seen) expect(verifyWebhook(attempt.body, attempt.headers, endpoint.secret).id).toBe(event.id);
     const records = await waitFor('three records', async () => {
       const list = await deliveries(c, endpoint.id);
       return list.length === 3 && list;
@@ -324,23 +324,23 @@ describe('delivery', () => {
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url);
-    const rotated = (await c.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`).expect(200)).body as { secret: string };
+    const rotated = (await c.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`).expect(200)).body as { secret: WebhookSecret };
     await writeEvent(c.identity.workspaceId);
     const [during] = await waitFor('the delivery', () => receiver.at(hook.path).length === 1 && receiver.at(hook.path));
     const signatures = String(during!.headers['webhook-signature']).split(' ');
     expect(signatures).toHaveLength(2);
-    expect(verifyWebhook(rotated.secret, during!.headers, during!.body).type).toBe('ticket.validated');
-    expect(verifyWebhook(endpoint.secret, during!.headers, during!.body).type).toBe('ticket.validated');
+    expect(verifyWebhook(during!.body, during!.headers, rotated.secret).type).toBe('ticket.validated');
+    expect(verifyWebhook(during!.body, during!.headers, endpoint.secret).type).toBe('ticket.validated');
     // Each signature belongs to one secret: the new one first.
-    expect(() => verifyWebhook(endpoint.secret, { ...during!.headers, 'webhook-signature': signatures[0] }, during!.body)).toThrow(WebhookVerificationError);
-    expect(verifyWebhook(endpoint.secret, { ...during!.headers, 'webhook-signature': signatures[1] }, during!.body)).toBeTruthy();
+    expect(() => verifyWebhook(during!.body, { ...during!.headers, 'webhook-signature': signatures[0] }, endpoint.secret)).toThrow(WebhookVerificationError);
+    expect(verifyWebhook(during!.body, { ...during!.headers, 'webhook-signature': signatures[1] }, endpoint.secret)).toBeTruthy();
 
     await sql.$executeRawUnsafe(`UPDATE "webhook_endpoints" SET "previous_secret_expires_at" = now() - interval '1 second' WHERE "id" = $1::uuid`, endpoint.id);
     await writeEvent(c.identity.workspaceId);
     const after = (await waitFor('the second delivery', () => receiver.at(hook.path).length === 2 && receiver.at(hook.path)))[1]!;
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
-    expect(verifyWebhook(rotated.secret, after.headers, after.body).type).toBe('ticket.validated');
-    expect(() => verifyWebhook(endpoint.secret, after.headers, after.body)).toThrow(WebhookVerificationError);
+    expect(verifyWebhook(after.body, after.headers, rotated.secret).type).toBe('ticket.validated');
+    expect(() => verifyWebhook(after.body, after.headers, endpoint.secret)).toThrow(WebhookVerificationError);
   });
 });
 

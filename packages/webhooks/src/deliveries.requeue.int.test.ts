@@ -22,7 +22,7 @@ import { publishOutboxBatch } from './outbox-relay';
 import { startServiceWebhooks, type ServiceWebhooks } from './runtime';
 import type { Sql } from './sql';
 import { freshTestDatabase, testApp } from './test/app';
-import { verifyWebhook } from './webhook-signature';
+import { verifyWebhook, type WebhookSecret } from './webhook-signature';
 
 // Contract section 17, "nothing acknowledged is lost": a Redis failover drops the writes the old
 // master had not replicated, so a delivery job the relay added (and then marked its event
@@ -60,7 +60,7 @@ interface Platform {
   workspace(
     count: number,
     target?: { url(path: string): string },
-  ): Promise<{ workspaceId: string; endpoints: { id: string; secret: string; path: string }[]; client: ReturnType<typeof serviceClient> }>;
+  ): Promise<{ workspaceId: string; endpoints: { id: string; secret: WebhookSecret; path: string }[]; client: ReturnType<typeof serviceClient> }>;
   /** Writes events to the outbox as a service's transaction does. */
   writeEvents(workspaceId: string, count: number): Promise<OutboxEvent[]>;
   /** A service process's webhooks runtime with a requeue that looks every 100 ms at deliveries published 200 ms ago. */
@@ -96,7 +96,7 @@ async function platform(database: string): Promise<Platform> {
         const path = `/hooks/${randomUUID()}`;
         if (target === receiver) receiver.answer(path, 200);
         const { body } = await c.post('/webhook-endpoints', { url: target.url(path), events: ['*'] }).expect(201);
-        endpoints.push({ id: body.id as string, secret: body.secret as string, path });
+        endpoints.push({ id: body.id as string, secret: body.secret as WebhookSecret, path });
       }
       return { workspaceId: c.identity.workspaceId, endpoints, client: c };
     },
@@ -185,7 +185,7 @@ test('jobs Redis lost after their events were published are added again from the
     expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
     for (const r of got) {
       const event = events.find((e) => e.id === r.headers['webhook-id'])!;
-      expect(verifyWebhook(endpoint.secret, r.headers, r.body)).toEqual({
+      expect(verifyWebhook(r.body, r.headers, endpoint.secret)).toEqual({
         id: event.id,
         type: 'item.created',
         created_at: event.createdAt.toISOString(),
@@ -389,7 +389,7 @@ test('a retry Redis lost after a failed attempt is added again once overdue: sam
   await waitFor('the delivery', () => losing.at(path).length === 3, 60_000);
   await waitFor('the job to complete', async () => (await p.queue.getJobState(jobId)) === 'completed', 60_000);
   const got = losing.at(path);
-  for (const r of got) expect(verifyWebhook(endpoint.secret, r.headers, r.body).id).toBe(event!.id);
+  for (const r of got) expect(verifyWebhook(r.body, r.headers, endpoint.secret).id).toBe(event!.id);
   const records = await attempts(p.sql, endpoint.id);
   expect(records.map((r) => [r.attempt, r.status, r.response_status])).toEqual([
     [1, 'failed', 500],

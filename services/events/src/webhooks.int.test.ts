@@ -20,7 +20,7 @@ test('a validated ticket is delivered as ticket.validated, signed, with the tick
   await c.post(`/tickets/${ticket.body.id}/validate`, { gate: 'main' }).expect(200);
 
   const [delivery] = await waitFor('the delivery', () => app.receiver.at('/events-hook').length > 0 && app.receiver.at('/events-hook'));
-  const verified = verifyWebhook(endpoint.body.secret, delivery!.headers, delivery!.body);
+  const verified = verifyWebhook(delivery!.body, delivery!.headers, endpoint.body.secret);
   const current = await c.get(`/tickets/${ticket.body.id}`).expect(200);
   expect(verified).toMatchObject({ type: 'ticket.validated', workspace_id: c.identity.workspaceId, data: current.body });
   expect(delivery!.headers['webhook-id']).toBe(verified.id);

@@ -36,7 +36,7 @@ test('a run sends run.queued, run.started and run.succeeded; a cancelled run sen
   const cancelled = await waitForRun(c, long.id, longRun.body.id, ended, 'the cancelled run to end');
   expect(cancelled.status).toBe('cancelled');
 
-  const verified = () => app.receiver.at('/runs-hook').map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
+  const verified = () => app.receiver.at('/runs-hook').map((d) => verifyWebhook(d.body, d.headers, endpoint.body.secret));
   const typesOf = (id: string) =>
     verified()
       .filter((e) => (e.data as { id: string }).id === id)

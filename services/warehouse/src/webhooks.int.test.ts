@@ -26,7 +26,7 @@ test('every item event type arrives signed, with the resource as the API returns
 
   const expected = ['item.created', 'item.stock_adjusted', 'item.updated', 'item.location_changed', 'item.stock_adjusted', 'item.reorder_needed'];
   const deliveries = await waitFor('every event', () => app.receiver.at('/warehouse-hook').length >= expected.length && app.receiver.at('/warehouse-hook'));
-  const events = deliveries.map((d) => verifyWebhook(endpoint.body.secret, d.headers, d.body));
+  const events = deliveries.map((d) => verifyWebhook(d.body, d.headers, endpoint.body.secret));
   expect(events.map((e) => e.type).sort()).toEqual([...expected].sort());
 
   const byType = (type: string) => events.filter((e) => e.type === type).map((e) => e.data);

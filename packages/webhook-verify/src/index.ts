@@ -1,0 +1,1 @@
+export { verifyWebhook, webhookSecret, WebhookVerificationError, type WebhookEvent, type WebhookHeaders, type WebhookSecret } from './verify-webhook.js';
