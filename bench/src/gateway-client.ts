@@ -19,9 +19,9 @@ export class GatewayClient {
     private readonly token: string,
   ) {}
 
-  request(method: string, path: string, body?: unknown): Promise<Answer> {
+  request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string | number> = { authorization: `Bearer ${this.token}`, 'accept-encoding': 'gzip' };
+    const headers: Record<string, string | number> = { authorization: `Bearer ${this.token}`, 'accept-encoding': 'gzip', ...extraHeaders };
     if (payload !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
     const started = performance.now();
     return new Promise((resolve, reject) => {

@@ -99,7 +99,9 @@ const fleetPlan: FleetPlan = {
   idleS: quick ? 3 : 10,
 };
 // A hot item (contract 18): 50 clients empty one level, by reservations and by adjustments, in paired rounds.
-const hotItemPlan: HotItemPlan = quick ? { rounds: 2, stock: 300, clients: 50 } : { rounds: Number(argument('rounds') ?? 6), stock: 2_000, clients: 50 };
+const hotItemPlan: HotItemPlan = quick
+  ? { rounds: 2, stock: 300, clients: 50 }
+  : { rounds: Number(argument('rounds') ?? 6), stock: Number(argument('stock') ?? 1_000), clients: 50 };
 const sizingPlan: SizingPlan = quick ? { requests: 200, connections: 10 } : { requests: 2_000, connections: 10 };
 
 async function machine(ctx: BenchContext, redisUrl: string) {
@@ -126,6 +128,15 @@ async function main(): Promise<void> {
   let redis: RedisServer | undefined;
   let platform: Platform | undefined;
   const pools: pg.Pool[] = [];
+  // A signal ends the process without running `finally` or 'exit' handlers: Ctrl-C would leave the platform's processes and the redis-server running.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the platform`);
+    void Promise.resolve(platform?.stop())
+      .then(() => redis?.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     // Before the platform starts: a build that fails stops the bench at once.
     const aBuild = aRef ? buildOfRef(aRef, log) : undefined;

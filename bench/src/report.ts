@@ -434,8 +434,8 @@ function hotItemRows(h: HotItemResults): Row[] {
       verdict: 'ref',
     },
     {
-      measurement: `${c}: units oversold (committed beyond the stock, from the API and the database after each run, warm-up included); levels not emptied`,
-      measured: `${h.oversold}; ${h.notEmptied} of ${h.runs.length} runs`,
+      measurement: `${c}: units oversold (committed beyond the stock, from the API and the database after each run, warm-up included); runs ended with units available; units left reserved by a first try whose answer was lost (they expire); answers retried with the same Idempotency-Key (429, 5xx, still running)`,
+      measured: `${h.oversold}; ${h.notEmptied} of ${h.runs.length}; ${h.leftReserved}; ${n0(h.retried)}`,
       target: '0; 0',
       verdict: verdict(h.oversold === 0 && h.notEmptied === 0),
     },

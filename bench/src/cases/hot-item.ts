@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { adminCall, benchWorkspace, type BenchContext } from '../context';
 import { GatewayClient, type Answer } from '../gateway-client';
@@ -28,6 +29,7 @@ export interface HotItemRun {
   left: { onHand: number; reserved: number };
   /** Statuses the clients got, by request kind (`reserve`, `commit`, `adjust`). */
   statuses: Record<string, Record<string, number>>;
+  retried: number;
 }
 
 export interface HotItemResults {
@@ -48,15 +50,19 @@ export interface HotItemResults {
     adjust: { p50: number; p99: number };
   };
   oversold: number;
-  /** Runs whose level was not emptied (on hand or reserved left). */
+  /** Runs whose level still had units available at the end: clients that stopped too early. */
   notEmptied: number;
+  /** Units left reserved at the end of the runs: reservations made by a first try whose answer was lost (5xx); they expire. */
+  leftReserved: number;
+  /** Answers sent again with the same Idempotency-Key (429, 5xx, first try still running), over every run. */
+  retried: number;
 }
 
 /** The highest per-key limit a key may have (admin API), in the warehouse bucket; several keys so the limiter never paces the clients. */
 const KEY_LIMIT = 100_000;
 const KEYS = 10;
-/** Answers other than a unit taken or the level found empty, over all clients, before the run is called broken. */
-const MAX_OTHER_ANSWERS = 200;
+/** Answers sent again, over all clients of a run, before the run is called broken. */
+const MAX_OTHER_ANSWERS = 2_000;
 
 interface Target {
   itemId: string;
@@ -85,10 +91,25 @@ function count(log: ClientLog, kind: string, answer: Answer): void {
   byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
 }
 
-/** An answer that neither took a unit nor said the level is empty: counted; a 429 or 503 waits a little. */
-async function otherAnswer(log: ClientLog, what: string, answer: Answer): Promise<void> {
-  if (++log.other > MAX_OTHER_ANSWERS) throw new Error(`${what}: ${answer.status} ${answer.text.slice(0, 300)} (more than ${MAX_OTHER_ANSWERS} such answers)`);
-  if (answer.status === 429 || answer.status === 503) await sleep(50);
+/** Answers a client sends again (with the same Idempotency-Key): rate limited, unavailable, no answer in time, the first try still running. */
+const retried = (answer: Answer) => answer.status === 429 || answer.status >= 500 || (answer.status === 409 && errorCode(answer) === undefined);
+
+/**
+ * One POST as a careful client sends it (contract section 7): with an Idempotency-Key, sent again
+ * with the same key after an answer that says nothing was decided, so a retry never takes a second
+ * unit. (A 5xx answer is not stored by the gateway: a first try that still completed in the service
+ * after the gateway gave up on it shows in the audit as units left reserved.)
+ */
+async function post(client: GatewayClient, log: ClientLog, kind: string, path: string, body?: unknown): Promise<Answer> {
+  const key = randomUUID();
+  for (;;) {
+    const answer = await client.request('POST', path, body, { 'idempotency-key': key });
+    count(log, kind, answer);
+    if (!retried(answer)) return answer;
+    if (++log.other > MAX_OTHER_ANSWERS)
+      throw new Error(`${kind}: ${answer.status} ${answer.text.slice(0, 300)} (more than ${MAX_OTHER_ANSWERS} such answers)`);
+    await sleep(answer.status === 409 ? 1_000 : 50);
+  }
 }
 
 const isEmpty = (answer: Answer) => answer.status === 409 && errorCode(answer) === 'insufficient_stock';
@@ -97,44 +118,30 @@ const isEmpty = (answer: Answer) => answer.status === 409 && errorCode(answer) =
 async function reserveUntilEmpty(client: GatewayClient, target: Target, log: ClientLog): Promise<void> {
   for (;;) {
     const started = performance.now();
-    const reserved = await client.request('POST', `/warehouse/v1/items/${target.itemId}/reservations`, { location_id: target.locationId, quantity: 1 });
-    count(log, 'reserve', reserved);
+    const reserved = await post(client, log, 'reserve', `/warehouse/v1/items/${target.itemId}/reservations`, { location_id: target.locationId, quantity: 1 });
     if (isEmpty(reserved)) return;
-    if (reserved.status !== 201) {
-      await otherAnswer(log, 'reserve', reserved);
-      continue;
-    }
+    if (reserved.status !== 201) throw new Error(`reserve: ${reserved.status} ${reserved.text.slice(0, 300)}`);
     log.reserve.push(reserved.ms);
     const { id } = JSON.parse(reserved.text) as { id: string };
-    for (;;) {
-      const committed = await client.request('POST', `/warehouse/v1/reservations/${id}/commit`);
-      count(log, 'commit', committed);
-      if (committed.status === 200) {
-        log.commit.push(committed.ms);
-        log.reservation.push(performance.now() - started);
-        break;
-      }
-      // A commit that was applied but whose answer was lost would be 409 reservation_not_active: never retried past that.
-      await otherAnswer(log, 'commit', committed);
-      if (committed.status === 409) break;
-    }
+    const committed = await post(client, log, 'commit', `/warehouse/v1/reservations/${id}/commit`);
+    // Not active any more after a retry: the first try (its answer lost) committed it.
+    if (committed.status === 409 && errorCode(committed) === 'reservation_not_active') continue;
+    if (committed.status !== 200) throw new Error(`commit: ${committed.status} ${committed.text.slice(0, 300)}`);
+    log.commit.push(committed.ms);
+    log.reservation.push(performance.now() - started);
   }
 }
 
 /** One client: a sale adjustment of 1 unit, again and again, until one is refused for insufficient stock. */
 async function adjustUntilEmpty(client: GatewayClient, target: Target, log: ClientLog): Promise<void> {
   for (;;) {
-    const answer = await client.request('POST', `/warehouse/v1/items/${target.itemId}/stock-adjustments`, {
+    const answer = await post(client, log, 'adjust', `/warehouse/v1/items/${target.itemId}/stock-adjustments`, {
       delta: -1,
       reason: 'sale',
       location_id: target.locationId,
     });
-    count(log, 'adjust', answer);
     if (isEmpty(answer)) return;
-    if (answer.status !== 201) {
-      await otherAnswer(log, 'adjust', answer);
-      continue;
-    }
+    if (answer.status !== 201) throw new Error(`adjust: ${answer.status} ${answer.text.slice(0, 300)}`);
     log.adjust.push(answer.ms);
   }
 }
@@ -204,7 +211,7 @@ async function runVariant(
   const seconds = (performance.now() - started) / 1000;
   const { unitsOut, oversold, left } = await audit(ctx, setup, target, variant, plan.stock);
   if (round > 0) for (const kind of ['reserve', 'commit', 'reservation', 'adjust'] as const) logs[variant][kind].push(...log[kind]);
-  return { round, variant, seconds, unitsOut, unitsPerSecond: unitsOut / seconds, oversold, left, statuses: log.statuses };
+  return { round, variant, seconds, unitsOut, unitsPerSecond: unitsOut / seconds, oversold, left, statuses: log.statuses, retried: log.other };
 }
 
 const percentiles = (values: number[]) => {
@@ -266,7 +273,9 @@ export async function hotItemCase(ctx: BenchContext, plan: HotItemPlan): Promise
       },
       // Every run counts, the warm-up too: an oversold level is never noise.
       oversold: runs.reduce((sum, r) => sum + r.oversold, 0),
-      notEmptied: runs.filter((r) => r.left.onHand !== 0 || r.left.reserved !== 0).length,
+      notEmptied: runs.filter((r) => r.left.onHand > r.left.reserved).length,
+      leftReserved: runs.reduce((sum, r) => sum + r.left.reserved, 0),
+      retried: runs.reduce((sum, r) => sum + r.retried, 0),
     };
   } finally {
     for (const client of clients) client.close();
