@@ -16,7 +16,7 @@ export interface BenchContext {
   resultsDir: string;
   /** The demo workspace's identity, for requests signed as the gateway signs them. */
   identity: BenchIdentity;
-  db: { events: pg.Pool; pipelines: pg.Pool; admin: pg.Pool };
+  db: { events: pg.Pool; warehouse: pg.Pool; pipelines: pg.Pool; admin: pg.Pool };
   log: (line: string) => void;
 }
 

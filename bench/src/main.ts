@@ -17,6 +17,7 @@ import { cronListCase, type CronListPlan } from './cases/cron-list';
 import { fairRunsCase, type FairRunsPlan } from './cases/fair-runs';
 import { fleetCase, type FleetPlan } from './cases/fleet';
 import { gatewayAbCase } from './cases/gateway-ab';
+import { hotItemCase, type HotItemPlan } from './cases/hot-item';
 import { hotPathCase } from './cases/hot-path';
 import { BEFORE_KEY_LIMITS_REF, keysAbCase } from './cases/keys-ab';
 import { BEFORE_TRACING_REF, tracingAbCase } from './cases/tracing-ab';
@@ -97,6 +98,10 @@ const fleetPlan: FleetPlan = {
   exactConnectionsPerGateway: 10,
   idleS: quick ? 3 : 10,
 };
+// A hot item (contract 18): 50 clients empty one level, by reservations and by adjustments, in paired rounds.
+const hotItemPlan: HotItemPlan = quick
+  ? { rounds: 2, stock: 300, clients: 50 }
+  : { rounds: Number(argument('rounds') ?? 6), stock: Number(argument('stock') ?? 1_000), clients: 50 };
 const sizingPlan: SizingPlan = quick ? { requests: 200, connections: 10 } : { requests: 2_000, connections: 10 };
 
 async function machine(ctx: BenchContext, redisUrl: string) {
@@ -123,6 +128,15 @@ async function main(): Promise<void> {
   let redis: RedisServer | undefined;
   let platform: Platform | undefined;
   const pools: pg.Pool[] = [];
+  // A signal ends the process without running `finally` or 'exit' handlers: Ctrl-C would leave the platform's processes and the redis-server running.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the platform`);
+    void Promise.resolve(platform?.stop())
+      .then(() => redis?.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     // Before the platform starts: a build that fails stops the bench at once.
     const aBuild = aRef ? buildOfRef(aRef, log) : undefined;
@@ -156,7 +170,12 @@ async function main(): Promise<void> {
         scopes: null,
         quotas: { pipelines: MAX_QUOTA_VALUE, scheduled_pipelines: MAX_QUOTA_VALUE, webhook_endpoints: MAX_QUOTA_VALUE },
       },
-      db: { events: pool(platform.databaseUrls.events), pipelines: pool(platform.databaseUrls.pipelines), admin: pool(adminUrl.toString()) },
+      db: {
+        events: pool(platform.databaseUrls.events),
+        warehouse: pool(platform.databaseUrls.warehouse),
+        pipelines: pool(platform.databaseUrls.pipelines),
+        admin: pool(adminUrl.toString()),
+      },
       log,
     };
     log(`platform up: gateway ${platform.gatewayUrl}`);
@@ -216,6 +235,10 @@ async function main(): Promise<void> {
       log('case 5: check-in: offline uploads, replay, full and delta download, stats under online scanners');
       results.checkin = await measured('checkin', () => checkinCase(ctx, checkinPlan));
     }
+    if (runCase('hot-item')) {
+      log('case 5b: a hot item: 50 clients reserve and commit on one level until it is empty, against the same load of stock adjustments');
+      results.hotItem = await measured('hot-item', () => hotItemCase(ctx, hotItemPlan));
+    }
     if (runCase('rate-limit')) {
       log('case 6: rate limit over two gateway instances');
       results.rateLimit = await measured('rate-limit', () => rateLimitCase(ctx, rateLimitPlan));
@@ -249,6 +272,7 @@ async function main(): Promise<void> {
         fairRuns: fairRunsPlan,
         cronList: cronListPlan,
         checkin: checkinPlan,
+        hotItem: hotItemPlan,
         rateLimit: rateLimitPlan,
         sizing: sizingPlan,
         ...(only?.includes('fleet') ? { fleet: fleetPlan } : {}),

@@ -5,6 +5,7 @@ import type { FleetResults, PairedRatio } from './cases/fleet';
 import type { AbResults } from './cases/gateway-ab';
 import type { KeysAbResults } from './cases/keys-ab';
 import type { TracingAbResults } from './cases/tracing-ab';
+import type { HotItemResults } from './cases/hot-item';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
@@ -39,6 +40,7 @@ export interface BenchResults {
   fairRuns?: FairRunsResults;
   cronList?: CronListResults;
   checkin?: CheckinResults;
+  hotItem?: HotItemResults;
   rateLimit?: RateLimitResults;
   sizing?: SizingResults;
   fleet?: FleetResults;
@@ -46,7 +48,7 @@ export interface BenchResults {
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, fairRuns, cronList, checkin, rateLimit, sizing, fleet } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, fairRuns, cronList, checkin, hotItem, rateLimit, sizing, fleet } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -225,6 +227,7 @@ export function tableRows(results: BenchResults): Row[] {
     });
   }
   if (checkin) rows.push(...checkinRows(checkin));
+  if (hotItem) rows.push(...hotItemRows(hotItem));
   if (rateLimit) {
     rows.push({
       measurement: `Rate limit: accepted in 60 s, one token, ${rateLimit.gateways} gateways under load (${rateLimit.connectionsPerGateway} connections each, ${rateLimit.seconds} s)`,
@@ -404,6 +407,39 @@ function fleetRows(fleet: FleetResults): Row[] {
     verdict: verdict(e.accepted === e.limit && Object.keys(e.otherStatuses).length === 0),
   });
   return rows;
+}
+
+/** The hot item: reservations against adjustments on one level, per paired round; oversold from the API and the database. */
+function hotItemRows(h: HotItemResults): Row[] {
+  const rounds = h.reserveOverAdjust.rounds.length;
+  const c = `Hot item: ${h.clients} clients empty one level of ${n0(h.stock)} units through the gateway (${rounds} paired rounds)`;
+  const p = (l: { p50: number; p99: number }) => `${ms(l.p50)} / ${ms(l.p99)}`;
+  return [
+    {
+      measurement: `${c}: reservations per second (reserve 1 unit, then commit it); p50 / p99 of reserve, commit, and both`,
+      measured: `${n0(h.reservationsPerSecond.median)}/s (rounds ${n0(h.reservationsPerSecond.min)}-${n0(h.reservationsPerSecond.max)}); ${p(h.latencyMs.reserve)}, ${p(h.latencyMs.commit)}, ${p(h.latencyMs.reservation)}`,
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `${c}: the same load as stock adjustments (delta -1, sale): adjustments per second; p50 / p99`,
+      measured: `${n0(h.adjustmentsPerSecond.median)}/s (rounds ${n0(h.adjustmentsPerSecond.min)}-${n0(h.adjustmentsPerSecond.max)}); ${p(h.latencyMs.adjust)}`,
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `${c}: reservations per second / adjustments per second, per round (a reservation is two requests)`,
+      measured: range(h.reserveOverAdjust),
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `${c}: units oversold (committed beyond the stock, from the API and the database after each run, warm-up included); runs ended with units available; units left reserved by a first try whose answer was lost (they expire); answers retried with the same Idempotency-Key (429, 5xx, still running)`,
+      measured: `${h.oversold}; ${h.notEmptied} of ${h.runs.length}; ${h.leftReserved}; ${n0(h.retried)}`,
+      target: '0; 0',
+      verdict: verdict(h.oversold === 0 && h.notEmptied === 0),
+    },
+  ];
 }
 
 const kb = (bytes: number) => `${n0(bytes / 1024)} KiB`;

@@ -160,7 +160,7 @@ describe('workspace console in Chromium', () => {
     expect(await page.content()).not.toContain(adminToken);
   });
 
-  test('creates a workspace and opens it with a one-hour console session key (events read, tickets, pipelines, runs, webhooks)', async () => {
+  test('creates a workspace and opens it with a one-hour console session key (events read, tickets, items, stock, pipelines, runs, webhooks)', async () => {
     await page.getByLabel('New workspace name').fill(workspaceName);
     await page.getByRole('button', { name: 'Create workspace' }).click();
     await page.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
@@ -176,6 +176,9 @@ describe('workspace console in Chromium', () => {
         'events:read',
         'tickets:read',
         'tickets:write',
+        'items:read',
+        'items:write',
+        'stock:write',
         'pipelines:read',
         'pipelines:write',
         'runs:read',
@@ -686,6 +689,147 @@ describe('workspace console in Chromium', () => {
       ]);
     });
     expect(statsRequests).toBeGreaterThan(statsRequestsWhenLeft);
+  });
+
+  test('warehouse: locations and an item made in the page; stock adjusted, transferred, reserved, committed and released; a refused over-reservation shows the API’s words', async () => {
+    await page.getByRole('tab', { name: 'Warehouse' }).click();
+    await page.getByText('No item yet.').waitFor();
+    const locationsTable = page.locator('#locations-table');
+    const itemsTable = page.locator('#items-table');
+
+    // Lists first: each form opens from its button, and closes once sent.
+    expect(await page.getByLabel('Location name').isHidden()).toBe(true);
+    for (const [name, code] of [
+      ['Aisle 3', 'AISLE'],
+      ['Shop floor', 'SHOP'],
+    ]) {
+      await page.getByRole('button', { name: 'New location' }).click();
+      await page.getByLabel('Location name').fill(name!);
+      await page.getByLabel('Location code').fill(code!);
+      await page.getByRole('button', { name: 'Create location' }).click();
+      await locationsTable.getByRole('cell', { name: code!, exact: true }).waitFor();
+      expect(await page.getByLabel('Location name').isHidden()).toBe(true);
+    }
+    await page.getByRole('button', { name: 'New item' }).click();
+    await page.getByLabel('SKU').fill('MUG-1');
+    await page.getByLabel('Item name').fill('Mug');
+    await page.getByLabel('Default location').selectOption({ label: 'AISLE — Aisle 3' });
+    await page.getByRole('button', { name: 'Create item' }).click();
+    const item = page.getByRole('region', { name: 'MUG-1 — Mug' });
+    await item.waitFor();
+    const itemId = (await item.getAttribute('data-item-id'))!;
+
+    const levels = async () =>
+      (await rowsOf(item.getByRole('table', { name: 'Stock per location' }))).map((r) => [r.Location, r['On hand'], r.Reserved, r.Available]);
+    const reservations = async () =>
+      (await rowsOf(item.getByRole('table', { name: 'Reservations' }))).map((r) => [r.Location, r.Quantity, r.Status, r.Reference]);
+    /** Opens an action's form from its button, fills it, sends it, and waits for the form to close. */
+    const act = async (action: string, fill: (form: Locator) => Promise<void>) => {
+      await item.getByRole('button', { name: action, exact: true }).click();
+      const form = item.getByRole('form', { name: `${action} MUG-1` });
+      await fill(form);
+      await form.getByRole('button', { name: action, exact: true }).click();
+      return form;
+    };
+
+    await act('Adjust stock', async (form) => {
+      expect(await form.getByLabel('Location').inputValue()).not.toBe(''); // the item's default location
+      await form.getByLabel('Change (+ in, − out)').fill('10');
+      await form.getByLabel('Reason').selectOption('receipt');
+    });
+    await eventually(async () => expect(await levels()).toEqual([['AISLE', '10', '0', '10']]));
+
+    const transfer = await act('Transfer', async (form) => {
+      await form.getByLabel('From').selectOption({ label: 'AISLE — Aisle 3' });
+      await form.getByLabel('To').selectOption({ label: 'SHOP — Shop floor' });
+      await form.getByLabel('Quantity').fill('4');
+    });
+    await transfer.waitFor({ state: 'detached' });
+    await eventually(async () =>
+      expect(new Set(await levels())).toEqual(
+        new Set([
+          ['AISLE', '6', '0', '6'],
+          ['SHOP', '4', '0', '4'],
+        ]),
+      ),
+    );
+
+    await act('Reserve', async (form) => {
+      await form.getByLabel('Location').selectOption({ label: 'SHOP — Shop floor' });
+      await form.getByLabel('Quantity').fill('3');
+      await form.getByLabel('Reference (optional)').fill('Order 7');
+    });
+    await eventually(async () => {
+      expect(await reservations()).toEqual([['SHOP', '3', 'active', 'Order 7']]);
+      expect(await levels()).toContainEqual(['SHOP', '4', '3', '1']);
+    });
+    // The list shows the item's levels too.
+    await eventually(async () => {
+      const [row] = await rowsOf(itemsTable);
+      expect(row).toMatchObject({ SKU: 'MUG-1', Quantity: '10' });
+      expect(row!.Levels!.split(' · ').sort()).toEqual(['AISLE 6', 'SHOP 4 (3 reserved)']);
+    });
+    await screenshot(page, 'console-warehouse.png');
+
+    // More than is available at the level: the API refuses it, and the alert says what the API says.
+    const key = await adminApi('POST', `/workspaces/${workspaceId}/api-keys`, { name: 'e2e warehouse', scopes: ['items:read', 'items:write', 'stock:write'] });
+    const shopId = (await locationsTable.locator('tr', { hasText: 'SHOP' }).getAttribute('data-location-id'))!;
+    const refused = await api(key.body.token, 'POST', `/warehouse/v1/items/${itemId}/reservations`, { location_id: shopId, quantity: 2 });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.errors[0].code).toBe('insufficient_stock');
+    const overForm = await act('Reserve', async (form) => {
+      await form.getByLabel('Location').selectOption({ label: 'SHOP — Shop floor' });
+      await form.getByLabel('Quantity').fill('2');
+    });
+    const alert = page.getByRole('alert');
+    await alert.filter({ hasText: `Could not reserve: ${refused.body.error.message}` }).waitFor();
+    expect(await alert.getByRole('listitem').allTextContents()).toEqual([`quantity: ${refused.body.error.errors[0].message}`]);
+    expect(await overForm.isVisible()).toBe(true); // kept open to correct
+    await item.getByRole('form', { name: 'Reserve MUG-1' }).getByRole('button', { name: 'Cancel' }).click();
+    expect(await reservations()).toHaveLength(1);
+    await screenshot(page, 'console-warehouse-refused.png');
+
+    // Commit the reservation: the stock leaves the level as a sale.
+    const reservationId = (await item.locator('tr[data-reservation-id]').first().getAttribute('data-reservation-id'))!;
+    await item.getByRole('button', { name: `Commit reservation ${reservationId.slice(0, 8)}` }).click();
+    await eventually(async () => {
+      expect(await reservations()).toEqual([['SHOP', '3', 'committed', 'Order 7']]);
+      expect(await levels()).toContainEqual(['SHOP', '1', '0', '1']);
+      expect(await item.locator('dd[data-fact="Quantity"]').textContent()).toBe('7');
+    });
+    await eventually(async () => expect(await statusText()).toContain('Reservation of 3 at SHOP (Order 7) committed.'));
+
+    // Reserve at the aisle and release it: the units are available again.
+    await act('Reserve', async (form) => {
+      await form.getByLabel('Quantity').fill('2');
+    });
+    await eventually(async () => expect(await reservations()).toContainEqual(['AISLE', '2', 'active', '—']));
+    const second = (await item.locator('tr[data-reservation-id][data-status="active"]').getAttribute('data-reservation-id'))!;
+    await item.getByRole('button', { name: `Release reservation ${second.slice(0, 8)}` }).click();
+    await eventually(async () => {
+      expect(await reservations()).toContainEqual(['AISLE', '2', 'released', '—']);
+      expect(await levels()).toContainEqual(['AISLE', '6', '0', '6']);
+    });
+    // What the page shows is what the API holds.
+    const stock = await api(key.body.token, 'GET', `/warehouse/v1/items/${itemId}/stock`);
+    expect(stock.body.quantity).toBe(7);
+    expect(stock.body.levels.map((l: { on_hand: number; reserved: number }) => [l.on_hand, l.reserved]).sort()).toEqual([
+      [1, 0],
+      [6, 0],
+    ]);
+
+    // The per-location view: the items with stock at the shop.
+    await page.getByRole('button', { name: 'Show the stock at SHOP' }).click();
+    const shop = page.getByRole('region', { name: 'Stock at SHOP' });
+    await eventually(async () => expect(await rowsOf(shop.getByRole('table'))).toEqual([{ SKU: 'MUG-1', 'On hand': '1', Reserved: '0', Available: '1' }]));
+    await screenshot(page, 'console-warehouse-location.png');
+
+    // Phones: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await item.scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await screenshot(page, 'console-warehouse-phone.png');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   test('every control has an accessible name and a visible keyboard focus', async () => {

@@ -13,6 +13,7 @@ import {
   type Page,
   type pipelines,
   type PlatformClient,
+  type warehouse,
 } from './client/index.js';
 
 export { PlatformApiError, unwrap, type FetchResult, type Page, type PlatformClient };
@@ -44,6 +45,7 @@ export interface Meta {
 type AdminSchemas = adminApi.components['schemas'];
 type EventsSchemas = events.components['schemas'];
 type PipelinesSchemas = pipelines.components['schemas'];
+type WarehouseSchemas = warehouse.components['schemas'];
 
 export type Workspace = AdminSchemas['Workspace'];
 export type ApiKey = AdminSchemas['ApiKey'];
@@ -89,6 +91,15 @@ export type CheckIn = EventsSchemas['Checkin'];
 export type CheckInAction = CheckIn['action'];
 /** An event's live figures (contract section 15); `gate: null` counts validations without a gate. */
 export type EventStats = EventsSchemas['EventStats'];
+
+/** The warehouse's items, locations and stock (contract sections 9 and 18). */
+export type Item = WarehouseSchemas['Item'];
+export type Location = WarehouseSchemas['Location'];
+/** An item's stock at one location (`location_id` null: the unassigned level). */
+export type StockLevel = WarehouseSchemas['StockLevel'];
+export type LocationStockEntry = WarehouseSchemas['LocationStockEntry'];
+export type Reservation = WarehouseSchemas['Reservation'];
+export type AdjustmentReason = WarehouseSchemas['StockAdjustment']['reason'];
 
 /**
  * How every call leaves the page: never from or into the HTTP cache (answers carry tokens and

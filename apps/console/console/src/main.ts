@@ -1,5 +1,5 @@
 // The workspace console: sign in with the admin token, choose or create a workspace, then manage
-// its API keys (admin API), events, pipelines and webhook endpoints (public API with a session key),
+// its API keys (admin API), events, pipelines, warehouse and webhook endpoints (public API with a session key),
 // and see its quotas (admin API).
 import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, h, time } from './dom.js';
@@ -9,6 +9,7 @@ import { announce, clearError, showError } from './messages.js';
 import { initPipelinesView, resetPipelinesView, showPipelines } from './pipelines.view.js';
 import { initQuotasView, resetQuotasView, showQuotas } from './quotas.view.js';
 import { closeWorkspace, currentWorkspace, openWorkspace, requireAdminToken, revokeOnPageHide, setMeta, signIn, signOut } from './session.js';
+import { initWarehouseView, resetWarehouseView, showWarehouse } from './warehouse.view.js';
 import { initWebhooksView, resetWebhooksView, showWebhooks } from './webhooks.view.js';
 
 type View = 'sign-in' | 'workspaces' | 'console';
@@ -118,6 +119,7 @@ function resetViews(): void {
   resetKeysView();
   resetEventsView();
   resetPipelinesView();
+  resetWarehouseView();
   resetWebhooksView();
   resetQuotasView();
 }
@@ -146,7 +148,7 @@ async function onSignOut(): Promise<void> {
   announce('Signed out: the console session key was revoked and the admin token forgotten.');
 }
 
-const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-webhooks', 'tab-quotas'];
+const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-warehouse', 'tab-webhooks', 'tab-quotas'];
 
 /** The ARIA tabs pattern: one tab in the tab order, arrow keys move between tabs. */
 function selectTab(tabId: string, focus = true): void {
@@ -162,6 +164,7 @@ function selectTab(tabId: string, focus = true): void {
   if (tabId === 'tab-events') void showEvents();
   else leaveEvents();
   if (tabId === 'tab-pipelines') void showPipelines();
+  if (tabId === 'tab-warehouse') void showWarehouse();
   if (tabId === 'tab-webhooks') void showWebhooks();
   if (tabId === 'tab-quotas') void showQuotas();
 }
@@ -198,6 +201,7 @@ async function boot(): Promise<void> {
   initKeysView();
   initEventsView();
   initPipelinesView();
+  initWarehouseView();
   initWebhooksView();
   initQuotasView();
   initTabs();

@@ -19,7 +19,7 @@ export const SESSION_KEY_TTL_MS = 60 * 60 * 1000;
 /** A key this close to its expiry is replaced before the next call. */
 const RENEW_BEFORE_MS = 5 * 60 * 1000;
 /** The resources the console manages through the services' public API. */
-const SESSION_RESOURCES = ['pipelines', 'runs', 'webhooks'];
+const SESSION_RESOURCES = ['items', 'stock', 'pipelines', 'runs', 'webhooks'];
 /** Events are only read, tickets read and their validations undone: no events:write. */
 const SESSION_EXTRA_SCOPES = ['events:read', 'tickets:read', 'tickets:write'];
 
@@ -45,7 +45,7 @@ export function getMeta(): Meta {
   return meta;
 }
 
-/** events:read, tickets:*, pipelines:*, runs:*, webhooks:*, in the order of the contract's scopes. */
+/** events:read, tickets:*, items:*, stock:write, pipelines:*, runs:*, webhooks:*, in the order of the contract's scopes. */
 export function sessionScopes(): Scope[] {
   return getMeta().scopes.filter((scope) => SESSION_RESOURCES.includes(scope.split(':')[0]!) || SESSION_EXTRA_SCOPES.includes(scope));
 }
