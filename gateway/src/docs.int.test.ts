@@ -96,12 +96,15 @@ describe('GET /docs', () => {
         path,
         sinks: [],
       });
-      for (const [, specifier] of res.text.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)) {
+      // Statements only: the samples' text holds `import … from '@platform/client'` inside a string.
+      for (const [, specifier] of res.text.matchAll(/^\s*(?:import|export)\b[^;'"`]*\bfrom\s+['"]([^'"]+)['"]/gm)) {
         expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
         queue.push(`/docs/${specifier!.slice(2)}`);
       }
     }
-    expect([...served].sort()).toEqual(expect.arrayContaining(['/docs/docs.js', '/docs/dom.js', '/docs/markdown.js', '/docs/schema.view.js']));
+    expect([...served].sort()).toEqual(
+      expect.arrayContaining(['/docs/docs.js', '/docs/dom.js', '/docs/markdown.js', '/docs/samples.js', '/docs/schema.view.js']),
+    );
   });
 
   test('lists the three services and the admin API with their gateway prefix and document', async () => {
