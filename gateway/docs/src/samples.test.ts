@@ -92,6 +92,10 @@ describe('samples of one operation, from its document', () => {
     expect(curl).toContain('-H "Authorization: Bearer $PLATFORM_ADMIN_TOKEN"');
     expect(client).toContain("const admin = createAdminClient({ baseUrl: 'http://127.0.0.1:8080', adminToken: process.env.PLATFORM_ADMIN_TOKEN! });");
     expect(client).toContain("await unwrap(admin.POST('/events'));");
+    const far = clientSample(sampleRequest(admin, target, create), { ...target, origin: 'https://gateway.platform.internal.example:8443' });
+    expect(far).toContain(
+      "const admin = createAdminClient({\n  baseUrl: 'https://gateway.platform.internal.example:8443',\n  adminToken: process.env.PLATFORM_ADMIN_TOKEN!,\n});",
+    );
   });
 
   test('a body without an example is made from its schema: required fields, with examples, constants, defaults, enums and formats', () => {

@@ -224,9 +224,11 @@ export function clientSample(request: SampleRequest, target: SampleTarget): stri
   const admin = request.credential?.kind === 'admin-token';
   const factory = admin ? 'createAdminClient' : 'createClient';
   const secret = `process.env.${request.credential?.variable ?? 'PLATFORM_API_KEY'}!`;
-  const setup = admin
-    ? `const admin = createAdminClient({ baseUrl: ${stringLiteral(target.origin)}, adminToken: ${secret} });`
-    : `const platform = createClient({ baseUrl: ${stringLiteral(target.origin)}, apiKey: ${secret} });`;
+  const settings = [`baseUrl: ${stringLiteral(target.origin)}`, `${admin ? 'adminToken' : 'apiKey'}: ${secret}`];
+  const opening = admin ? 'const admin = createAdminClient({' : 'const platform = createClient({';
+  const oneLine = `${opening} ${settings.join(', ')} });`;
+  // The gateway's own address keeps the README's one line; a longer one gets a line per option.
+  const setup = oneLine.length <= 120 ? oneLine : [opening, ...settings.map((option) => `  ${option},`), '});'].join('\n');
   const client = admin ? 'admin' : `platform.${IDENTIFIER.test(target.service) ? target.service : `[${stringLiteral(target.service)}]`}`;
 
   const params: Record<string, unknown> = {};
@@ -239,7 +241,7 @@ export function clientSample(request: SampleRequest, target: SampleTarget): stri
   const assign = `${request.answer ? `const ${resultName(request.answer)} = ` : ''}await unwrap(`;
   const head = `${assign}${client}.${request.method}(${stringLiteral(request.path)}`;
   // The options on the call's line when the whole line stays within 100 characters, else one field a line.
-  const options = Object.keys(init).length ? `, ${tsLiteral(init, '', 100 - head.length - 6)}` : '';
+  const rest = Object.keys(init).length ? `, ${tsLiteral(init, '', 100 - head.length - 6)}` : '';
 
   const sent = [
     request.version !== undefined ? `platform-version: ${request.version}` : null,
@@ -247,7 +249,7 @@ export function clientSample(request: SampleRequest, target: SampleTarget): stri
   ]
     .filter(Boolean)
     .join(' and ');
-  return [`import { ${factory}, unwrap } from '@platform/client';`, '', setup, ...(sent ? [`// The client sends ${sent}.`] : []), `${head}${options}));`].join(
+  return [`import { ${factory}, unwrap } from '@platform/client';`, '', setup, ...(sent ? [`// The client sends ${sent}.`] : []), `${head}${rest}));`].join(
     '\n',
   );
 }
