@@ -620,7 +620,19 @@ async function bench() {
   pnpm(['--filter', '@platform/bench', 'run', 'bench', ...process.argv.slice(3)]);
 }
 
-const commands = { start, fleet, test, 'test:unit': unitTests, bench, browser };
+/**
+ * Makes the demo ticket and pipeline on the running platform at PLATFORM_URL with the key in
+ * PLATFORM_API_KEY and prints the curl lines `npm start` prints for them: the e2e suite pastes
+ * them into a shell, as a newcomer would.
+ */
+async function demoLinesCommand() {
+  const gateway = process.env.PLATFORM_URL;
+  const token = process.env.PLATFORM_API_KEY;
+  if (!gateway || !token) fail('demo-lines needs PLATFORM_URL (the gateway) and PLATFORM_API_KEY (a key of a workspace).');
+  process.stdout.write(`${(await demoLines(gateway.replace(/\/+$/, ''), token)).join('\n')}\n`);
+}
+
+const commands = { start, fleet, test, 'test:unit': unitTests, bench, browser, 'demo-lines': demoLinesCommand };
 const command = commands[process.argv[2]];
 if (!command) fail(`usage: node scripts/platform.mjs ${Object.keys(commands).join('|')}`);
 ensureNodeRuntime();

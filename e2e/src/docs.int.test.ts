@@ -1,16 +1,21 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { Locator, Page } from 'playwright-core';
 import { openBrowser, screenshot, type BrowserSession } from './browser';
 
 // The API reference (/docs) in Chromium, on the documents the running services give the gateway:
-// each service's reference, a shared link to an operation, nested schema fields, the sidebar
-// filter and a malformed address, all under the page's strict CSP with Trusted Types.
+// each service's reference and the admin API's, a shared link to an operation, its samples (run as
+// pasted), nested schema fields, the sidebar filter and a malformed address, all under the page's
+// strict CSP with Trusted Types.
 const gatewayUrl = process.env.E2E_GATEWAY_URL!;
-const SERVICES = ['events', 'warehouse', 'pipelines'] as const;
+const adminToken = process.env.E2E_ADMIN_TOKEN!;
+const SERVICES = ['events', 'warehouse', 'pipelines', 'admin'] as const;
 type ServiceName = (typeof SERVICES)[number];
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 interface DocumentedOperation {
   id: string;
+  method: string;
   path: string;
   scope: string | undefined;
   statuses: string[];
@@ -31,6 +36,7 @@ async function serviceReference(service: ServiceName): Promise<ServiceReference>
   const operations = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) =>
     METHODS.filter((method) => item[method]).map((method) => ({
       id: item[method].operationId as string,
+      method,
       path,
       scope: item[method]['x-required-scope'] as string | undefined,
       statuses: Object.keys(item[method].responses),
@@ -83,7 +89,7 @@ async function openDetails(scope: Locator, summary: RegExp): Promise<Locator> {
 }
 
 describe('API reference in Chromium', () => {
-  test('opens /docs and each service by its tab: the service title, and every operation of its document listed and shown', async () => {
+  test('opens /docs and each service (and the Admin tab) by its tab: the title, and every operation of its document listed and shown', async () => {
     const response = await page.goto(`${gatewayUrl}/docs`);
     expect(response?.status()).toBe(200);
     expect(response!.headers()['content-security-policy']).toContain("require-trusted-types-for 'script'");
@@ -175,6 +181,70 @@ describe('API reference in Chromium', () => {
     );
     await filter.fill('');
     expect((await shownOperations()).sidebar).toHaveLength(operations.length);
+  });
+
+  test('the Admin tab shows the admin API, each operation with a curl and a @platform/client sample of its own', async () => {
+    await page.goto(`${gatewayUrl}/docs#/admin`);
+    await serviceTitle(page, reference('admin').title).waitFor();
+    const samples = await page.locator('#reference section.operation').evaluateAll((sections) =>
+      sections.map((s) => ({
+        id: s.id,
+        curl: s.querySelector('[data-sample="curl"] pre')?.textContent ?? '',
+        client: s.querySelector('[data-sample="client"] pre')?.textContent ?? '',
+      })),
+    );
+    expect(samples.map((s) => s.id).sort()).toEqual(sectionIds(reference('admin').operations));
+    for (const { id, curl, client } of samples) {
+      expect({ id, curl: curl.includes(`'${gatewayUrl}/admin/v1/workspaces`), token: curl.includes('$PLATFORM_ADMIN_TOKEN') }).toEqual({
+        id,
+        curl: true,
+        token: true,
+      });
+      expect({ id, client: client.includes('createAdminClient(') }).toEqual({ id, client: true });
+    }
+    const create = page.locator('section#op-createWorkspace');
+    await create.locator('[data-sample="curl"] pre').scrollIntoViewIfNeeded();
+    expect(await create.locator('[data-sample="curl"] pre').isVisible()).toBe(true);
+    expect(await create.locator('[data-sample="client"] pre').isVisible()).toBe(true);
+    await screenshot(page, 'docs-admin-samples.png', { fullPage: false });
+  });
+
+  test('curl samples work as pasted into a shell: the admin one creates a workspace, the events ones create and list events with its key', async () => {
+    const curlOf = async (service: string, operationId: string): Promise<string> => {
+      await page.goto(`${gatewayUrl}/docs#/${service}/op/${operationId}`);
+      const pre = page.locator(`section#op-${operationId} [data-sample="curl"] pre`);
+      await pre.waitFor();
+      return (await pre.textContent())!;
+    };
+    // Each sample as it is, with curl told to print the status after the body.
+    const paste = async (sample: string, env: Record<string, string>): Promise<{ status: number; body: any }> => {
+      const { stdout } = await promisify(execFile)('bash', ['-c', `${sample} -s -w '\n%{http_code}'`], { env: { PATH: process.env.PATH!, ...env } });
+      const lines = stdout.trimEnd().split('\n');
+      const status = Number(lines.pop());
+      return { status, body: JSON.parse(lines.join('\n')) };
+    };
+
+    const workspace = await paste(await curlOf('admin', 'createWorkspace'), { PLATFORM_ADMIN_TOKEN: adminToken });
+    expect(workspace.status).toBe(201);
+    const key = await fetch(`${gatewayUrl}/admin/v1/workspaces/${workspace.body.id}/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'docs samples' }),
+    });
+    expect(key.status).toBe(201);
+    const env = { PLATFORM_API_KEY: ((await key.json()) as { token: string }).token };
+
+    const eventsOperation = (method: string) => reference('events').operations.find((op) => op.method === method && op.path === '/events')!.id;
+    const create = await curlOf('events', eventsOperation('post'));
+    const created = await paste(create, env);
+    expect(created.status).toBe(201);
+    // The sample sends a fresh Idempotency-Key: pasted again, it creates another event rather than replaying the first.
+    const again = await paste(create, env);
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(created.body.id);
+    const listed = await paste(await curlOf('events', eventsOperation('get')), env);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((event: { id: string }) => event.id).sort()).toEqual([created.body.id, again.body.id].sort());
   });
 
   test('a malformed address (#/events/op/%E0) shows the service it names, without a page error', async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { acceptsGzip, ApiError, MIN_COMPRESSED_BYTES, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
+import { adminApiDocument } from '@platform/admin-api';
+import { acceptsGzip, ADMIN_PREFIX, ApiError, MIN_COMPRESSED_BYTES, SERVICES, temporarilyUnavailable, type Logger, type ServiceName } from '@platform/core';
 import { builtPageDir, CONTENT_TYPES, etagMatches, loadPageAssets, pageAsset, type PageAsset, type PageAssets } from './page-assets';
 import type { Upstreams } from './proxy';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS } from './page-security';
@@ -37,9 +38,17 @@ export function loadDocsPage(dir: string): PageAssets {
 
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 
-/** What the page lists: each service, its gateway prefix and where its document is. */
+/** Where the admin API's document is: the gateway's own, built from the declarations it mounts. */
+export const ADMIN_DOCUMENT_PATH = `${DOCS_PATH}/admin.json`;
+
+/** What the page lists, one tab each: every service, then the admin API, with its gateway prefix and where its document is. */
 export function docsIndex() {
-  return { services: SERVICE_NAMES.map((name) => ({ name, prefix: SERVICES[name].prefix, document: `${DOCS_PATH}/${name}.json` })) };
+  return {
+    services: [
+      ...SERVICE_NAMES.map((name) => ({ name, prefix: SERVICES[name].prefix, document: `${DOCS_PATH}/${name}.json` })),
+      { name: 'admin', prefix: ADMIN_PREFIX, document: ADMIN_DOCUMENT_PATH },
+    ],
+  };
 }
 
 type Fetched = { ok: true; document: Asset } | { ok: false; reason: string };
@@ -104,15 +113,15 @@ export interface DocsSite {
   page?: PageAssets;
   documents: ApiDocuments;
   index: Asset;
+  /** The admin API's document: it lives in this process, so it is built once and never unavailable. */
+  admin: Asset;
 }
 
-/** The reference site: the page's files (undefined when not found) and the services' documents. */
+const jsonAsset = (value: unknown): Asset => pageAsset(Buffer.from(JSON.stringify(value)), CONTENT_TYPES['.json']!);
+
+/** The reference site: the page's files (undefined when not found), the services' documents and the admin API's. */
 export function docsSite(upstreams: Upstreams, page: PageAssets | undefined, logger: Logger, options?: { cacheMs: number; timeoutMs: number }): DocsSite {
-  return {
-    page,
-    documents: new ApiDocuments(upstreams, logger, options),
-    index: pageAsset(Buffer.from(JSON.stringify(docsIndex())), CONTENT_TYPES['.json']!),
-  };
+  return { page, documents: new ApiDocuments(upstreams, logger, options), index: jsonAsset(docsIndex()), admin: jsonAsset(adminApiDocument()) };
 }
 
 export function isDocsPath(pathname: string): boolean {
@@ -145,8 +154,8 @@ function sendAsset(req: IncomingMessage, res: ServerResponse, file: Asset, heade
 
 /**
  * Serves the API reference beside /admin/v1, off the proxied hot path: the page, its script and
- * style sheet, `/docs/services.json`, and `/docs/{service}.json` (503 while a service cannot give
- * its document; the page shows that section as unavailable).
+ * style sheet, `/docs/services.json`, `/docs/{service}.json` (503 while a service cannot give
+ * its document; the page shows that section as unavailable) and `/docs/admin.json`.
  */
 export async function serveDocs(
   site: DocsSite,
@@ -162,6 +171,7 @@ export async function serveDocs(
     return sendError(res, new ApiError(405, 'invalid_request', 'The API reference accepts GET and HEAD only.'), requestId, headers);
   }
   if (pathname === `${DOCS_PATH}/services.json`) return sendAsset(req, res, site.index, headers);
+  if (pathname === ADMIN_DOCUMENT_PATH) return sendAsset(req, res, site.admin, headers);
   const service = /^\/docs\/([a-z]+)\.json$/.exec(pathname)?.[1];
   if (service !== undefined && (SERVICE_NAMES as string[]).includes(service)) {
     const fetched = await site.documents.get(service as ServiceName);

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import http from 'node:http';
+import { adminApiDocument } from '@platform/admin-api';
 import { openApiDocument, type OpenApiDocument, type ServiceName } from '@platform/core';
 import { DOCS_CSP } from './docs.handler';
 import { closeServer, DEAD_URL, httpClient, listen, startGateway, type HttpClient, type Reply, type TestGateway } from './test/gateway';
@@ -95,15 +96,18 @@ describe('GET /docs', () => {
         path,
         sinks: [],
       });
-      for (const [, specifier] of res.text.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)) {
+      // Statements only: the samples' text holds `import … from '@platform/client'` inside a string.
+      for (const [, specifier] of res.text.matchAll(/^\s*(?:import|export)\b[^;'"`]*\bfrom\s+['"]([^'"]+)['"]/gm)) {
         expect(specifier).toMatch(/^\.\/[\w.-]+\.js$/);
         queue.push(`/docs/${specifier!.slice(2)}`);
       }
     }
-    expect([...served].sort()).toEqual(expect.arrayContaining(['/docs/docs.js', '/docs/dom.js', '/docs/markdown.js', '/docs/schema.view.js']));
+    expect([...served].sort()).toEqual(
+      expect.arrayContaining(['/docs/docs.js', '/docs/dom.js', '/docs/markdown.js', '/docs/samples.js', '/docs/schema.view.js']),
+    );
   });
 
-  test('lists the three services with their gateway prefix and document', async () => {
+  test('lists the three services and the admin API with their gateway prefix and document', async () => {
     const res = await get('/docs/services.json');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -111,6 +115,7 @@ describe('GET /docs', () => {
         { name: 'events', prefix: '/events/v0', document: '/docs/events.json' },
         { name: 'warehouse', prefix: '/warehouse/v1', document: '/docs/warehouse.json' },
         { name: 'pipelines', prefix: '/pipelines/v3', document: '/docs/pipelines.json' },
+        { name: 'admin', prefix: '/admin/v1', document: '/docs/admin.json' },
       ],
     });
   });
@@ -144,10 +149,34 @@ describe('GET /docs/{service}.json', () => {
   });
 
   test('anything else under /docs is 404; only GET and HEAD are allowed', async () => {
-    expect((await get('/docs/admin.json')).status).toBe(404);
+    for (const path of ['/docs/gateway.json', '/docs/admin', '/docs/admin.json/', '/docs/Admin.json']) expect((await get(path)).status).toBe(404);
     const post = await client.call(gw.url, 'POST', '/docs', { body: {} });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('GET /docs/admin.json', () => {
+  test("serves the admin API's document, built from the gateway's own declarations, without a token and like the services' documents", async () => {
+    const res = await get('/docs/admin.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expectSecurityHeaders(res);
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(adminApiDocument())));
+    expect(res.body.servers).toEqual([expect.objectContaining({ url: '/admin/v1' })]);
+    expect(res.body.paths['/workspaces'].post.security).toEqual([{ adminToken: [] }]);
+    expect((await get('/docs/admin.json', { 'if-none-match': res.headers.etag as string })).status).toBe(304);
+    const head = await client.call(gw.url, 'HEAD', '/docs/admin.json');
+    expect(head.status).toBe(200);
+    expect(head.headers.etag).toBe(res.headers.etag);
+  });
+
+  test('is gzipped for a client that accepts gzip (JSON of 1 KiB or more)', async () => {
+    const zipped = await request(`${gw.url}/docs/admin.json`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toBe('Accept-Encoding');
+    expect(JSON.parse(gunzipSync(Buffer.from(await zipped.body.arrayBuffer())).toString('utf8'))).toEqual(JSON.parse(JSON.stringify(adminApiDocument())));
   });
 });
 

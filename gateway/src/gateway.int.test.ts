@@ -45,7 +45,7 @@ describe('responses the gateway makes itself', () => {
     expect(res.body).toEqual({
       apis: { events: '/events/v0', warehouse: '/warehouse/v1', pipelines: '/pipelines/v3', admin: '/admin/v1' },
       docs: '/docs',
-      openapi: { events: '/docs/events.json', warehouse: '/docs/warehouse.json', pipelines: '/docs/pipelines.json' },
+      openapi: { events: '/docs/events.json', warehouse: '/docs/warehouse.json', pipelines: '/docs/pipelines.json', admin: '/docs/admin.json' },
       console: '/console',
       health: '/healthz',
       ready: '/readyz',

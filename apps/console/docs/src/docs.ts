@@ -67,6 +67,28 @@ function applyFilter(): void {
   }
 }
 
+/** A sample's Copy button: its text to the clipboard, or, where the page has none (plain http to another host), selected for Ctrl+C. */
+function copySample(event: Event): void {
+  const button = event.target instanceof Element ? event.target.closest<HTMLButtonElement>('button[data-copy]') : null;
+  const code = button?.closest('.sample')?.querySelector('pre');
+  if (!button || !code) return;
+  const done = (label: string): void => {
+    button.textContent = label;
+    setTimeout(() => (button.textContent = 'Copy'), 2_000);
+  };
+  const select = (): void => {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    window.getSelection()?.removeAllRanges();
+    window.getSelection()?.addRange(range);
+    done('Selected: press Ctrl+C');
+  };
+  // `navigator.clipboard` is missing outside secure contexts, whatever the types say.
+  const clipboard = navigator.clipboard as Clipboard | undefined;
+  if (!clipboard) return select();
+  clipboard.writeText(code.textContent ?? '').then(() => done('Copied'), select);
+}
+
 /** The gateway's error message in a JSON error body, if it is one. */
 function errorMessage(body: unknown): string | undefined {
   const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
@@ -102,6 +124,7 @@ async function main(): Promise<void> {
   status.hidden = unavailable.length === 0;
   window.addEventListener('hashchange', route);
   byId('filter').addEventListener('input', applyFilter);
+  byId('reference').addEventListener('click', copySample);
   route();
 }
 

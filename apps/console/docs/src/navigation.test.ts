@@ -53,7 +53,9 @@ describe('sidebar', () => {
       find({ tag: 'div', attributes: {}, children: toc }, 'li').find((li) => li.children.some((a) => typeof a !== 'string' && a.attributes.href === href))!
         .attributes['data-search'];
     const issue = operationsOf(doc).find((e) => e.operation.operationId === 'issueTicket')!;
-    expect(searchOf('#/events/op/issueTicket')).toBe(operationView(doc, '', issue).attributes['data-search']);
+    expect(searchOf('#/events/op/issueTicket')).toBe(
+      operationView(doc, { baseUrl: 'http://127.0.0.1:8080', origin: 'http://127.0.0.1:8080', service: 'events' }, issue).attributes['data-search'],
+    );
     expect(searchOf('#/events/webhook/ticket.validated')).toBe(
       webhookView(doc, 'ticket.validated', doc.webhooks!['ticket.validated']!.post!).attributes['data-search'],
     );

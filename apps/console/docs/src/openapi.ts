@@ -72,6 +72,8 @@ export interface Operation {
   parameters?: Parameter[];
   requestBody?: RequestBody;
   responses?: Record<string, Response>;
+  /** Who may call it (`[{ bearer: ['events:read'] }]`); absent: the document's `security`. */
+  security?: Record<string, string[]>[];
   'x-required-scope'?: string;
 }
 
@@ -90,13 +92,14 @@ export interface OpenApiDocument {
   openapi: string;
   info?: { title?: string; version?: string; description?: string };
   servers?: { url?: string }[];
+  security?: Record<string, string[]>[];
   tags?: TagObject[];
   paths?: Record<string, PathItem>;
   webhooks?: Record<string, PathItem>;
-  /** Where `$ref`s point; the page lists the schemas and shows the bearer scheme's description. */
+  /** Where `$ref`s point; the page lists the schemas and shows the security scheme's description. */
   components?: {
     schemas?: Record<string, Schema>;
-    securitySchemes?: Record<string, { description?: string }>;
+    securitySchemes?: Record<string, { type?: string; scheme?: string; description?: string }>;
     parameters?: Record<string, Parameter>;
     headers?: Record<string, Header>;
     responses?: Record<string, Response>;

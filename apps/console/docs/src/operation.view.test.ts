@@ -4,24 +4,25 @@ import { ticketsDocument } from './test/documents.js';
 import { find, html, text } from './test/html.js';
 
 const doc = ticketsDocument();
+const target = { baseUrl: 'http://127.0.0.1:8080/events/v0', origin: 'http://127.0.0.1:8080', service: 'events' };
 const entry = (operationId: string) => operationsOf(doc).find((e) => e.operation.operationId === operationId)!;
 
 describe('operation', () => {
   test('a section the sidebar links to, with its signature under the gateway prefix and the words the filter matches', () => {
-    const view = operationView(doc, '/events/v0', entry('issueTicket'));
+    const view = operationView(doc, target, entry('issueTicket'));
     expect(view.attributes).toEqual({ class: 'operation', id: 'op-issueTicket', 'data-search': 'post /events/{id}/tickets issue a ticket events:write' });
     expect(html(view.children[0]!)).toBe('<h3>Issue a ticket</h3>');
     expect(html(view.children[1]!)).toBe(
       '<p class="signature"><span class="method post">POST</span><span class="path">/events/v0/events/{id}/tickets</span></p>',
     );
-    expect(find(view, 'h4').map(text)).toEqual(['Parameters', 'Request bodyrequired', 'Responses']);
+    expect(find(view, 'h4').map(text)).toEqual(['Samples', 'Parameters', 'Request bodyrequired', 'Responses']);
   });
 
   test('without an operationId or summary: named by method and path', () => {
-    const view = operationView(doc, '', { path: '/healthz', method: 'get', operation: doc.paths!['/healthz']!.get! });
+    const view = operationView(doc, { ...target, baseUrl: target.origin }, { path: '/healthz', method: 'get', operation: doc.paths!['/healthz']!.get! });
     expect(view.attributes.id).toBe('op-get-/healthz');
     expect(html(view.children[0]!)).toBe('<h3>GET /healthz</h3>');
-    expect(find(view, 'h4').map(text)).toEqual(['Responses']);
+    expect(find(view, 'h4').map(text)).toEqual(['Samples', 'Responses']);
   });
 
   test('parameters, referenced or inline: name, required, where, type and constraints', () => {

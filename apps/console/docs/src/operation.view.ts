@@ -12,6 +12,7 @@ import {
   type Response,
   type Schema,
 } from './openapi.js';
+import { operationSamples, type SampleTarget } from './samples.js';
 import { constraintText, exampleView, schemaView, typeLabel } from './schema.view.js';
 import { el, type ViewElement } from './view.js';
 
@@ -110,16 +111,51 @@ export function responsesView(doc: OpenApiDocument, responses: Record<string, Re
   });
 }
 
-/** An operation: `METHOD /prefix/path`, its description, parameters, request body and answers. */
-export function operationView(doc: OpenApiDocument, prefix: string, entry: OperationEntry): ViewElement {
+/** The operation's curl command and @platform/client call, made from the document (samples.ts), as text. */
+export function samplesView(doc: OpenApiDocument, target: SampleTarget, entry: OperationEntry): ViewElement {
+  const { request, curl, client } = operationSamples(doc, target, entry);
+  const sample = (kind: string, title: string, code: string): ViewElement =>
+    el(
+      'div',
+      { class: 'sample', 'data-sample': kind },
+      el('p', { class: 'sample-title' }, title, el('button', { type: 'button', class: 'copy', 'data-copy': kind }, 'Copy')),
+      el('pre', {}, el('code', {}, code)),
+    );
+  const credential = request.credential;
+  return el(
+    'div',
+    { class: 'samples' },
+    el('h4', {}, 'Samples'),
+    credential
+      ? el(
+          'p',
+          { class: 'sample-note' },
+          `Both read ${credential.kind === 'admin-token' ? 'the admin token' : 'an API key of the workspace'} from `,
+          el('code', {}, credential.variable),
+          '.',
+        )
+      : null,
+    sample('curl', 'curl', curl),
+    sample('client', 'TypeScript (@platform/client)', client),
+  );
+}
+
+/** The gateway path of an API (`/events/v0`): the target's base URL without the page's origin. */
+function prefixOf(target: SampleTarget): string {
+  return target.baseUrl.startsWith(target.origin) ? target.baseUrl.slice(target.origin.length) : target.baseUrl;
+}
+
+/** An operation: `METHOD /prefix/path`, its description, ready-to-paste samples, parameters, request body and answers. */
+export function operationView(doc: OpenApiDocument, target: SampleTarget, entry: OperationEntry): ViewElement {
   const { path, method, operation } = entry;
   const parameters = operation.parameters ?? [];
   return el(
     'section',
     { class: 'operation', id: `op-${operationAnchor(entry)}`, 'data-search': operationSearchText(entry) },
     el('h3', {}, operation.summary ?? `${method.toUpperCase()} ${path}`),
-    el('p', { class: 'signature' }, el('span', { class: `method ${method}` }, method.toUpperCase()), el('span', { class: 'path' }, prefix + path)),
+    el('p', { class: 'signature' }, el('span', { class: `method ${method}` }, method.toUpperCase()), el('span', { class: 'path' }, prefixOf(target) + path)),
     markdown(operation.description),
+    samplesView(doc, target, entry),
     parameters.length ? [el('h4', {}, 'Parameters'), parametersTable(doc, parameters)] : null,
     operation.requestBody ? bodyView(doc, operation.requestBody, 'Request body') : null,
     el('h4', {}, 'Responses'),

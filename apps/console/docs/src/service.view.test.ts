@@ -83,6 +83,7 @@ describe('a hostile document renders inert', () => {
       expect([
         'a',
         'article',
+        'button',
         'code',
         'details',
         'div',
@@ -107,7 +108,9 @@ describe('a hostile document renders inert', () => {
         'ul',
       ]).toContain(tag);
     const names = new Set(all.flatMap((e) => Object.keys(e.attributes)));
-    expect(['aria-current', 'aria-labelledby', 'class', 'data-search', 'href', 'id', 'open', 'scope', 'tabindex']).toEqual(expect.arrayContaining([...names]));
+    expect(['aria-current', 'aria-labelledby', 'class', 'data-copy', 'data-sample', 'data-search', 'href', 'id', 'open', 'scope', 'tabindex', 'type']).toEqual(
+      expect.arrayContaining([...names]),
+    );
   });
 
   test('every string it shows is text: the markup reads as escaped characters', () => {

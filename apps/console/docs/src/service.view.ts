@@ -20,11 +20,14 @@ export function serviceView(service: Service, doc: OpenApiDocument, origin: stri
       markdown(doc.info?.description, 2),
     ),
   ];
-  const scheme = doc.components?.securitySchemes?.bearer;
+  // The scheme the document's operations require: an API key (`bearer`) or the admin token (`adminToken`).
+  const schemeName = Object.keys(doc.security?.[0] ?? {})[0] ?? 'bearer';
+  const scheme = doc.components?.securitySchemes?.[schemeName];
   if (scheme) parts.push(el('h2', {}, 'Authentication'), markdown(scheme.description));
+  const target = { baseUrl, origin, service: service.name };
   for (const group of groups(doc)) {
     parts.push(el('h2', { id: `tag-${group.tag.name}` }, group.tag.name), group.tag.description ? markdown(group.tag.description) : null);
-    for (const entry of group.operations) parts.push(operationView(doc, baseUrl.replace(origin, ''), entry));
+    for (const entry of group.operations) parts.push(operationView(doc, target, entry));
   }
   const webhooks = Object.entries(doc.webhooks ?? {});
   if (webhooks.length) {

@@ -10,6 +10,7 @@ export function ticketsDocument(): OpenApiDocument {
     openapi: '3.1.0',
     info: { title: 'Events API', version: '0 (beta)', description: 'Events and tickets.\n\n## Authentication\nSend a key.' },
     servers: [{ url: '/events/v0' }],
+    security: [{ bearer: [] }],
     tags: [
       { name: 'Events', description: 'Events that tickets are issued for.' },
       { name: 'Tickets' },
