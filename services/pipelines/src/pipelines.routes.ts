@@ -19,7 +19,7 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
-import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList, ScheduleInputDoc } from './pipelines.resources';
+import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
 import { renderRunLog } from './run-logs';
 import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
 import { createPipeline, getPipeline, listPipelines, setPipelineStatus, updatePipeline } from './pipelines.service';
@@ -41,16 +41,14 @@ const SCHEDULE_DESCRIPTION =
   '`schedule.every_seconds` `too_small` / `too_big` / `invalid_type`.';
 
 function pipelineBodies({ minIntervalS }: ScheduleLimits) {
-  const schedule = scheduleSchema(minIntervalS).optional();
+  const schedule = scheduleSchema(minIntervalS).optional().meta({ description: SCHEDULE_DESCRIPTION });
   const create = z.strictObject({ name: codePointString(1, 200), source: SourceSpec, destination: DestinationSpec, schedule });
   const update = z.strictObject({ name: codePointString(1, 200).optional(), schedule });
-  const documentedSchedule = ScheduleInputDoc.optional().meta({ description: SCHEDULE_DESCRIPTION });
   return {
     create,
     update,
-    /** The bodies as the reference shows them: each connector with its own config schema, the schedule's two shapes. */
-    documentedCreate: create.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec, schedule: documentedSchedule }),
-    documentedUpdate: update.extend({ schedule: documentedSchedule }),
+    /** The create body as the reference shows it: each connector with its own config schema. */
+    documentedCreate: create.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec }),
   };
 }
 
@@ -139,7 +137,6 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
         description:
           'Fields left out stay as they are; `schedule: null` removes the schedule. Setting a schedule (even the same one) counts its ticks from now: ' +
           '`next_run_at` becomes the first tick after now (null while the pipeline is paused).',
-        body: bodies.documentedUpdate,
         responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
         errors: {
           409: quotaExceededDoc(
