@@ -136,3 +136,43 @@ export type RunLogLine = z.infer<typeof RunLogLine>;
 export const RunLogList = listOf(RunLogLine, 'RunLogList');
 
 export const EXAMPLE_IDS = { pipeline: EXAMPLE_PIPELINE_ID, run: EXAMPLE_RUN_ID };
+
+export const CONNECTOR_KINDS = ['source', 'destination'] as const;
+
+export const ConnectorInfo = z
+  .object({
+    name: z.string(),
+    kind: z.enum(CONNECTOR_KINDS),
+    description: z.string(),
+    config_schema: z.record(z.string(), z.unknown()).meta({
+      description: "JSON Schema (2020-12) of the connector's `config`, generated from the schema `POST /pipelines` validates it with.",
+    }),
+  })
+  .meta({
+    id: 'Connector',
+    description: 'A connector a pipeline may use as its source or destination.',
+    examples: [
+      {
+        name: 'sample',
+        kind: 'source',
+        description: 'Generated records (up to 100,000, deterministic per seed), for trying pipelines without an external system.',
+        config_schema: {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          properties: { records: { default: 100, type: 'integer', minimum: 1, maximum: 100000 } },
+          additionalProperties: false,
+        },
+      },
+    ],
+  });
+export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
+
+export const ConnectorList = listOf(ConnectorInfo, 'ConnectorList');
+
+export const ConnectorCheck = z
+  .object({
+    status: z.enum(['succeeded', 'failed']),
+    message: z.string().meta({ description: "What the check found, in the platform's words (never a driver's, never what a name resolved to)." }),
+  })
+  .meta({ id: 'ConnectorCheck', examples: [{ status: 'succeeded', message: 'Connected; the table sample_records is ready.' }] });
+export type ConnectorCheck = z.infer<typeof ConnectorCheck>;

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { z } from 'zod';
 import {
   codePointString,
@@ -22,6 +21,7 @@ import { renderPipeline, renderRun } from './pipelines.render';
 import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
 import { renderRunLog } from './run-logs';
 import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
+import type { ConnectorsStore } from './connectors.store';
 import { createPipeline, getPipeline, listPipelines, setPipelineStatus, updatePipeline } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
@@ -70,8 +70,8 @@ export interface PipelinesRoutesDeps {
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
   /** Addresses and platform databases a connector config may not reach (checked again when a run connects). */
   connectors: ConnectorPolicy;
-  /** POST /connectors/check: the API's own pool on the pipelines database, and the check's deadline (8 s unless a test shortens it). */
-  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
+  /** POST /connectors/check: the pipelines database through the API's own pool, and the check's deadline (8 s unless a test shortens it). */
+  connectorCheck: { store: ConnectorsStore; timeoutMs?: number };
   schedules: ScheduleLimits;
 }
 
