@@ -1,6 +1,16 @@
 import { join } from 'node:path';
 import { DEPLOYABLES, ROOT } from './deployables';
-import { clientModuleImports, DATABASE_MODULE, entryPoints, mayHoldDatabase, prismaClientImports, sourceFiles, SQL_MODULE } from './store-boundary';
+import {
+  clientModuleImports,
+  DATABASE_MODULE,
+  DRIVER_MODULE,
+  entryPoints,
+  mayHoldDatabase,
+  mayHoldPool,
+  prismaClientImports,
+  sourceFiles,
+  SQL_MODULE,
+} from './store-boundary';
 
 const dirs = [...new Set(DEPLOYABLES.map((d) => d.dir))];
 const files = dirs.flatMap((dir) => sourceFiles(ROOT, join(ROOT, dir, 'src')));
@@ -26,6 +36,20 @@ describe('only stores hold the Prisma client', () => {
       expect.arrayContaining(['services/events/src/app.ts', 'services/pipelines/src/worker.app.ts', 'gateway/src/app.ts']),
     );
     expect(handedTheClient.flatMap((f) => clientModuleImports(f, DATABASE_MODULE))).toEqual([]);
+  });
+
+  test('no app factory, route, handler or service of a deployable is handed a pg pool: only stores, connectors, entry points and tests import pg', () => {
+    const handedAPool = files.filter((f) => !mayHoldPool(f.path, entries));
+    expect(handedAPool.map((f) => f.path)).toEqual(
+      expect.arrayContaining(['services/pipelines/src/app.ts', 'services/pipelines/src/worker.app.ts', 'services/pipelines/src/connectors.service.ts']),
+    );
+    expect(handedAPool.flatMap((f) => clientModuleImports(f, DRIVER_MODULE))).toEqual([]);
+    expect(clientModuleImports({ path: 'services/x/src/x.routes.ts', text: "import type pg from 'pg';" }, DRIVER_MODULE)).toHaveLength(1);
+    expect(clientModuleImports({ path: 'services/x/src/x.routes.ts', text: "import { pgIdentifier } from './pg-names';" }, DRIVER_MODULE)).toEqual([]);
+    for (const path of ['services/x/src/connectors/postgres.ts', 'services/x/src/connectors.store.ts'])
+      expect([path, mayHoldPool(path, entries)]).toEqual([path, true]);
+    for (const path of ['services/x/src/connectors.routes.ts', 'services/x/src/connectors.service.ts'])
+      expect([path, mayHoldPool(path, entries)]).toEqual([path, false]);
   });
 
   test("the webhook endpoints' routes and service get the webhooks store, not the client a service hands the webhooks runtime", () => {

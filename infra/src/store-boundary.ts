@@ -30,6 +30,15 @@ export function mayHoldDatabase(path: string, entryPoints: ReadonlySet<string>):
 }
 
 /**
+ * The files that may hold a PostgreSQL pool (import `pg`, types included): those that may hold the
+ * client, and connectors (`src/connectors/`), which connect to what a config names. App factories,
+ * routes, handlers and services get a store that holds the pool.
+ */
+export function mayHoldPool(path: string, entryPoints: ReadonlySet<string>): boolean {
+  return mayHoldDatabase(path, entryPoints) || /(^|\/)src\/connectors\//.test(path);
+}
+
+/**
  * The source files of the processes' entry points: each deployable's `entry` (dist/x.js from
  * src/x.ts) and its package's `bin` scripts: dist/x.js, or a committed launcher bin/x.cjs that runs
  * dist/x.js (it exists before the build, so pnpm links it on a fresh clone).
@@ -53,6 +62,8 @@ const CLIENT_TYPE = /\b(PrismaClient|Prisma)\b|\*\s+as\b/;
 
 /** The module that builds a deployable's client: `src/database.ts`, by any relative path. */
 export const DATABASE_MODULE = /^\.{1,2}\/(.*\/)?database(\.js)?$/;
+/** The PostgreSQL driver, whose pools reach a database without Prisma. */
+export const DRIVER_MODULE = /^pg$/;
 /** @platform/webhooks' raw-SQL surface, which a service's client is handed to the webhooks runtime as. */
 export const SQL_MODULE = /^\.{1,2}\/(.*\/)?sql(\.js)?$/;
 

@@ -1,8 +1,8 @@
-import type pg from 'pg';
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
 import { webhookRoutes } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { ConnectorPolicy } from './connectors';
+import type { ConnectorsStore } from './connectors.store';
 import { pipelinesApiDocument } from './pipelines.openapi';
 import { pipelinesRouteDefinitions, type ScheduleLimits } from './pipelines.routes';
 import { DEFAULT_MIN_INTERVAL_S } from './schedule';
@@ -17,8 +17,8 @@ export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
   publicBasePath: string;
   /** What connector configs may reach (CONNECTORS_ALLOW_PRIVATE, the platform's databases). */
   connectors: ConnectorPolicy;
-  /** POST /connectors/check: the API's own pool on the pipelines database (closed by the caller) and the check's deadline. */
-  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
+  /** POST /connectors/check: the pipelines database through the API's own pool (closed by the caller), and the check's deadline. */
+  connectorCheck: { store: ConnectorsStore; timeoutMs?: number };
   /** What schedules accept (PIPELINES_SCHEDULE_MIN_INTERVAL_S); default: the contract's 60 s minimum. */
   schedules?: ScheduleLimits;
   /** PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS (the worker's must be the same); default: the contract's 10. */

@@ -5,6 +5,7 @@ import { closeRedisConnection, createRedisConnection, loadConfig, redisTarget, r
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
 import { connectorPolicy } from './connectors';
+import { connectorsStore } from './connectors.store';
 import { PipelinesConfig } from './config';
 import { createDatabase } from './database';
 import { pipelinesServiceStores } from './pipelines.store';
@@ -42,7 +43,7 @@ runService({
         redisReady: () => producer.ping(),
         publicBasePath: config.PIPELINES_PUBLIC_BASE_PATH,
         connectors: connectorPolicy(config),
-        connectorCheck: { pool: checkPool },
+        connectorCheck: { store: connectorsStore(checkPool) },
         schedules: { minIntervalS: config.PIPELINES_SCHEDULE_MIN_INTERVAL_S },
         workspaceMaxActiveRuns: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
       }),

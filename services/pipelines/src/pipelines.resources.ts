@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listOf, Uuid, UtcTimestamp } from '@platform/core';
 import { RenderedDestinationSpec, RenderedSourceSpec } from './connectors';
+import { RenderedSchedule } from './schedule';
 
 /**
  * The pipelines service's resources as the API returns them (contract section 10). The render
@@ -13,43 +14,8 @@ export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancel
 const EXAMPLE_PIPELINE_ID = '7e9a1c3e-5b7d-4f9a-b1c3-e5a7c9e1b3d5';
 const EXAMPLE_RUN_ID = 'c1e3a5b7-9d1f-4b3d-8f5a-7c9e1a3c5e7f';
 
-export const CronScheduleDoc = z
-  .object({
-    type: z.literal('cron'),
-    cron: z.string().meta({
-      description:
-        '5 fields: minute, hour, day of month, month, day of week; `*`, lists, ranges, steps and names (`JAN`, `MON`, any case). ' +
-        'Day of week 0 and 7 are Sunday; when both day fields are restricted a day matches either (Vixie cron). A cron that never matches (`0 0 31 2 *`) is 400 `invalid_format`.',
-      examples: ['0 3 * * *', '*/15 9-17 * * MON-FRI'],
-    }),
-    timezone: z.string().meta({
-      description:
-        'IANA time zone name (default `UTC`). A local time that does not exist (DST gap) is skipped; one that happens twice runs once, at the first instant.',
-      examples: ['Europe/Berlin'],
-    }),
-  })
-  .meta({ description: 'Runs at each match of `cron` in `timezone`.' });
-
-export const IntervalScheduleDoc = z
-  .object({
-    type: z.literal('interval'),
-    every_seconds: z
-      .int()
-      .min(1)
-      .max(31_536_000)
-      .meta({
-        description:
-          'The first tick is this many seconds after the schedule was set (or the pipeline resumed), then every this many seconds. At least `PIPELINES_SCHEDULE_MIN_INTERVAL_S` (default 60), at most 31,536,000.',
-        examples: [3600],
-      }),
-  })
-  .meta({ description: 'Runs every `every_seconds` seconds.' });
-
-/** `schedule` as a request sends it: `timezone` may be left out (UTC). */
-export const ScheduleInputDoc = z.discriminatedUnion('type', [CronScheduleDoc.partial({ timezone: true }), IntervalScheduleDoc]).nullable();
-
-/** `schedule` as the API shows it (the cron's `timezone` spelled out) and as the reference documents its input. */
-export const ScheduleDoc = z.discriminatedUnion('type', [CronScheduleDoc, IntervalScheduleDoc]).nullable().meta({
+/** `schedule` as the API shows it (the cron's `timezone` spelled out). */
+const ScheduleView = RenderedSchedule.nullable().meta({
   description:
     'When ticks create runs (`trigger: "schedule"`); null: only when triggered. A tick while a run is active creates no run; ticks missed while no scheduler ran give one run, for the latest.',
 });
@@ -62,7 +28,7 @@ export const Pipeline = z
     source: RenderedSourceSpec,
     destination: RenderedDestinationSpec,
     last_successful_run_at: UtcTimestamp.nullable().meta({ description: '`started_at` of the last succeeded run that was not a dry run.' }),
-    schedule: ScheduleDoc,
+    schedule: ScheduleView,
     next_run_at: UtcTimestamp.nullable().meta({ description: 'The next tick of the schedule; null without a schedule or while paused.' }),
     created_at: UtcTimestamp,
   })
@@ -170,3 +136,43 @@ export type RunLogLine = z.infer<typeof RunLogLine>;
 export const RunLogList = listOf(RunLogLine, 'RunLogList');
 
 export const EXAMPLE_IDS = { pipeline: EXAMPLE_PIPELINE_ID, run: EXAMPLE_RUN_ID };
+
+export const CONNECTOR_KINDS = ['source', 'destination'] as const;
+
+export const ConnectorInfo = z
+  .object({
+    name: z.string(),
+    kind: z.enum(CONNECTOR_KINDS),
+    description: z.string(),
+    config_schema: z.record(z.string(), z.unknown()).meta({
+      description: "JSON Schema (2020-12) of the connector's `config`, generated from the schema `POST /pipelines` validates it with.",
+    }),
+  })
+  .meta({
+    id: 'Connector',
+    description: 'A connector a pipeline may use as its source or destination.',
+    examples: [
+      {
+        name: 'sample',
+        kind: 'source',
+        description: 'Generated records (up to 100,000, deterministic per seed), for trying pipelines without an external system.',
+        config_schema: {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          properties: { records: { default: 100, type: 'integer', minimum: 1, maximum: 100000 } },
+          additionalProperties: false,
+        },
+      },
+    ],
+  });
+export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
+
+export const ConnectorList = listOf(ConnectorInfo, 'ConnectorList');
+
+export const ConnectorCheck = z
+  .object({
+    status: z.enum(['succeeded', 'failed']),
+    message: z.string().meta({ description: "What the check found, in the platform's words (never a driver's, never what a name resolved to)." }),
+  })
+  .meta({ id: 'ConnectorCheck', examples: [{ status: 'succeeded', message: 'Connected; the table sample_records is ready.' }] });
+export type ConnectorCheck = z.infer<typeof ConnectorCheck>;

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { z } from 'zod';
 import {
   codePointString,
@@ -19,9 +18,10 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
-import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList, ScheduleInputDoc } from './pipelines.resources';
+import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
 import { renderRunLog } from './run-logs';
 import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
+import type { ConnectorsStore } from './connectors.store';
 import { createPipeline, getPipeline, listPipelines, setPipelineStatus, updatePipeline } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
 import { requiredEnum } from './validation';
@@ -41,16 +41,14 @@ const SCHEDULE_DESCRIPTION =
   '`schedule.every_seconds` `too_small` / `too_big` / `invalid_type`.';
 
 function pipelineBodies({ minIntervalS }: ScheduleLimits) {
-  const schedule = scheduleSchema(minIntervalS).optional();
+  const schedule = scheduleSchema(minIntervalS).optional().meta({ description: SCHEDULE_DESCRIPTION });
   const create = z.strictObject({ name: codePointString(1, 200), source: SourceSpec, destination: DestinationSpec, schedule });
   const update = z.strictObject({ name: codePointString(1, 200).optional(), schedule });
-  const documentedSchedule = ScheduleInputDoc.optional().meta({ description: SCHEDULE_DESCRIPTION });
   return {
     create,
     update,
-    /** The bodies as the reference shows them: each connector with its own config schema, the schedule's two shapes. */
-    documentedCreate: create.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec, schedule: documentedSchedule }),
-    documentedUpdate: update.extend({ schedule: documentedSchedule }),
+    /** The create body as the reference shows it: each connector with its own config schema. */
+    documentedCreate: create.extend({ source: DocumentedSourceSpec, destination: DocumentedDestinationSpec }),
   };
 }
 
@@ -72,8 +70,8 @@ export interface PipelinesRoutesDeps {
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
   /** Addresses and platform databases a connector config may not reach (checked again when a run connects). */
   connectors: ConnectorPolicy;
-  /** POST /connectors/check: the API's own pool on the pipelines database, and the check's deadline (8 s unless a test shortens it). */
-  connectorCheck: { pool: pg.Pool; timeoutMs?: number };
+  /** POST /connectors/check: the pipelines database through the API's own pool, and the check's deadline (8 s unless a test shortens it). */
+  connectorCheck: { store: ConnectorsStore; timeoutMs?: number };
   schedules: ScheduleLimits;
 }
 
@@ -139,7 +137,6 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
         description:
           'Fields left out stay as they are; `schedule: null` removes the schedule. Setting a schedule (even the same one) counts its ticks from now: ' +
           '`next_run_at` becomes the first tick after now (null while the pipeline is paused).',
-        body: bodies.documentedUpdate,
         responses: { 200: { description: 'The pipeline.', schema: Pipeline } },
         errors: {
           409: quotaExceededDoc(

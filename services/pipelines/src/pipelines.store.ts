@@ -2,7 +2,6 @@ import {
   afterCursor,
   LIST_ORDER,
   lockWorkspaceQuota,
-  quotaReached,
   workspaceScoped,
   type Cursor,
   type QuotaReached,
@@ -14,7 +13,8 @@ import type { Database } from './database';
 import { Prisma, type Pipeline, type PipelineStatus } from './generated/prisma/client';
 import { runsStore } from './runs.store';
 import { runLogsStore } from './run-logs.store';
-import { nextTick, storedSchedule, type Schedule } from './schedule';
+import { addsSchedule, createRefusal, scheduleTimes, setsSchedule, statusChange, updateRefusal } from './pipelines';
+import type { Schedule } from './schedule';
 
 export type { Pipeline, PipelineStatus };
 
@@ -55,13 +55,9 @@ async function countUsage(client: Prisma.TransactionClient | Database, workspace
   return rows[0]!;
 }
 
-/** The schedule columns for a schedule set (or a pipeline resumed) at `now`: ticks count from now. */
+/** The schedule columns for a schedule set at `now` (null removes it). */
 function scheduleColumns(schedule: Schedule | null, status: PipelineStatus, now: Date) {
-  return {
-    schedule: schedule ?? Prisma.DbNull,
-    scheduleAnchorAt: schedule ? now : null,
-    nextRunAt: schedule && status === 'active' ? nextTick(schedule, now, now) : null,
-  };
+  return { schedule: schedule ?? Prisma.DbNull, ...scheduleTimes(schedule, status, now) };
 }
 
 /** Pipeline queries; each takes the workspace, so no query can forget it. */
@@ -84,9 +80,7 @@ export function pipelinesStore(db: Database) {
       return db.$transaction(async (tx) => {
         await lockWorkspaceQuota(tx, 'pipelines', workspaceId);
         const usage = await countUsage(tx, workspaceId);
-        const refused =
-          quotaReached('pipelines', usage.pipelines, limits.pipelines) ??
-          (data.schedule ? quotaReached('scheduled_pipelines', usage.scheduled_pipelines, limits.scheduled_pipelines) : undefined);
+        const refused = createRefusal(usage, limits, data.schedule ?? null);
         if (refused) return refused;
         const pipeline = await tx.pipeline.create({
           data: {
@@ -137,12 +131,11 @@ export function pipelinesStore(db: Database) {
     ): Promise<UpdatePipelineResult | null> {
       return db.$transaction(async (tx) => {
         // The quota lock before the row lock, in the order a create takes it.
-        if (changes.schedule) await lockWorkspaceQuota(tx, 'pipelines', workspaceId);
+        if (setsSchedule(changes)) await lockWorkspaceQuota(tx, 'pipelines', workspaceId);
         const pipeline = await lock(tx, workspaceId, id);
         if (!pipeline) return null;
-        if (changes.schedule && pipeline.schedule === null) {
-          const usage = await countUsage(tx, workspaceId);
-          const refused = quotaReached('scheduled_pipelines', usage.scheduled_pipelines, limits.scheduled_pipelines);
+        if (addsSchedule(pipeline, changes)) {
+          const refused = updateRefusal(await countUsage(tx, workspaceId), limits);
           if (refused) return refused;
         }
         const updated = await tx.pipeline.update({
@@ -156,20 +149,13 @@ export function pipelinesStore(db: Database) {
       });
     },
 
-    /**
-     * Pauses or resumes; setting the status it already has is a no-op. A pause clears next_run_at;
-     * a resume computes the next tick from `now` (interval: now + n; cron: the next match after
-     * now). Null when the pipeline is unknown.
-     */
+    /** Pauses or resumes, as statusChange decides on the locked row (a no-op for the status it has). Null when the pipeline is unknown. */
     async setStatus(workspaceId: WorkspaceId, id: string, status: PipelineStatus, now = new Date()): Promise<Pipeline | null> {
       return db.$transaction(async (tx) => {
         const pipeline = await lock(tx, workspaceId, id);
-        if (!pipeline || pipeline.status === status) return pipeline;
-        const schedule = storedSchedule(pipeline.schedule);
-        return tx.pipeline.update({
-          where: { id },
-          data: { status, ...(schedule ? { scheduleAnchorAt: now, nextRunAt: status === 'active' ? nextTick(schedule, now, now) : null } : {}) },
-        });
+        const change = pipeline && statusChange(pipeline, status, now);
+        if (!change) return pipeline;
+        return tx.pipeline.update({ where: { id }, data: change });
       });
     },
   });

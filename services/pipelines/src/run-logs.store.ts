@@ -1,4 +1,4 @@
-import { afterCursor, LIST_ORDER, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import type { Database } from './database';
 import type { Prisma, RunLog } from './generated/prisma/client';
 import type { RunLogEntry } from './run-logs';
@@ -31,12 +31,12 @@ export async function writeRunLogIfHeld(tx: Tx, workspaceId: WorkspaceId, runId:
   return inserted === 1;
 }
 
-/** Reading a run's lines, oldest first, in (at, id) order. */
+/** Reading a run's lines, oldest first, in (at, id) order; each query takes the workspace, so none can forget it. */
 export function runLogsStore(db: Database) {
-  return {
+  return workspaceScoped({
     list(workspaceId: WorkspaceId, runId: string, page: { after: Cursor | undefined; take: number }): Promise<RunLog[]> {
       return db.runLog.findMany({ where: { workspaceId, runId, ...afterCursor(page.after) }, orderBy: [...LIST_ORDER], take: page.take });
     },
-  };
+  });
 }
 export type RunLogsStore = ReturnType<typeof runLogsStore>;

@@ -1,5 +1,6 @@
 import { CronExpression } from 'cron-parser';
-import { isTimeZone, latestTick, nextTick, scheduleSchema, storedSchedule, type Schedule } from './schedule';
+import { z } from 'zod';
+import { isTimeZone, latestTick, nextTick, Schedule, scheduleSchema, storedSchedule } from './schedule';
 
 const EPOCH = new Date(0);
 
@@ -173,6 +174,15 @@ describe('validation', () => {
       expect([cron, problems({ type: 'cron', cron })]).toEqual([cron, [['cron', 'invalid_format']]]);
     // With a day of week too, Vixie cron's OR makes it match on Mondays.
     expect(problems({ type: 'cron', cron: '0 0 31 2 MON' })).toEqual([]);
+  });
+  test('a null timezone is the default, as an absent one (stored without it)', () => {
+    expect(scheduleSchema(60).parse({ type: 'cron', cron: '0 3 * * *', timezone: null })).toStrictEqual({ type: 'cron', cron: '0 3 * * *' });
+    expect(storedSchedule({ type: 'cron', cron: '0 3 * * *', timezone: null })).not.toBeNull();
+  });
+  test('the field validates by the union it is documented and typed with: its JSON Schema is the union', () => {
+    const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' });
+    expect(json(scheduleSchema(60))).toEqual(json(Schedule.nullable()));
+    expect(JSON.stringify(json(Schedule))).toContain('"every_seconds"');
   });
   test('time zones: IANA names as spelled, links included', () => {
     for (const name of ['UTC', 'Europe/Berlin', 'America/Argentina/Buenos_Aires', 'US/Eastern', 'Etc/GMT+5', 'Asia/Calcutta'])

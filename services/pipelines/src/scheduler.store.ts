@@ -2,7 +2,6 @@ import type { WorkspaceId } from '@platform/core';
 import type { Database } from './database';
 import type { Run } from './generated/prisma/client';
 import { insertQueuedRun } from './runs.store';
-import { latestTick, nextTick, storedSchedule } from './schedule';
 
 /** One due pipeline handled by a tick pass. */
 export type TickOutcome =
@@ -20,18 +19,34 @@ interface DueRow {
   active_run_id: string | null;
 }
 
+/** A due pipeline's schedule columns as a pass locked them. */
+export interface DuePipeline {
+  /** As stored (validated when it was set). */
+  schedule: unknown;
+  /** When the schedule was set or the pipeline resumed; null on rows from before the column. */
+  scheduleAnchorAt: Date | null;
+  nextRunAt: Date;
+}
+
+/** What a pass does for one due pipeline (planTick decides it). */
+export interface TickPlan {
+  /** The tick that gets a run; null: none. */
+  scheduledFor: Date | null;
+  /** The pipeline's next next_run_at; null: no more ticks. */
+  nextRunAt: Date | null;
+}
+
 /** The scheduler's queries, across workspaces: a tick serves every workspace's due pipelines. */
 export function schedulerStore(db: Database) {
   return {
     /**
      * One pass, in ONE transaction: locks up to `limit` due active pipelines (next_run_at ≤ now,
-     * FOR UPDATE SKIP LOCKED: another scheduler takes the others), inserts for each the run of its
-     * latest tick ≤ now (after an outage: one run, for the latest missed tick) through
-     * insertQueuedRun, which the database refuses when the pipeline has an active run or the tick
-     * has its run, and moves next_run_at to the first tick after now. The caller enqueues the
-     * created runs' jobs after the commit.
+     * FOR UPDATE SKIP LOCKED: another scheduler takes the others) and writes for each what `plan`
+     * decided: next_run_at moved, and the run of the tick through insertQueuedRun, which the
+     * database refuses when the pipeline has an active run or the tick has its run. The caller
+     * enqueues the created runs' jobs after the commit.
      */
-    async tickDue(now: Date, limit: number): Promise<TickOutcome[]> {
+    async tickDue(now: Date, limit: number, plan: (pipeline: DuePipeline, now: Date) => TickPlan): Promise<TickOutcome[]> {
       return db.$transaction(async (tx) => {
         const due = await tx.$queryRaw<DueRow[]>`
           SELECT p."id", p."workspace_id", p."schedule", p."schedule_anchor_at", p."next_run_at",
@@ -43,11 +58,8 @@ export function schedulerStore(db: Database) {
              FOR UPDATE OF p SKIP LOCKED`;
         const outcomes: TickOutcome[] = [];
         for (const row of due) {
-          const schedule = storedSchedule(row.schedule);
-          const anchor = row.schedule_anchor_at ?? row.next_run_at;
-          const scheduledFor = schedule ? (latestTick(schedule, anchor, now) ?? row.next_run_at) : null;
-          const next = schedule ? nextTick(schedule, anchor, now) : null;
-          await tx.pipeline.update({ where: { id: row.id }, data: { nextRunAt: next } });
+          const { scheduledFor, nextRunAt } = plan({ schedule: row.schedule, scheduleAnchorAt: row.schedule_anchor_at, nextRunAt: row.next_run_at }, now);
+          await tx.pipeline.update({ where: { id: row.id }, data: { nextRunAt } });
           if (!scheduledFor) continue;
           // The row is this workspace's own pipeline: the workspace comes from it.
           const ids = { pipelineId: row.id, workspaceId: row.workspace_id as WorkspaceId, scheduledFor };

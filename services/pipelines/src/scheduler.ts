@@ -1,6 +1,7 @@
 import { registeredCounter, type Logger, type Registry, type WorkspaceId } from '@platform/core';
 import type { RunAdmission } from './runs.admission';
-import type { SchedulerStore, TickOutcome } from './scheduler.store';
+import { latestTick, nextTick, storedSchedule } from './schedule';
+import type { DuePipeline, SchedulerStore, TickOutcome, TickPlan } from './scheduler.store';
 
 const MIN_SLEEP_MS = 20;
 
@@ -17,8 +18,22 @@ export interface SchedulerOptions {
 }
 
 /**
- * One pass: the due pipelines' ticks are committed (runs and run.queued events, next_run_at moved)
- * by schedulerStore.tickDue, then each ticked workspace admits its waiting runs (runs.admission.ts):
+ * What a scheduler pass does for a due pipeline at `now`: the run goes to the latest tick at or
+ * before now (after an outage one run, for the latest missed tick, not one per tick; the due
+ * next_run_at when no tick is found), and next_run_at moves to the first tick after now. Ticks
+ * count from the anchor (when the schedule was set or the pipeline resumed). A stored schedule
+ * that no longer reads gets no run and no next tick.
+ */
+export function planTick(pipeline: DuePipeline, now: Date): TickPlan {
+  const schedule = storedSchedule(pipeline.schedule);
+  if (!schedule) return { scheduledFor: null, nextRunAt: null };
+  const anchor = pipeline.scheduleAnchorAt ?? pipeline.nextRunAt;
+  return { scheduledFor: latestTick(schedule, anchor, now) ?? pipeline.nextRunAt, nextRunAt: nextTick(schedule, anchor, now) };
+}
+
+/**
+ * One pass: the due pipelines' ticks, as planTick decides them, are committed (runs and run.queued
+ * events, next_run_at moved) by schedulerStore.tickDue, then each ticked workspace admits its waiting runs (runs.admission.ts):
  * a tick's run counts against its workspace's cap like any run and gets its job once admitted. An
  * admission or a job add that fails (database or Redis away) leaves the runs queued, and the
  * requeue (runs.requeue.ts) admits them or adds their jobs later.
@@ -27,7 +42,7 @@ export async function runSchedulerPass(
   options: Omit<SchedulerOptions, 'intervalMs' | 'metrics'>,
   count: (outcome: TickOutcome) => void,
 ): Promise<TickOutcome[]> {
-  const outcomes = await options.store.tickDue(new Date(), options.batch);
+  const outcomes = await options.store.tickDue(new Date(), options.batch, planTick);
   const ticked = new Set<WorkspaceId>();
   for (const outcome of outcomes) {
     count(outcome);

@@ -1,6 +1,5 @@
 import type { RequestListener } from 'node:http';
 import { Queue } from 'bullmq';
-import type pg from 'pg';
 import {
   Gauge,
   healthEndpoints,
@@ -12,7 +11,8 @@ import {
   type RedisConnection,
   type Registry,
 } from '@platform/core';
-import { connectorPolicy, type ConnectorRuntime } from './connectors';
+import { connectorPolicy } from './connectors';
+import type { ConnectorsStore } from './connectors.store';
 import { admittedRunsCounter, runAdmission } from './runs.admission';
 import { addRunJob, type RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
@@ -29,8 +29,8 @@ export interface RunWorkerDeps {
   redis: RedisConnection;
   /** A connection that fails fast, for scrapes and readiness: they never wait for Redis. */
   queueRedis: RedisConnection;
-  /** The postgres destination's default database (the pipelines database), shared by all runs. */
-  destinationPool: pg.Pool;
+  /** The postgres destination's default database (the pipelines database, one pool shared by all runs). */
+  destinations: ConnectorsStore;
   logger: Logger;
   /** Where `pipeline_runs_total{outcome}`, the run queue's `queue_depth` and `platform_dependency_up` go. */
   metrics: Registry;
@@ -56,12 +56,11 @@ export interface RunWorker {
 /** The run worker: drains the run queue; deployed apart from the API. Never listens (worker.ts does). */
 export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   const { config, stores, logger, metrics } = deps;
-  const runtime: ConnectorRuntime = {
-    defaultPool: deps.destinationPool,
+  const runtime = deps.destinations.runtime({
     httpTimeoutMs: config.HTTP_JSON_TIMEOUT_MS,
     httpMaxBytes: config.HTTP_JSON_MAX_BYTES,
     ...connectorPolicy(config),
-  };
+  });
 
   const runOutcomes = registeredCounter(metrics, 'pipeline_runs_total', 'Runs this worker ended, by outcome.', ['outcome']);
   const outcomeCounters = { succeeded: runOutcomes.labels('succeeded'), failed: runOutcomes.labels('failed'), cancelled: runOutcomes.labels('cancelled') };

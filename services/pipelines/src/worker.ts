@@ -2,6 +2,7 @@
 import { tracing } from './worker.tracing';
 import pg from 'pg';
 import { closeRedisConnection, closeServer, createRedisConnection, listen, loadConfig, redisTarget, runProcess } from '@platform/core';
+import { connectorsStore } from './connectors.store';
 import { createDatabase } from './database';
 import { runWorkerStores } from './worker.store';
 import { createRunWorker } from './worker.app';
@@ -16,7 +17,7 @@ runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: conf
   const redis = createRedisConnection(redisTarget(config), { name: 'pipelines-worker', role: 'worker', logger });
   const queueRedis = createRedisConnection(redisTarget(config), { name: 'pipelines-worker-queue', role: 'producer' });
 
-  const worker = createRunWorker({ config, stores: runWorkerStores(db), redis, queueRedis, destinationPool, logger, metrics });
+  const worker = createRunWorker({ config, stores: runWorkerStores(db), redis, queueRedis, destinations: connectorsStore(destinationPool), logger, metrics });
   // Contract section 12: every process answers /healthz and /readyz on its own port.
   const health = listen(worker.health, config.PIPELINES_WORKER_PORT, logger, 'worker health', config.HOST);
   health.on('error', (err) => {

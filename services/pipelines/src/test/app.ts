@@ -7,6 +7,7 @@ import { startServiceTestApp, testDatabaseUrl, testRedisUrl, uniqueName, type Se
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
 import { createApp } from '../app';
 import { connectorPolicy, type ConnectorPolicy } from '../connectors';
+import { connectorsStore } from '../connectors.store';
 import { createDatabase, type Database } from '../database';
 import { pipelinesServiceStores } from '../pipelines.store';
 import { createRunsProducer } from '../runs.queue';
@@ -90,7 +91,7 @@ export async function startTestApp(
       const connectors = options.connectors ?? testConnectorPolicy({ allowPrivate: true });
       const checkPool = new pg.Pool({ connectionString: testDatabaseUrl('pipelines'), max: 2 });
       checkPool.on('error', () => undefined);
-      const connectorCheck = { pool: checkPool, timeoutMs: options.checkTimeoutMs };
+      const connectorCheck = { store: connectorsStore(checkPool), timeoutMs: options.checkTimeoutMs };
       return {
         app: createApp({
           ...deps,
