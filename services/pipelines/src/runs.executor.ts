@@ -147,7 +147,9 @@ function watchDeadline(deps: RunExecutorDeps, job: RunJob, run: Run, pipeline: P
   let check: Promise<boolean> = Promise.resolve(false);
   const arm = (ms: number) => {
     if (stopped) return;
-    timer = setTimeout(() => (check = fire()), ms);
+    timer = setTimeout(() => {
+      check = fire();
+    }, ms);
   };
   const fire = async (): Promise<boolean> => {
     try {
@@ -205,7 +207,7 @@ export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: Ru
   const signal = deadline.signal ? AbortSignal.any([control.signal, deadline.signal]) : control.signal;
   const log = deps.logger.child({ run_id: runId, workspace_id: workspaceId, attempt: started.attempt });
   try {
-    const outcome = await runAttempt(deps, job, started, { stopping: control.stopping, signal }, log);
+    const outcome = await runAttempt(deps, job, started, { stopping: () => control.stopping(), signal }, log);
     // This attempt's watch ended the run (timeout), whatever the attempt saw of it.
     return (await deadline.stop()) ? timedOut(log) : outcome;
   } catch (err) {
