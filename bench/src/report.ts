@@ -8,6 +8,7 @@ import type { TracingAbResults } from './cases/tracing-ab';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
+import type { RunLineResults } from './cases/run-line';
 import type { RunsResults } from './cases/runs';
 import type { SchedulesResults } from './cases/schedules';
 import type { SizingResults } from './cases/sizing';
@@ -37,6 +38,7 @@ export interface BenchResults {
   runs?: RunsResults;
   schedules?: SchedulesResults;
   fairRuns?: FairRunsResults;
+  runLine?: RunLineResults;
   cronList?: CronListResults;
   checkin?: CheckinResults;
   rateLimit?: RateLimitResults;
@@ -46,7 +48,7 @@ export interface BenchResults {
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, fairRuns, cronList, checkin, rateLimit, sizing, fleet } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, runLine, schedules, fairRuns, cronList, checkin, rateLimit, sizing, fleet } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -214,6 +216,7 @@ export function tableRows(results: BenchResults): Row[] {
       verdict: 'ref',
     });
   }
+  if (runLine) rows.push(...runLineRows(runLine));
   if (fairRuns) rows.push(...fairRunsRows(fairRuns));
   if (cronList) {
     const c = cronList;
@@ -484,6 +487,30 @@ export function textTable(rows: Row[]): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict])),
   ].join('\n');
+}
+
+function runLineRows(r: RunLineResults): Row[] {
+  const c = `Pending line: one pipeline with concurrency_policy "enqueue", ${r.triggers} triggers in ${r.spreadS} s (${r.records} records a run)`;
+  return [
+    {
+      measurement: `${c}: runs that started before the run before them ended, or out of trigger order (of ${r.succeeded} runs)`,
+      measured: `${r.overlaps} overlapping, ${r.outOfOrder} out of order`,
+      target: '0 and 0',
+      verdict: verdict(r.overlaps === 0 && r.outOfOrder === 0),
+    },
+    {
+      measurement: `${c}: hand-over from a run's finished_at to the next waiting run's started_at, p50 / p99 / max (${r.handoffs} hand-overs; a run takes ${ms(r.runP50Ms)} p50)`,
+      measured: `${ms(r.handoffP50Ms)} / ${ms(r.handoffP99Ms)} / ${ms(r.handoffMaxMs)}`,
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `${c}: answers 202 (queued, pending) / 409 too_many_pending / other`,
+      measured: `${r.accepted.queued}, ${r.accepted.pending} / ${r.refusedTooManyPending} / ${r.otherAnswers}`,
+      target: 'other 0',
+      verdict: verdict(r.otherAnswers === 0),
+    },
+  ];
 }
 
 function fairRunsRows(f: FairRunsResults): Row[] {

@@ -43,6 +43,25 @@ const HOLDING_SLOT = Prisma.sql`("status" = 'running' OR ("status" = 'queued' AN
  */
 export const PIPELINE_RUNS_LOCK = 'pipelines-run-line:';
 
+/**
+ * Turns taken in this process, one at a time per key: a burst of triggers of one pipeline waits
+ * here rather than each holding a pooled connection in a transaction blocked on the run line lock
+ * (ten waiters would empty the pool for every other request). The database lock still orders the
+ * turns of different processes.
+ */
+function turnsByKey() {
+  const tails = new Map<string, Promise<unknown>>();
+  return function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const result = (tails.get(key) ?? Promise.resolve()).then(task, task);
+    const tail = result.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return result;
+  };
+}
+
 /** A pipeline's run line lock, held until the end of `tx`. */
 async function lockRunLine(tx: Tx, pipelineId: string): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${PIPELINE_RUNS_LOCK + pipelineId}, 0))`;
@@ -147,6 +166,8 @@ async function insertPendingRun(tx: Tx, input: Omit<QueuedRunInput, 'scheduledFo
  * read-then-write.
  */
 export function runsStore(db: Database) {
+  const runLineTurn = turnsByKey();
+
   /** Applies `data` where `where` still holds; returns the run after the change, with its event. */
   async function transition(
     workspaceId: WorkspaceId,
@@ -180,24 +201,26 @@ export function runsStore(db: Database) {
       input: { trigger: RunTrigger; since: Date | null | undefined; dryRun: boolean; retryOf?: string | null },
       now: Date,
     ): Promise<CreateRunResult> {
-      return db.$transaction(async (tx): Promise<CreateRunResult> => {
-        await lockRunLine(tx, pipelineId);
-        const run = await insertQueuedRun(tx, { workspaceId, pipelineId, ...input, scheduledFor: null, now });
-        if (run) return { kind: 'created', run };
-        const pipeline = await tx.pipeline.findFirst({ where: { id: pipelineId, workspaceId }, select: { status: true, concurrencyPolicy: true } });
-        if (!pipeline) return { kind: 'not_found' };
-        if (pipeline.status === 'paused') return { kind: 'paused' };
-        if (pipeline.concurrencyPolicy === 'enqueue') {
-          const pending = await insertPendingRun(tx, { workspaceId, pipelineId, ...input, now });
-          return pending ? { kind: 'created', run: pending } : { kind: 'too_many_pending' };
-        }
-        const blocking = await tx.run.findFirst({
-          where: { workspaceId, pipelineId, status: { in: CANCELLABLE } },
-          orderBy: [{ status: 'desc' }, { createdAt: 'asc' }],
-          select: { id: true },
+      const insert = () =>
+        db.$transaction(async (tx): Promise<CreateRunResult> => {
+          await lockRunLine(tx, pipelineId);
+          const run = await insertQueuedRun(tx, { workspaceId, pipelineId, ...input, scheduledFor: null, now });
+          if (run) return { kind: 'created', run };
+          const pipeline = await tx.pipeline.findFirst({ where: { id: pipelineId, workspaceId }, select: { status: true, concurrencyPolicy: true } });
+          if (!pipeline) return { kind: 'not_found' };
+          if (pipeline.status === 'paused') return { kind: 'paused' };
+          if (pipeline.concurrencyPolicy === 'enqueue') {
+            const pending = await insertPendingRun(tx, { workspaceId, pipelineId, ...input, now });
+            return pending ? { kind: 'created', run: pending } : { kind: 'too_many_pending' };
+          }
+          const blocking = await tx.run.findFirst({
+            where: { workspaceId, pipelineId, status: { in: CANCELLABLE } },
+            orderBy: [{ status: 'desc' }, { createdAt: 'asc' }],
+            select: { id: true },
+          });
+          return { kind: 'active', blockingRunId: blocking?.id ?? null };
         });
-        return { kind: 'active', blockingRunId: blocking?.id ?? null };
-      });
+      return runLineTurn(pipelineId, insert);
     },
 
     /**
@@ -208,9 +231,10 @@ export function runsStore(db: Database) {
      * promoted run then waits for admission like any queued run. Null when none was promoted.
      */
     async promoteNext(workspaceId: WorkspaceId, pipelineId: string, now: Date): Promise<Run | null> {
-      return db.$transaction(async (tx) => {
-        await lockRunLine(tx, pipelineId);
-        const promoted = await tx.$queryRaw<{ id: string }[]>`
+      return runLineTurn(pipelineId, () =>
+        db.$transaction(async (tx) => {
+          await lockRunLine(tx, pipelineId);
+          const promoted = await tx.$queryRaw<{ id: string }[]>`
           UPDATE "runs" SET "status" = 'queued'
            WHERE "id" = (SELECT "id" FROM "runs"
                           WHERE "pipeline_id" = ${pipelineId}::uuid AND "workspace_id" = ${workspaceId}::uuid AND "status" = 'pending'
@@ -219,11 +243,12 @@ export function runsStore(db: Database) {
              AND NOT EXISTS (SELECT 1 FROM "runs" a WHERE a."pipeline_id" = ${pipelineId}::uuid AND a."status" IN ('queued', 'running'))
              AND EXISTS (SELECT 1 FROM "pipelines" p WHERE p."id" = ${pipelineId}::uuid AND p."workspace_id" = ${workspaceId}::uuid AND p."status" = 'active')
           RETURNING "id"`;
-        const id = promoted[0]?.id;
-        if (!id) return null;
-        await writeRunLog(tx, workspaceId, id, runLogLines.promoted(), now);
-        return tx.run.findFirstOrThrow({ where: { id, workspaceId } });
-      });
+          const id = promoted[0]?.id;
+          if (!id) return null;
+          await writeRunLog(tx, workspaceId, id, runLogLines.promoted(), now);
+          return tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+        }),
+      );
     },
 
     find(workspaceId: WorkspaceId, pipelineId: string, id: string): Promise<Run | null> {
@@ -282,6 +307,9 @@ export function runsStore(db: Database) {
      */
     async timeOut(workspaceId: WorkspaceId, id: string): Promise<Run | null> {
       return db.$transaction(async (tx) => {
+        // The row lock first: it waits for a destination commit holding the run (FOR SHARE), so the
+        // clock read by the UPDATE below comes after that commit.
+        await tx.$queryRaw`SELECT "id" FROM "runs" WHERE "id" = ${id}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR NO KEY UPDATE`;
         const ended = await tx.$queryRaw<{ id: string }[]>`
           UPDATE "runs" r
              SET "status" = 'failed', "error_code" = 'timeout',
