@@ -23,6 +23,7 @@ import { BEFORE_KEY_LIMITS_REF, keysAbCase } from './cases/keys-ab';
 import { BEFORE_TRACING_REF, tracingAbCase } from './cases/tracing-ab';
 import { BENCH_EVENTS_LIMIT, proxyCase, type ProxyPlan } from './cases/proxy';
 import { rateLimitCase } from './cases/rate-limit';
+import { runLineCase, type RunLinePlan } from './cases/run-line';
 import { runsCase, type RunsPlan } from './cases/runs';
 import { schedulesCase, type SchedulesPlan } from './cases/schedules';
 import { sizingCase, type SizingPlan } from './cases/sizing';
@@ -63,6 +64,8 @@ const aRef = only?.includes('keys-ab')
 const runsPlan: RunsPlan = quick
   ? { latencySamples: 20, latencyGapMs: 50, runsPerRound: 50, rounds: 1, records: 100 }
   : { latencySamples: 150, latencyGapMs: 40, runsPerRound: 300, rounds: 3, records: 100 };
+// Contract section 19: 200 triggers in 10 s on one pipeline with concurrency_policy "enqueue".
+const runLinePlan: RunLinePlan = quick ? { triggers: 40, spreadS: 2, records: 10 } : { triggers: 200, spreadS: 10, records: 10 };
 const schedulesPlan: SchedulesPlan = quick
   ? { pipelines: 50, everySeconds: 1, windowS: 10, records: 10 }
   : { pipelines: 1_000, everySeconds: 1, windowS: 60, records: 10 };
@@ -219,6 +222,10 @@ async function main(): Promise<void> {
       log('case 3: run start latency and runs per minute');
       results.runs = await measured('runs', () => runsCase(ctx, runsPlan, WORKER_CONCURRENCY));
     }
+    if (runCase('run-line')) {
+      log('case 3b: the pending line: one enqueue pipeline, 200 triggers in 10 s, hand-over from a run end to the next start');
+      results.runLine = await measured('run-line', () => runLineCase(ctx, runLinePlan));
+    }
     if (runCase('schedules')) {
       log('case 4: schedule ticks of many pipelines');
       results.schedules = await measured('schedules', () => schedulesCase(ctx, schedulesPlan));
@@ -268,6 +275,7 @@ async function main(): Promise<void> {
         ab: abPlan,
         keysAb: keysAbPlan,
         runs: runsPlan,
+        runLine: runLinePlan,
         schedules: schedulesPlan,
         fairRuns: fairRunsPlan,
         cronList: cronListPlan,

@@ -9,6 +9,7 @@ import type { HotItemResults } from './cases/hot-item';
 import type { HotPathResults } from './cases/hot-path';
 import type { ProxyResults } from './cases/proxy';
 import type { RateLimitResults } from './cases/rate-limit';
+import type { RunLineResults } from './cases/run-line';
 import type { RunsResults } from './cases/runs';
 import type { SchedulesResults } from './cases/schedules';
 import type { SizingResults } from './cases/sizing';
@@ -38,6 +39,7 @@ export interface BenchResults {
   runs?: RunsResults;
   schedules?: SchedulesResults;
   fairRuns?: FairRunsResults;
+  runLine?: RunLineResults;
   cronList?: CronListResults;
   checkin?: CheckinResults;
   hotItem?: HotItemResults;
@@ -48,7 +50,7 @@ export interface BenchResults {
 
 export function tableRows(results: BenchResults): Row[] {
   const rows: Row[] = [];
-  const { proxy, ab, keysAb, tracingAb, hotPath, runs, schedules, fairRuns, cronList, checkin, hotItem, rateLimit, sizing, fleet } = results;
+  const { proxy, ab, keysAb, tracingAb, hotPath, runs, runLine, schedules, fairRuns, cronList, checkin, hotItem, rateLimit, sizing, fleet } = results;
   if (proxy) {
     for (const connections of [...new Set(proxy.summary.map((s) => s.connections))]) {
       const gateway = proxy.summary.find((s) => s.connections === connections && s.variant === 'gateway')!;
@@ -216,6 +218,7 @@ export function tableRows(results: BenchResults): Row[] {
       verdict: 'ref',
     });
   }
+  if (runLine) rows.push(...runLineRows(runLine));
   if (fairRuns) rows.push(...fairRunsRows(fairRuns));
   if (cronList) {
     const c = cronList;
@@ -520,6 +523,30 @@ export function textTable(rows: Row[]): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map((r) => line([r.measurement, r.measured, r.target, r.verdict])),
   ].join('\n');
+}
+
+function runLineRows(r: RunLineResults): Row[] {
+  const c = `Pending line: one pipeline with concurrency_policy "enqueue", ${r.triggers} triggers in ${r.spreadS} s (${r.records} records a run)`;
+  return [
+    {
+      measurement: `${c}: runs that started before the run before them ended, or out of trigger order (of ${r.succeeded} runs)`,
+      measured: `${r.overlaps} overlapping, ${r.outOfOrder} out of order`,
+      target: '0 and 0',
+      verdict: verdict(r.overlaps === 0 && r.outOfOrder === 0),
+    },
+    {
+      measurement: `${c}: hand-over from a run's finished_at to the next waiting run's started_at, p50 / p99 / max (${r.handoffs} hand-overs; a run takes ${ms(r.runP50Ms)} p50)`,
+      measured: `${ms(r.handoffP50Ms)} / ${ms(r.handoffP99Ms)} / ${ms(r.handoffMaxMs)}`,
+      target: '',
+      verdict: 'ref',
+    },
+    {
+      measurement: `${c}: answers 202 (queued, pending) / 409 too_many_pending / other`,
+      measured: `${r.accepted.queued}, ${r.accepted.pending} / ${r.refusedTooManyPending} / ${r.otherAnswers}`,
+      target: 'other 0',
+      verdict: verdict(r.otherAnswers === 0),
+    },
+  ];
 }
 
 function fairRunsRows(f: FairRunsResults): Row[] {

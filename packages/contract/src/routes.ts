@@ -109,6 +109,7 @@ export const ROUTES = {
     'GET /pipelines/:id/runs': { scope: 'runs:read' },
     'GET /pipelines/:id/runs/:run_id': { scope: 'runs:read' },
     'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
+    'POST /pipelines/:id/runs/:run_id/retry': { scope: 'runs:write', bucket: 'pipeline-runs' },
     'GET /pipelines/:id/runs/:run_id/logs': { scope: 'runs:read' },
     'GET /connectors': { scope: 'pipelines:read' },
     'POST /connectors/check': { scope: 'pipelines:write' },

@@ -31,6 +31,7 @@ export function createApp(deps: PipelinesDeps): Express {
   const admitted = deps.metrics && admittedRunsCounter(deps.metrics.registry);
   const admission = runAdmission({
     admit: (workspaceId, maxActiveRuns, now) => stores.runs.admit(workspaceId, maxActiveRuns, now),
+    promote: async ({ workspaceId, pipelineId }, now) => (await stores.runs.promoteNext(workspaceId, pipelineId, now)) !== null,
     enqueue: (job, priority) => deps.producer.enqueue(job, priority),
     maxActiveRuns: deps.workspaceMaxActiveRuns ?? DEFAULT_WORKSPACE_MAX_ACTIVE_RUNS,
     logger: deps.logger,

@@ -39,6 +39,8 @@ describe('pipelines', () => {
       last_successful_run_at: null,
       schedule: null,
       next_run_at: null,
+      concurrency_policy: 'reject',
+      run_timeout_seconds: null,
       created_at: expect.stringMatching(ISO_MS),
     });
     expect((await c.get(`/pipelines/${res.body.id}`).expect(200)).body).toEqual(res.body);

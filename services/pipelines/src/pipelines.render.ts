@@ -16,6 +16,8 @@ export function renderPipeline(pipeline: PipelineRow): Pipeline {
     last_successful_run_at: timestamp(pipeline.lastSuccessfulRunAt),
     schedule: renderSchedule(storedSchedule(pipeline.schedule)),
     next_run_at: timestamp(pipeline.nextRunAt),
+    concurrency_policy: pipeline.concurrencyPolicy,
+    run_timeout_seconds: pipeline.runTimeoutSeconds,
     created_at: timestamp(pipeline.createdAt),
   };
 }
@@ -36,5 +38,6 @@ export function renderRun(run: RunRow): Run {
     started_at: timestamp(run.startedAt),
     finished_at: timestamp(run.finishedAt),
     scheduled_for: timestamp(run.scheduledFor),
+    retry_of: run.retryOf,
   };
 }

@@ -9,7 +9,29 @@ import { RenderedSchedule } from './schedule';
  */
 
 export const RUN_TRIGGERS = ['manual', 'schedule', 'webhook', 'backfill'] as const;
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['pending', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const CONCURRENCY_POLICIES = ['reject', 'enqueue'] as const;
+/** run_timeout_seconds: null (no limit) or this range (contract section 19). */
+export const RUN_TIMEOUT_SECONDS = { min: 10, max: 86_400 } as const;
+/** The most pending runs a pipeline holds (contract section 19). */
+export const MAX_PENDING_RUNS = 20;
+
+export const ConcurrencyPolicyDoc = z.enum(CONCURRENCY_POLICIES).meta({
+  description:
+    'What a trigger (or a retry) does while a run of the pipeline is `queued` or `running`: `reject` answers 409 (the default); `enqueue` answers 202 with a `pending` run, ' +
+    `which becomes \`queued\` once the runs before it ended, one at a time in trigger order (at most ${MAX_PENDING_RUNS} pending, then 409 \`too_many_pending\`).`,
+});
+
+export const RunTimeoutSecondsDoc = z
+  .int()
+  .min(RUN_TIMEOUT_SECONDS.min)
+  .max(RUN_TIMEOUT_SECONDS.max)
+  .nullable()
+  .meta({
+    description:
+      'A run `running` longer than this ends `failed` with `error.code` `timeout` (within 5 s of the limit), is not retried and writes nothing more; null: no limit (the default).',
+    examples: [3600],
+  });
 
 const EXAMPLE_PIPELINE_ID = '7e9a1c3e-5b7d-4f9a-b1c3-e5a7c9e1b3d5';
 const EXAMPLE_RUN_ID = 'c1e3a5b7-9d1f-4b3d-8f5a-7c9e1a3c5e7f';
@@ -30,6 +52,8 @@ export const Pipeline = z
     last_successful_run_at: UtcTimestamp.nullable().meta({ description: '`started_at` of the last succeeded run that was not a dry run.' }),
     schedule: ScheduleView,
     next_run_at: UtcTimestamp.nullable().meta({ description: 'The next tick of the schedule; null without a schedule or while paused.' }),
+    concurrency_policy: ConcurrencyPolicyDoc,
+    run_timeout_seconds: RunTimeoutSecondsDoc,
     created_at: UtcTimestamp,
   })
   .meta({
@@ -45,6 +69,8 @@ export const Pipeline = z
         last_successful_run_at: null,
         schedule: { type: 'cron', cron: '0 3 * * *', timezone: 'Europe/Berlin' },
         next_run_at: '2024-12-02T02:00:00.000Z',
+        concurrency_policy: 'reject',
+        run_timeout_seconds: null,
         created_at: '2024-12-01T09:30:00.000Z',
       },
     ],
@@ -55,7 +81,10 @@ export const Run = z
   .object({
     id: Uuid,
     pipeline_id: Uuid,
-    status: z.enum(RUN_STATUSES).meta({ description: '`queued` → `running` → `succeeded` | `failed`; `queued` or `running` → `cancelled`.' }),
+    status: z.enum(RUN_STATUSES).meta({
+      description:
+        '`pending` (waiting behind the active run, `concurrency_policy: "enqueue"`) → `queued` → `running` → `succeeded` | `failed`; `pending`, `queued` or `running` → `cancelled`.',
+    }),
     trigger: z.enum(RUN_TRIGGERS),
     since: UtcTimestamp.nullable().meta({ description: 'Only records updated after it are read; null: all.' }),
     dry_run: z.boolean().meta({ description: 'Reads and validates but writes nothing.' }),
@@ -63,9 +92,9 @@ export const Run = z
     stats: z.object({ records_read: z.int().min(0), records_written: z.int().min(0) }),
     error: z
       .object({
-        code: z
-          .string()
-          .meta({ description: '`source_error`, `destination_error`, `invalid_record`, `worker_lost`, `attempts_exhausted` or `internal_error`.' }),
+        code: z.string().meta({
+          description: '`source_error`, `destination_error`, `invalid_record`, `timeout`, `worker_lost`, `attempts_exhausted` or `internal_error`.',
+        }),
         message: z.string(),
       })
       .nullable()
@@ -76,6 +105,7 @@ export const Run = z
     scheduled_for: UtcTimestamp.nullable().meta({
       description: 'The schedule tick that created the run; null on every run a tick did not create (a `schedule` trigger sent through the API included).',
     }),
+    retry_of: Uuid.nullable().meta({ description: 'The run this run retries (`POST .../runs/{run_id}/retry`); null when it retries nothing.' }),
   })
   .meta({
     id: 'Run',
@@ -95,6 +125,7 @@ export const Run = z
         started_at: null,
         finished_at: null,
         scheduled_for: null,
+        retry_of: null,
       },
     ],
   });

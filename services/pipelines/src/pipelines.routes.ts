@@ -18,14 +18,27 @@ import {
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import { DestinationSpec, DocumentedDestinationSpec, DocumentedSourceSpec, SourceSpec, verifyConnectors, type ConnectorPolicy } from './connectors';
 import { renderPipeline, renderRun } from './pipelines.render';
-import { EXAMPLE_IDS, Pipeline, PipelineList, Run, RUN_STATUSES, RUN_TRIGGERS, RunList, RunLogList } from './pipelines.resources';
+import {
+  ConcurrencyPolicyDoc,
+  EXAMPLE_IDS,
+  MAX_PENDING_RUNS,
+  Pipeline,
+  PipelineList,
+  Run,
+  RUN_STATUSES,
+  RUN_TRIGGERS,
+  RunList,
+  RunLogList,
+  RunTimeoutSecondsDoc,
+} from './pipelines.resources';
 import { renderRunLog } from './run-logs';
 import { connectorRouteDeclarations, connectorRouteDefinitions } from './connectors.routes';
 import type { ConnectorsStore } from './connectors.store';
 import { createPipeline, getPipeline, listPipelines, setPipelineStatus, updatePipeline } from './pipelines.service';
 import type { PipelinesStore } from './pipelines.store';
+import type { Run as RunRow } from './runs.store';
 import { requiredEnum } from './validation';
-import { cancelRun, getRun, listRunLogs, listRuns, triggerRun, type RunsContext } from './runs.service';
+import { cancelRun, getRun, listRunLogs, listRuns, retryRun, startPendingRuns, triggerRun, type RunsContext } from './runs.service';
 import { DEFAULT_MIN_INTERVAL_S, scheduleSchema } from './schedule';
 
 const PipelineParams = z.object({ id: Uuid });
@@ -42,8 +55,10 @@ const SCHEDULE_DESCRIPTION =
 
 function pipelineBodies({ minIntervalS }: ScheduleLimits) {
   const schedule = scheduleSchema(minIntervalS).optional().meta({ description: SCHEDULE_DESCRIPTION });
-  const create = z.strictObject({ name: codePointString(1, 200), source: SourceSpec, destination: DestinationSpec, schedule });
-  const update = z.strictObject({ name: codePointString(1, 200).optional(), schedule });
+  // Contract section 19: both may be set on create and changed by PATCH.
+  const steering = { concurrency_policy: ConcurrencyPolicyDoc.optional(), run_timeout_seconds: RunTimeoutSecondsDoc.optional() };
+  const create = z.strictObject({ name: codePointString(1, 200), source: SourceSpec, destination: DestinationSpec, schedule, ...steering });
+  const update = z.strictObject({ name: codePointString(1, 200).optional(), schedule, ...steering });
   return {
     create,
     update,
@@ -76,6 +91,29 @@ export interface PipelinesRoutesDeps {
 }
 
 const NoBody = z.strictObject({});
+
+/** The 202 of a trigger or a retry: the run created, and where it lives. */
+const runAccepted = {
+  description: 'The run: `queued`, or `pending` behind the active run (`concurrency_policy: "enqueue"`).',
+  schema: Run,
+  headers: {
+    Location: {
+      description: "The run's URL path.",
+      schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }),
+    },
+  },
+};
+
+/** Why a trigger or a retry creates no run. */
+const runCreationErrors = {
+  400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
+  409: {
+    description:
+      'A run of the pipeline is already `queued` or `running` and its `concurrency_policy` is `reject`: `active_run_id` names it. ' +
+      `With \`enqueue\`: the pipeline already has ${MAX_PENDING_RUNS} pending runs (\`errors[0] = { field: "", code: "too_many_pending" }\`).`,
+    example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
+  },
+};
 
 const pipeline = resource({ name: 'pipeline', params: PipelineParams, schema: Pipeline });
 const run = resource({
@@ -176,27 +214,11 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
         summary: 'Trigger a run',
         tag: 'Runs',
         description:
-          'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. ' +
-          'Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
-        responses: {
-          202: {
-            description: 'The run, `queued`.',
-            schema: Run,
-            headers: {
-              Location: {
-                description: "The run's URL path.",
-                schema: z.string().meta({ examples: [`${SERVICES.pipelines.prefix}/pipelines/${EXAMPLE_IDS.pipeline}/runs/${EXAMPLE_IDS.run}`] }),
-              },
-            },
-          },
-        },
-        errors: {
-          400: 'The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).',
-          409: {
-            description: 'A run of the pipeline is already `queued` or `running`; `active_run_id` names it.',
-            example: { code: 'conflict', message: 'A run of this pipeline is already active.', active_run_id: EXAMPLE_IDS.run },
-          },
-        },
+          'Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202 ' +
+          'with `concurrency_policy: "reject"`; with `"enqueue"` the others get 202 with a `pending` run that starts once the runs before it ended, in trigger order. ' +
+          'Counts in its own rate-limit bucket. Emits `run.queued` (for a pending run too), then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.',
+        responses: { 202: runAccepted },
+        errors: runCreationErrors,
         requestExample: { trigger: 'manual', dry_run: false },
       },
     }),
@@ -215,12 +237,37 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
       docs: {
         operationId: 'cancelRun',
         summary: 'Cancel a run',
-        description: 'Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
+        description: 'Cancels a `pending`, `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.',
         responses: { 200: { description: 'The run, `cancelled`.', schema: Run } },
         errors: {
           409: {
             description: 'The run has already ended; `run_status` says how.',
             example: { code: 'conflict', message: 'The run has already ended (succeeded).', run_status: 'succeeded' },
+          },
+        },
+      },
+    }),
+    'POST /pipelines/:id/runs/:run_id/retry': run.route({
+      body: NoBody,
+      docs: {
+        operationId: 'retryRun',
+        summary: 'Retry a run',
+        description:
+          'Creates a new run with the `trigger`, `since` and `dry_run` of a `failed` or `cancelled` run, and `retry_of` naming it, as a trigger creates a run: ' +
+          'the same rules hold (a paused pipeline, an active run, the concurrency policy) and it counts in the same rate-limit bucket. Emits `run.queued`.',
+        responses: { 202: runAccepted },
+        errors: {
+          ...runCreationErrors,
+          409: {
+            description:
+              'The run is neither `failed` nor `cancelled` (`errors[0] = { in: "path", field: "run_id", code: "not_retryable" }`, `run_status` says what it is); ' +
+              `or, as for a trigger, a run is active (\`active_run_id\`) or ${MAX_PENDING_RUNS} runs are already pending (\`too_many_pending\`).`,
+            example: {
+              code: 'conflict',
+              message: 'Only a failed or cancelled run can be retried; this one is succeeded.',
+              run_status: 'succeeded',
+              errors: [{ in: 'path', field: 'run_id', code: 'not_retryable', message: 'the run is succeeded; only failed or cancelled runs can be retried' }],
+            },
           },
         },
       },
@@ -257,6 +304,11 @@ export function pipelinesRouteDefinitions({
   schedules,
 }: PipelinesRoutesDeps): Record<RoutesOf<'pipelines'>, RouteDefinition> {
   const pipelinesRouteDeclarations = pipelinesRouteDeclarationsFor(schedules);
+  const runAcceptedAnswer = (run: RunRow) => ({
+    status: 202,
+    body: renderRun(run),
+    headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
+  });
   return {
     ...webhooks,
     ...connectorRouteDefinitions({ policy: connectors, ...connectorCheck }),
@@ -273,6 +325,8 @@ export function pipelinesRouteDefinitions({
           destinationConnector: body.destination.connector,
           destinationConfig: body.destination.config,
           schedule: body.schedule,
+          concurrencyPolicy: body.concurrency_policy,
+          runTimeoutSeconds: body.run_timeout_seconds,
         },
         identity.quotas,
       );
@@ -286,7 +340,15 @@ export function pipelinesRouteDefinitions({
 
     'PATCH /pipelines/:id': route(pipelinesRouteDeclarations['PATCH /pipelines/:id'], async ({ identity, params, body }) => ({
       status: 200,
-      body: renderPipeline(await updatePipeline(pipelines, identity.workspaceId, params.id, { name: body.name, schedule: body.schedule }, identity.quotas)),
+      body: renderPipeline(
+        await updatePipeline(
+          pipelines,
+          identity.workspaceId,
+          params.id,
+          { name: body.name, schedule: body.schedule, concurrencyPolicy: body.concurrency_policy, runTimeoutSeconds: body.run_timeout_seconds },
+          identity.quotas,
+        ),
+      ),
     })),
 
     'GET /pipelines/:id': route(pipelinesRouteDeclarations['GET /pipelines/:id'], async ({ identity, params }) => ({
@@ -299,10 +361,12 @@ export function pipelinesRouteDefinitions({
       body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'paused')),
     })),
 
-    'POST /pipelines/:id/resume': route(pipelinesRouteDeclarations['POST /pipelines/:id/resume'], async ({ identity, params }) => ({
-      status: 200,
-      body: renderPipeline(await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active')),
-    })),
+    'POST /pipelines/:id/resume': route(pipelinesRouteDeclarations['POST /pipelines/:id/resume'], async ({ identity, params }) => {
+      const pipeline = await setPipelineStatus(pipelines, identity.workspaceId, params.id, 'active');
+      // Contract section 19: a paused pipeline's pending runs start once it is resumed.
+      await startPendingRuns(runs, identity.workspaceId, pipeline.id);
+      return { status: 200, body: renderPipeline(pipeline) };
+    }),
 
     'POST /pipelines/:id/runs': route(pipelinesRouteDeclarations['POST /pipelines/:id/runs'], async ({ identity, params, body }) => {
       const run = await triggerRun(runs, identity.workspaceId, params.id, {
@@ -310,12 +374,12 @@ export function pipelinesRouteDefinitions({
         since: body.since,
         dryRun: body.dry_run ?? false,
       });
-      return {
-        status: 202,
-        body: renderRun(run),
-        headers: { location: `${publicBasePath}/pipelines/${run.pipelineId}/runs/${run.id}` },
-      };
+      return runAcceptedAnswer(run);
     }),
+
+    'POST /pipelines/:id/runs/:run_id/retry': route(pipelinesRouteDeclarations['POST /pipelines/:id/runs/:run_id/retry'], async ({ identity, params }) =>
+      runAcceptedAnswer(await retryRun(runs, identity.workspaceId, params.id, params.run_id)),
+    ),
 
     'GET /pipelines/:id/runs': route(pipelinesRouteDeclarations['GET /pipelines/:id/runs'], async ({ identity, params, query }) => {
       return {

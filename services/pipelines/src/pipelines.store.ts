@@ -10,7 +10,7 @@ import {
 } from '@platform/core';
 import { webhooksStore } from '@platform/webhooks';
 import type { Database } from './database';
-import { Prisma, type Pipeline, type PipelineStatus } from './generated/prisma/client';
+import { Prisma, type ConcurrencyPolicy, type Pipeline, type PipelineStatus } from './generated/prisma/client';
 import { runsStore } from './runs.store';
 import { runLogsStore } from './run-logs.store';
 import { addsSchedule, createRefusal, scheduleTimes, setsSchedule, statusChange, updateRefusal } from './pipelines';
@@ -26,12 +26,19 @@ export interface NewPipeline {
   destinationConfig: Record<string, unknown>;
   /** null or absent: runs only when triggered. */
   schedule?: Schedule | null;
+  /** Absent: reject (contract section 19). */
+  concurrencyPolicy?: ConcurrencyPolicy;
+  /** null or absent: no limit. */
+  runTimeoutSeconds?: number | null;
 }
 
 /** PATCH /pipelines/{id}: absent fields stay; `schedule: null` removes the schedule. */
 export interface PipelineChanges {
   name?: string;
   schedule?: Schedule | null;
+  concurrencyPolicy?: ConcurrencyPolicy;
+  /** null removes the limit. */
+  runTimeoutSeconds?: number | null;
 }
 
 /** What a workspace holds of the quotas the pipelines table counts (contract section 20). */
@@ -91,6 +98,8 @@ export function pipelinesStore(db: Database) {
             destinationConnector: data.destinationConnector,
             destinationConfig: data.destinationConfig as Prisma.InputJsonObject,
             createdAt: now,
+            concurrencyPolicy: data.concurrencyPolicy,
+            runTimeoutSeconds: data.runTimeoutSeconds,
             ...scheduleColumns(data.schedule ?? null, 'active', now),
           },
         });
@@ -142,6 +151,8 @@ export function pipelinesStore(db: Database) {
           where: { id },
           data: {
             ...(changes.name !== undefined && { name: changes.name }),
+            ...(changes.concurrencyPolicy !== undefined && { concurrencyPolicy: changes.concurrencyPolicy }),
+            ...(changes.runTimeoutSeconds !== undefined && { runTimeoutSeconds: changes.runTimeoutSeconds }),
             ...(changes.schedule !== undefined && scheduleColumns(changes.schedule, pipeline.status, now)),
           },
         });

@@ -51,6 +51,9 @@ function plural(n: number, word: string): string {
 export const runLogLines = {
   queued: (trigger: string): RunLogEntry => ({ attempt: 0, level: 'info', message: `Run queued (trigger: ${trigger}).`, data: { trigger } }),
 
+  /** A pending run's turn came (contract section 19): the runs before it ended. */
+  promoted: (): RunLogEntry => ({ attempt: 0, level: 'info', message: 'The runs before this one ended: queued.', data: null }),
+
   started: (attempt: number, maxAttempts: number): RunLogEntry => ({
     attempt,
     level: 'info',

@@ -113,4 +113,25 @@ describe('runAdmission', () => {
     });
     await expect(failing.runEnded({ workspaceId: WORKSPACE, pipelineId: 'p' })).resolves.toBeUndefined();
   });
+
+  test("a run's end promotes the pipeline's next pending run before the admission, and a failed promotion still admits (contract section 19)", async () => {
+    const calls: string[] = [];
+    const admission = runAdmission({
+      admit: () => {
+        calls.push('admit');
+        return Promise.resolve([]);
+      },
+      promote: (pipeline) => {
+        calls.push(`promote ${pipeline.pipelineId}`);
+        return calls.length > 2 ? Promise.reject(new Error('database away')) : Promise.resolve(true);
+      },
+      enqueue: () => Promise.resolve(),
+      maxActiveRuns: 4,
+      logger,
+    });
+    await admission.runEnded({ workspaceId: WORKSPACE, pipelineId: 'p' });
+    expect(calls).toEqual(['promote p', 'admit']);
+    await expect(admission.startPending({ workspaceId: WORKSPACE, pipelineId: 'q' })).resolves.toBeUndefined();
+    expect(calls).toEqual(['promote p', 'admit', 'promote q', 'admit']);
+  });
 });

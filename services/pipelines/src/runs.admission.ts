@@ -61,6 +61,11 @@ export interface RunAdmissionDeps {
   admit(workspaceId: WorkspaceId, maxActiveRuns: number, now: Date): Promise<AdmittedRun[]>;
   /** Adds one run's job with its priority; throws when Redis does not take it. */
   enqueue(job: RunJobData, priority: number): Promise<void>;
+  /**
+   * runsStore(db).promoteNext (contract section 19): the pipeline's first pending run becomes queued
+   * when nothing of the pipeline is queued or running; true when one was. Absent: no pending runs.
+   */
+  promote?(pipeline: { workspaceId: WorkspaceId; pipelineId: string }, now: Date): Promise<boolean>;
   /** PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS. */
   maxActiveRuns: number;
   logger: Logger;
@@ -89,6 +94,13 @@ export interface RunAdmission {
    * logged and the requeue admits later.
    */
   runEnded(run: { workspaceId: WorkspaceId; pipelineId: string }): Promise<void>;
+  /**
+   * The pipeline's next pending run may start (contract section 19: a run ended, a pending run was
+   * added, the pipeline was resumed): it becomes queued if nothing of the pipeline is queued or
+   * running, then the workspace's waiting runs are admitted, the promoted one like any queued run.
+   * Never throws: a failure is logged and the requeue promotes and admits later.
+   */
+  startPending(pipeline: { workspaceId: WorkspaceId; pipelineId: string }): Promise<void>;
 }
 
 export function runAdmission(deps: RunAdmissionDeps): RunAdmission {
@@ -110,15 +122,27 @@ export function runAdmission(deps: RunAdmissionDeps): RunAdmission {
     return { admitted, notEnqueued: [] };
   }
 
+  async function startPending(pipeline: { workspaceId: WorkspaceId; pipelineId: string }): Promise<void> {
+    try {
+      // The promotion first: the run it makes queued is admitted by the admission right after it.
+      await deps.promote?.(pipeline, new Date());
+    } catch (err) {
+      deps.logger.warn(
+        { err: (err as Error).message, workspace_id: pipeline.workspaceId, pipeline_id: pipeline.pipelineId },
+        'pending run not promoted; the requeue promotes it later',
+      );
+    }
+    try {
+      await admit(pipeline.workspaceId);
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message, workspace_id: pipeline.workspaceId }, 'admission after a run ended failed; the requeue admits later');
+    }
+  }
+
   return {
     admit,
-    async runEnded(run) {
-      // Contract section 19 (pending runs): the pipeline's next pending run becomes queued here, before the admission.
-      try {
-        await admit(run.workspaceId);
-      } catch (err) {
-        deps.logger.warn({ err: (err as Error).message, workspace_id: run.workspaceId }, 'admission after a run ended failed; the requeue admits later');
-      }
-    },
+    // Contract section 19 (pending runs): the pipeline's next pending run becomes queued here, before the admission.
+    runEnded: startPending,
+    startPending,
   };
 }

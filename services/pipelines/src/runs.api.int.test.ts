@@ -36,6 +36,7 @@ test('a trigger is 202 with the queued run and a Location the client can poll th
     started_at: null,
     finished_at: null,
     scheduled_for: null,
+    retry_of: null,
   });
   expect(res.headers.location).toBe(`/pipelines/v3/pipelines/${pipeline.id}/runs/${res.body.id}`);
   // The same path without the gateway's prefix is this service's route.

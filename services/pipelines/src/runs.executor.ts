@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { isTransientBackendError, type Logger } from '@platform/core';
 import {
   ConnectorError,
+  RunNotHeldError,
   destinationConnector,
   sourceConnector,
   type ConnectorRuntime,
@@ -110,7 +111,12 @@ async function copyRecords(
       if (deps.stepDelayMs > 0) await sleep(deps.stepDelayMs, undefined, { signal: control.signal });
       // A cancel announced during this step stops it before it writes.
       control.signal.throwIfAborted();
-      if (writer) stats.recordsWritten += await writer.write(records);
+      // Each batch commits only while this attempt holds the run: nothing lands after a cancel or a timeout.
+      if (writer)
+        stats.recordsWritten += await writer.write(records, {
+          signal: control.signal,
+          commitWhileHeld: (commit) => deps.runs.whileHeld(workspaceId, run.id, attempt, commit),
+        });
       stats.recordsRead += records.length;
       step += 1;
       if (!(await deps.runs.recordProgress(workspaceId, run.id, attempt, stats, step))) return lostRun(deps, job);
@@ -126,9 +132,62 @@ async function copyRecords(
 }
 
 /**
+ * The run's time limit (contract section 19) while an attempt runs: at `started_at` +
+ * run_timeout_seconds it ends the run `failed` (runsStore.timeOut, a conditional update whoever
+ * else tries it) and aborts `signal`, so the step in flight stops at once. Its signal is aborted
+ * too when the run turns out to have ended otherwise. stop() ends the watch and tells whether this
+ * watch ended the run.
+ */
+function watchDeadline(deps: RunExecutorDeps, job: RunJob, run: Run, pipeline: Pipeline): { signal: AbortSignal | null; stop(): Promise<boolean> } {
+  if (pipeline.runTimeoutSeconds === null || run.startedAt === null) return { signal: null, stop: () => Promise.resolve(false) };
+  const controller = new AbortController();
+  const deadline = run.startedAt.getTime() + pipeline.runTimeoutSeconds * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let check: Promise<boolean> = Promise.resolve(false);
+  const arm = (ms: number) => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      check = fire();
+    }, ms);
+  };
+  const fire = async (): Promise<boolean> => {
+    try {
+      if (await deps.runs.timeOut(job.workspace_id, job.run_id)) {
+        controller.abort(new RunTimedOutError(`the run passed its limit of ${pipeline.runTimeoutSeconds} s`));
+        return true;
+      }
+      const current = await deps.runs.find(job.workspace_id, job.pipeline_id, job.run_id);
+      // Still running: the database's clock is a little behind this one; look again shortly.
+      if (current?.status === 'running') arm(100);
+      else controller.abort(new RunTimedOutError('the run ended'));
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message, run_id: job.run_id }, 'run timeout not applied; trying again');
+      arm(1_000);
+    }
+    return false;
+  };
+  arm(Math.max(0, deadline - Date.now()));
+  return {
+    signal: controller.signal,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      return check;
+    },
+  };
+}
+
+/** The reason of a run's signal aborted by its time limit. */
+export class RunTimedOutError extends Error {
+  override name = 'RunTimedOutError';
+}
+
+/**
  * One attempt of a run, as the worker's processor calls it: pick the run up, copy its records
  * step by step, and end it. A retryable failure before the last attempt is thrown as
- * RetryableRunError for the queue to retry; any other failure ends the run `failed`.
+ * RetryableRunError for the queue to retry; any other failure ends the run `failed`. A run past its
+ * time limit ends `failed` (timeout) whatever the attempt was doing.
  */
 export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: RunControl): Promise<RunOutcome> {
   const { workspace_id: workspaceId, run_id: runId } = job;
@@ -144,17 +203,49 @@ export async function executeRun(deps: RunExecutorDeps, job: RunJob, control: Ru
     );
     return 'failed';
   }
-  const { run, pipeline, attempt } = started;
-  const log = deps.logger.child({ run_id: runId, workspace_id: workspaceId, attempt });
+  const deadline = watchDeadline(deps, job, started.run, started.pipeline);
+  const signal = deadline.signal ? AbortSignal.any([control.signal, deadline.signal]) : control.signal;
+  const log = deps.logger.child({ run_id: runId, workspace_id: workspaceId, attempt: started.attempt });
+  try {
+    const outcome = await runAttempt(deps, job, started, { stopping: () => control.stopping(), signal }, log);
+    // This attempt's watch ended the run (timeout), whatever the attempt saw of it.
+    return (await deadline.stop()) ? timedOut(log) : outcome;
+  } catch (err) {
+    if (await deadline.stop()) return timedOut(log);
+    throw err;
+  }
+}
+
+function timedOut(log: Logger): 'failed' {
+  log.info({ outcome: 'failed', reason: 'timeout' }, 'run attempt ended');
+  return 'failed';
+}
+
+async function runAttempt(
+  deps: RunExecutorDeps,
+  job: RunJob,
+  { run, pipeline, attempt }: { run: Run; pipeline: Pipeline; attempt: number },
+  control: RunControl,
+  log: Logger,
+): Promise<RunOutcome> {
+  const { workspace_id: workspaceId, run_id: runId } = job;
   try {
     const outcome = await copyRecords(deps, job, run, pipeline, attempt, control);
     log.info({ outcome }, 'run attempt ended');
     return outcome;
   } catch (err) {
-    // Aborted: the run was cancelled (a signal with no cancel behind it is an interruption, retried below).
-    if (control.signal.aborted && (await lostRun(deps, job)) === 'cancelled') {
-      log.info({ outcome: 'cancelled' }, 'run attempt ended');
-      return 'cancelled';
+    // Aborted (a cancel, the time limit) or refused a commit: whether the run is still this
+    // attempt's decides. A signal with the run still held is an interruption, retried below.
+    if (control.signal.aborted || err instanceof RunNotHeldError) {
+      const current = await deps.runs.find(workspaceId, job.pipeline_id, runId);
+      if (current?.status === 'cancelled') {
+        log.info({ outcome: 'cancelled' }, 'run attempt ended');
+        return 'cancelled';
+      }
+      if (current?.status !== 'running' || current.attempts !== attempt) {
+        log.info({ outcome: 'stopped', status: current?.status }, 'run attempt ended');
+        return 'stopped';
+      }
     }
     const failure = failureOf(err);
     if (failure.retryable && attempt < MAX_RUN_ATTEMPTS) {

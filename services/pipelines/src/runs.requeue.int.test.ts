@@ -8,6 +8,7 @@ import { pipelinesStore } from './pipelines.store';
 import { runAdmission } from './runs.admission';
 import { addRunJob, RUN_JOB_NAME, type RunJobData, type RunsQueue } from './runs.queue';
 import { requeueLostRuns } from './runs.requeue';
+import { endTimedOutRuns } from './runs.timeouts';
 import { ADMISSION_LOCK, runsRequeueStore, runsStore } from './runs.store';
 import { testQueue } from './test/app';
 
@@ -66,6 +67,7 @@ function requeue(admission = workerAdmission()) {
 function workerAdmission() {
   return runAdmission({
     admit: (workspaceId, maxActiveRuns, now) => runsStore(db).admit(workspaceId, maxActiveRuns, now),
+    promote: async ({ workspaceId, pipelineId }, now) => (await runsStore(db).promoteNext(workspaceId, pipelineId, now)) !== null,
     enqueue: (job, priority) => addRunJob(queue, job, priority, 100),
     maxActiveRuns: CAP,
     logger,
@@ -145,4 +147,92 @@ test("the requeue gives admitted runs whose job was lost their job again, with t
   // Again: nothing to do for this workspace (its jobs exist, its slots are held).
   await requeue();
   expect(await priorities(runIds)).toEqual([1, 2, 3, null, null]);
+});
+
+/** An enqueue-policy pipeline with a queued run and `pending` pending runs behind it, as the API creates them. */
+async function pipelineWithPending(pending: number, runTimeoutSeconds: number | null = null) {
+  const workspaceId = testIdentity().workspaceId as WorkspaceId;
+  const made = await pipelinesStore(db).create(
+    workspaceId,
+    {
+      name: 'line',
+      sourceConnector: 'sample',
+      sourceConfig: { records: 1, seed: 0 },
+      destinationConnector: 'postgres',
+      destinationConfig: { table: 't' },
+      concurrencyPolicy: 'enqueue',
+      runTimeoutSeconds,
+    },
+    DEFAULT_SERVICE_QUOTA_LIMITS,
+  );
+  if (made.kind !== 'created') throw new Error('pipeline not created');
+  const runIds: string[] = [];
+  for (let i = 0; i <= pending; i++) {
+    const created = await runsStore(db).create(workspaceId, made.pipeline.id, { trigger: 'manual', since: undefined, dryRun: true }, new Date());
+    if (created.kind !== 'created') throw new Error(`run not created: ${created.kind}`);
+    runIds.push(created.run.id);
+  }
+  return { workspaceId, pipelineId: made.pipeline.id, runIds };
+}
+
+async function statuses(runIds: string[]): Promise<string[]> {
+  return Promise.all(runIds.map(async (id) => (await db.run.findUniqueOrThrow({ where: { id } })).status));
+}
+
+test('pending runs whose active run ended without a promotion (its process died) are not stranded: the requeue starts the next one, admitted', async () => {
+  const { runIds } = await pipelineWithPending(2);
+  expect(await statuses(runIds)).toEqual(['queued', 'pending', 'pending']);
+  // The active run ended and its process died before the promotion after it.
+  await db.run.update({ where: { id: runIds[0] }, data: { status: 'succeeded', startedAt: new Date(), finishedAt: new Date() } });
+
+  const pass = await requeue();
+  expect(pass.unstranded).toBeGreaterThanOrEqual(1);
+  expect(await statuses(runIds)).toEqual(['succeeded', 'queued', 'pending']);
+  // Promoted, then admitted like any queued run: its job is in the queue.
+  expect((await priorities(runIds)).slice(1)).toEqual([1, null]);
+  // Again: the second run is queued, so the third stays pending.
+  await requeue();
+  expect(await statuses(runIds)).toEqual(['succeeded', 'queued', 'pending']);
+});
+
+test('a paused pipeline keeps its pending runs through the requeue', async () => {
+  const { workspaceId, pipelineId, runIds } = await pipelineWithPending(1);
+  await pipelinesStore(db).setStatus(workspaceId, pipelineId, 'paused');
+  await runsStore(db).cancel(workspaceId, pipelineId, runIds[0]!, new Date());
+  await requeue();
+  expect(await statuses(runIds)).toEqual(['cancelled', 'pending']);
+  await pipelinesStore(db).setStatus(workspaceId, pipelineId, 'active');
+  await requeue();
+  expect(await statuses(runIds)).toEqual(['cancelled', 'queued']);
+});
+
+test('the timeout sweep ends a running run past its limit whose worker died (failed, timeout, run.failed, logged), tells its worker, and starts the next pending run', async () => {
+  const { workspaceId, runIds } = await pipelineWithPending(1, 10);
+  const within = await pipelineWithPending(0, 60);
+  const started = new Date(Date.now() - 11_000);
+  await db.run.update({ where: { id: runIds[0] }, data: { status: 'running', attempts: 1, startedAt: started } });
+  await db.run.update({ where: { id: within.runIds[0] }, data: { status: 'running', attempts: 1, startedAt: started } });
+  const announced: string[] = [];
+  const ended = await endTimedOutRuns({
+    runs: runsStore(db),
+    requeue: runsRequeueStore(db),
+    admission: workerAdmission(),
+    announce: async (runId) => void announced.push(runId),
+    batch: 100,
+    logger,
+  });
+  expect(ended).toBeGreaterThanOrEqual(1);
+  expect(announced).toContain(runIds[0]);
+  const run = await db.run.findUniqueOrThrow({ where: { id: runIds[0] } });
+  expect(run).toMatchObject({ status: 'failed', errorCode: 'timeout', errorMessage: 'The run was running longer than its limit of 10 seconds.' });
+  expect(run.finishedAt!.getTime()).toBeGreaterThanOrEqual(started.getTime() + 10_000);
+  const events = await db.outboxEvent.findMany({ where: { workspaceId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  expect(events.filter((e) => (e.data as { id: string }).id === runIds[0]).map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
+  const lastLine = await db.runLog.findFirstOrThrow({ where: { runId: runIds[0] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  expect(lastLine).toMatchObject({ level: 'error', data: { status: 'failed', error: { code: 'timeout' } } });
+  expect(await statuses(runIds)).toEqual(['failed', 'queued']);
+  expect((await db.run.findUniqueOrThrow({ where: { id: runIds[1] } })).admittedAt).not.toBeNull();
+  // A run within its limit is left alone; a second pass ends nothing more of this pipeline.
+  expect(await statuses(within.runIds)).toEqual(['running']);
+  expect(await runsStore(db).timeOut(workspaceId, runIds[0]!)).toBeNull();
 });

@@ -25,6 +25,8 @@ export interface RequeuePass {
   requeued: number;
   /** Runs admitted for workspaces that had waiting runs and free slots. */
   admitted: number;
+  /** Pipelines whose pending runs waited with nothing of them queued or running (contract section 19), given their next run. */
+  unstranded: number;
 }
 
 /**
@@ -32,9 +34,11 @@ export interface RequeuePass {
  * still `queued` with no job in this queue: the API answers 202 only after the run row is committed
  * and, when admitted, its job added; a Redis that comes back without its data (no persistence,
  * failover to an empty replica) loses the job, an admitter may fail to add it, and without this the
- * run would stay queued for good, holding its workspace's slot and blocking its pipeline. (b) Admits
- * for every workspace that has waiting runs and free slots: a process that died between a run's end
- * and the admission after it must not strand them. A re-add is safe: the job id is the run id (an
+ * run would stay queued for good, holding its workspace's slot and blocking its pipeline. (c) Promotes
+ * the next pending run of every active pipeline whose pending runs wait with nothing queued or
+ * running before them (contract section 19). (b) Admits for every workspace that has waiting runs
+ * and free slots: a process that died between a run's end and the admission after it must not
+ * strand them. A re-add is safe: the job id is the run id (an
  * existing job makes the add a no-op) and the worker takes a run only through the conditional
  * queued → running update. Runs never carry their queue's name, so one queue per database is
  * assumed (as deployed: one worker Deployment per pipelines database).
@@ -49,6 +53,15 @@ export async function requeueLostRuns(options: RunRequeueOptions): Promise<Reque
     requeued++;
     options.logger.warn({ run_id: run.id, pipeline_id: run.pipelineId }, 'run was admitted without a job (Redis lost it): job added again');
   }
+  // (c) A process that died between a run's end and the promotion after it must not strand the pending runs behind it.
+  const stranded = await options.runs.pipelinesWithStrandedPending(batch);
+  for (const pipeline of stranded) {
+    options.logger.info(
+      { workspace_id: pipeline.workspaceId, pipeline_id: pipeline.pipelineId },
+      'pending runs with no run before them: the next one is started by the requeue',
+    );
+    await options.admission.startPending(pipeline);
+  }
   let admitted = 0;
   for (const workspaceId of await options.runs.workspacesAwaitingAdmission(options.maxActiveRuns, batch)) {
     const result = await options.admission.admit(workspaceId);
@@ -57,7 +70,7 @@ export async function requeueLostRuns(options: RunRequeueOptions): Promise<Reque
       options.logger.info({ workspace_id: workspaceId, run_ids: result.admitted.map((r) => r.id) }, 'runs waiting beside free slots admitted by the requeue');
     }
   }
-  return { requeued, admitted };
+  return { requeued, admitted, unstranded: stranded.length };
 }
 
 /** requeueLostRuns every `intervalMs`, one pass at a time; failures are logged and retried next time. */

@@ -1,4 +1,5 @@
 import { conflict, currentTraceparent, invalidRequest, notFound, temporarilyUnavailable, type Cursor, type Logger, type WorkspaceId } from '@platform/core';
+import { MAX_PENDING_RUNS } from './pipelines.resources';
 import type { PipelinesStore } from './pipelines.store';
 import type { RunAdmission } from './runs.admission';
 import type { RunsProducer } from './runs.queue';
@@ -20,7 +21,12 @@ export interface TriggerInput {
   /** undefined: since the last succeeded run; null: everything. */
   since: Date | null | undefined;
   dryRun: boolean;
+  /** The run a retry retries (contract section 19). */
+  retryOf?: string;
 }
+
+/** What a retry may retry (contract section 19). */
+const RETRYABLE: RunStatus[] = ['failed', 'cancelled'];
 
 function pipelinePaused() {
   return invalidRequest(
@@ -29,18 +35,33 @@ function pipelinePaused() {
   );
 }
 
-/** Inserts the queued run: 404 unknown pipeline, 400 paused, 409 with active_run_id when a run is active. */
+function tooManyPending() {
+  return conflict('The pipeline already has the most pending runs it may have.', { max_pending_runs: MAX_PENDING_RUNS }, [
+    { in: 'body', field: '', code: 'too_many_pending', message: `a pipeline has at most ${MAX_PENDING_RUNS} pending runs` },
+  ]);
+}
+
+/**
+ * Inserts the run, `queued`, or `pending` behind the active run under the enqueue policy: 404
+ * unknown pipeline, 400 paused, 409 with active_run_id when a run is active (reject policy), 409
+ * too_many_pending. The insert decides; a refusal whose reason has gone by the time it is explained
+ * (the active run ended) tries again.
+ */
 async function insertRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, input: TriggerInput, now: Date): Promise<Run> {
-  // The insert decides; the reads after a refusal only explain it. A refusal whose reason has
-  // gone by the time of the read (the active run ended, the pipeline was resumed) tries again.
   for (let tries = 0; tries < 3; tries++) {
     const result = await ctx.runs.create(workspaceId, pipelineId, input, now);
-    if (result.kind === 'created') return result.run;
-    const pipeline = await ctx.pipelines.find(workspaceId, pipelineId);
-    if (!pipeline) throw notFound('Pipeline');
-    if (pipeline.status === 'paused') throw pipelinePaused();
-    const activeRunId = await ctx.runs.findActiveId(workspaceId, pipelineId);
-    if (activeRunId) throw conflict('A run of this pipeline is already active.', { active_run_id: activeRunId });
+    switch (result.kind) {
+      case 'created':
+        return result.run;
+      case 'not_found':
+        throw notFound('Pipeline');
+      case 'paused':
+        throw pipelinePaused();
+      case 'too_many_pending':
+        throw tooManyPending();
+      case 'active':
+        if (result.blockingRunId) throw conflict('A run of this pipeline is already active.', { active_run_id: result.blockingRunId });
+    }
   }
   throw conflict('The pipeline changed while the run was being created; try again.');
 }
@@ -55,6 +76,11 @@ async function insertRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId:
  */
 export async function triggerRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, input: TriggerInput, now = new Date()): Promise<Run> {
   const run = await insertRun(ctx, workspaceId, pipelineId, input, now);
+  if (run.status === 'pending') {
+    // The run before it may have ended between the insert's check and its commit: whoever commits last promotes.
+    await ctx.admission.startPending({ workspaceId, pipelineId });
+    return run;
+  }
   let admission;
   try {
     admission = await ctx.admission.admit(workspaceId, { runId: run.id, traceparent: currentTraceparent() });
@@ -64,12 +90,38 @@ export async function triggerRun(ctx: RunsContext, workspaceId: WorkspaceId, pip
     return run;
   }
   if (admission.notEnqueued.some((admitted) => admitted.id === run.id)) {
-    await ctx.runs
+    const failed = await ctx.runs
       .fail(workspaceId, run.id, { code: 'enqueue_failed', message: 'The run could not be queued; trigger it again.' }, new Date())
-      .catch((failErr: unknown) => ctx.logger.error({ err: failErr, run_id: run.id }, 'queued run left without a job; the requeue adds it later'));
+      .catch((failErr: unknown) => {
+        ctx.logger.error({ err: failErr, run_id: run.id }, 'queued run left without a job; the requeue adds it later');
+        return null;
+      });
+    // Runs that became pending behind it meanwhile must not wait for it.
+    if (failed) await ctx.admission.runEnded({ workspaceId, pipelineId });
     throw temporarilyUnavailable('The run queue is briefly unreachable; retry.');
   }
   return run;
+}
+
+/**
+ * POST .../runs/{run_id}/retry (contract section 19): a new run with the trigger, since and dry_run
+ * of a `failed` or `cancelled` run, and `retry_of` naming it, created as a trigger creates one (its
+ * rules hold: paused 400, active 409, the enqueue policy's pending run). 404 unknown run; 409
+ * not_retryable for a run in any other state.
+ */
+export async function retryRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string, now = new Date()): Promise<Run> {
+  const original = await getRun(ctx, workspaceId, pipelineId, runId);
+  if (!RETRYABLE.includes(original.status)) {
+    throw conflict(`Only a failed or cancelled run can be retried; this one is ${original.status}.`, { run_status: original.status }, [
+      { in: 'path', field: 'run_id', code: 'not_retryable', message: `the run is ${original.status}; only failed or cancelled runs can be retried` },
+    ]);
+  }
+  return triggerRun(ctx, workspaceId, pipelineId, { trigger: original.trigger, since: original.since, dryRun: original.dryRun, retryOf: original.id }, now);
+}
+
+/** After a resume (contract section 19): the pipeline's first pending run starts if nothing of it runs. */
+export async function startPendingRuns(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string): Promise<void> {
+  await ctx.admission.startPending({ workspaceId, pipelineId });
 }
 
 export async function getRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string): Promise<Run> {
@@ -89,7 +141,7 @@ export async function listRuns(
 }
 
 /**
- * queued|running → cancelled, then announced to the workers: a running run stops in the step it is
+ * pending|queued|running → cancelled, then announced to the workers: a running run stops in the step it is
  * in (or, if the announcement is lost, at its next step). 409 once the run has ended.
  */
 export async function cancelRun(ctx: RunsContext, workspaceId: WorkspaceId, pipelineId: string, runId: string, now = new Date()): Promise<Run> {

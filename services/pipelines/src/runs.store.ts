@@ -4,6 +4,7 @@ import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import { Prisma, type Pipeline, type Run, type RunStatus, type RunTrigger } from './generated/prisma/client';
 import { renderRun } from './pipelines.render';
+import { MAX_PENDING_RUNS } from './pipelines.resources';
 import { admissionPriority, freeSlots, MAX_WORKSPACE_MAX_ACTIVE_RUNS, type AdmittedRun } from './runs.admission';
 import { progressLineDue, runLogLines, type RunLogError } from './run-logs';
 import { writeRunLog, writeRunLogIfHeld } from './run-logs.store';
@@ -13,6 +14,8 @@ export type { Run, RunStatus, RunTrigger };
 type Tx = Prisma.TransactionClient;
 
 const ACTIVE: RunStatus[] = ['queued', 'running'];
+/** What a cancel ends: a pending run too (contract section 19). */
+const CANCELLABLE: RunStatus[] = ['pending', ...ACTIVE];
 
 export interface RunStats {
   recordsRead: number;
@@ -33,8 +36,45 @@ export const ADMISSION_LOCK = 'pipelines-run-admission:';
 /** The runs holding a workspace's slots: running, or admitted and waiting for a worker (runs_holding_slot_idx). */
 const HOLDING_SLOT = Prisma.sql`("status" = 'running' OR ("status" = 'queued' AND "admitted_at" IS NOT NULL))`;
 
-/** created, or refused: the pipeline is unknown or paused, it has an active run, or the tick already has its run. */
-export type CreateRunResult = { kind: 'created'; run: Run } | { kind: 'refused' };
+/**
+ * The advisory lock of one pipeline's run line (contract section 19): the inserts of API-triggered
+ * runs and the promotions of pending runs take turns under it, so the pending cap holds and a run
+ * goes straight to `queued` only when no run waits before it. Transaction-scoped, like ADMISSION_LOCK.
+ */
+export const PIPELINE_RUNS_LOCK = 'pipelines-run-line:';
+
+/**
+ * Turns taken in this process, one at a time per key: a burst of triggers of one pipeline waits
+ * here rather than each holding a pooled connection in a transaction blocked on the run line lock
+ * (ten waiters would empty the pool for every other request). The database lock still orders the
+ * turns of different processes.
+ */
+function turnsByKey() {
+  const tails = new Map<string, Promise<unknown>>();
+  return function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const result = (tails.get(key) ?? Promise.resolve()).then(task, task);
+    const tail = result.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return result;
+  };
+}
+
+/** A pipeline's run line lock, held until the end of `tx`. */
+async function lockRunLine(tx: Tx, pipelineId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${PIPELINE_RUNS_LOCK + pipelineId}, 0))`;
+}
+
+/**
+ * A run created (`queued`, or `pending` behind the active run under the enqueue policy), or why not:
+ * the pipeline is unknown or paused, a run blocks it (`blockingRunId`: the active run, or under the
+ * reject policy the first pending run left from an earlier enqueue policy; null when it ended
+ * meanwhile), or it already has MAX_PENDING_RUNS pending runs.
+ */
+export type CreateRunResult =
+  { kind: 'created'; run: Run } | { kind: 'not_found' } | { kind: 'paused' } | { kind: 'active'; blockingRunId: string | null } | { kind: 'too_many_pending' };
 
 export type StartAttemptResult =
   | { kind: 'started'; run: Run; pipeline: Pipeline; attempt: number }
@@ -57,33 +97,67 @@ export interface QueuedRunInput {
   dryRun: boolean;
   /** The tick that creates the run; null for every other run. */
   scheduledFor: Date | null;
+  /** The run a retry retries (contract section 19); null or absent otherwise. */
+  retryOf?: string | null;
   now: Date;
+}
+
+/** The run row just inserted, with its run.queued event and its first log line (`tx` is the insert's). */
+async function announceCreated(tx: Tx, workspaceId: WorkspaceId, id: string, now: Date): Promise<Run> {
+  const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+  // Contract section 19: run.queued is emitted when a run is created, pending or not.
+  await emit(tx, 'run.queued', run, now);
+  await writeRunLog(tx, workspaceId, id, runLogLines.queued(run.trigger), now);
+  return run;
 }
 
 /**
  * THE insert of a queued run, for the API's trigger and the scheduler's ticks alike, in the
  * caller's transaction `tx`, with its run.queued event. One statement from the pipeline row (only
- * when `status = 'active'`; `since` omitted takes its last_successful_run_at); ON CONFLICT DO
- * NOTHING lets the database refuse a second active run (runs_one_active_per_pipeline) and a second
- * run for one tick (runs_pipeline_id_scheduled_for_key) without aborting the transaction. Null
- * when refused; the caller explains the refusal by reads if it needs to.
+ * when `status = 'active'` and no run of it is `pending`, which would come first; `since` omitted
+ * takes its last_successful_run_at); ON CONFLICT DO NOTHING lets the database refuse a second
+ * active run (runs_one_active_per_pipeline) and a second run for one tick
+ * (runs_pipeline_id_scheduled_for_key) without aborting the transaction. Null when refused; the
+ * caller explains the refusal by reads if it needs to.
  */
 export async function insertQueuedRun(tx: Tx, input: QueuedRunInput): Promise<Run | null> {
   const id = randomUUID();
   const sinceGiven = input.since !== undefined;
   const inserted = await tx.$executeRaw`
-    INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "scheduled_for", "created_at")
+    INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "scheduled_for", "retry_of", "created_at")
     SELECT ${id}::uuid, p."workspace_id", p."id", 'queued', ${input.trigger}::"run_trigger",
            CASE WHEN ${sinceGiven}::boolean THEN ${input.since ?? null}::timestamptz ELSE p."last_successful_run_at" END,
-           ${input.dryRun}::boolean, ${input.scheduledFor}::timestamptz, ${input.now}::timestamptz
+           ${input.dryRun}::boolean, ${input.scheduledFor}::timestamptz, ${input.retryOf ?? null}::uuid, ${input.now}::timestamptz
       FROM "pipelines" p
      WHERE p."id" = ${input.pipelineId}::uuid AND p."workspace_id" = ${input.workspaceId}::uuid AND p."status" = 'active'
+       AND NOT EXISTS (SELECT 1 FROM "runs" w WHERE w."pipeline_id" = p."id" AND w."status" = 'pending')
     ON CONFLICT DO NOTHING`;
   if (inserted === 0) return null;
-  const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId: input.workspaceId } });
-  await emit(tx, 'run.queued', run, input.now);
-  await writeRunLog(tx, input.workspaceId, id, runLogLines.queued(run.trigger), input.now);
-  return run;
+  return announceCreated(tx, input.workspaceId, id, input.now);
+}
+
+/**
+ * The insert of a pending run (enqueue policy), under the pipeline's run line lock held by `tx`:
+ * only while the pipeline is active and has fewer than MAX_PENDING_RUNS pending runs. Its
+ * `created_at` is after every earlier run of the pipeline (at least 1 ms), so trigger order, the
+ * order (created_at, id) in which pending runs are promoted, is the order the lock admitted them in.
+ */
+async function insertPendingRun(tx: Tx, input: Omit<QueuedRunInput, 'scheduledFor'>): Promise<Run | null> {
+  const id = randomUUID();
+  const sinceGiven = input.since !== undefined;
+  const inserted = await tx.$executeRaw`
+    INSERT INTO "runs" ("id", "workspace_id", "pipeline_id", "status", "trigger", "since", "dry_run", "retry_of", "created_at")
+    SELECT ${id}::uuid, p."workspace_id", p."id", 'pending', ${input.trigger}::"run_trigger",
+           CASE WHEN ${sinceGiven}::boolean THEN ${input.since ?? null}::timestamptz ELSE p."last_successful_run_at" END,
+           ${input.dryRun}::boolean, ${input.retryOf ?? null}::uuid,
+           GREATEST(${input.now}::timestamptz,
+                    (SELECT max(l."created_at") + interval '1 millisecond' FROM "runs" l
+                      WHERE l."workspace_id" = p."workspace_id" AND l."pipeline_id" = p."id"))
+      FROM "pipelines" p
+     WHERE p."id" = ${input.pipelineId}::uuid AND p."workspace_id" = ${input.workspaceId}::uuid AND p."status" = 'active'
+       AND (SELECT count(*) FROM "runs" w WHERE w."pipeline_id" = p."id" AND w."status" = 'pending') < ${MAX_PENDING_RUNS}`;
+  if (inserted === 0) return null;
+  return announceCreated(tx, input.workspaceId, id, input.now);
 }
 
 /**
@@ -92,6 +166,8 @@ export async function insertQueuedRun(tx: Tx, input: QueuedRunInput): Promise<Ru
  * read-then-write.
  */
 export function runsStore(db: Database) {
+  const runLineTurn = turnsByKey();
+
   /** Applies `data` where `where` still holds; returns the run after the change, with its event. */
   async function transition(
     workspaceId: WorkspaceId,
@@ -113,24 +189,70 @@ export function runsStore(db: Database) {
   }
 
   return workspaceScoped({
-    /** Inserts a queued run (insertQueuedRun) for an API trigger: `scheduled_for` stays null whatever the trigger. */
+    /**
+     * A run for an API trigger or retry (`scheduled_for` null whatever the trigger), under the
+     * pipeline's run line lock: `queued` (insertQueuedRun) when nothing runs or waits; else, under the
+     * enqueue policy, `pending` behind the others (insertPendingRun). A refusal is explained by reads
+     * in the same transaction; the inserts alone decide.
+     */
     async create(
       workspaceId: WorkspaceId,
       pipelineId: string,
-      input: { trigger: RunTrigger; since: Date | null | undefined; dryRun: boolean },
+      input: { trigger: RunTrigger; since: Date | null | undefined; dryRun: boolean; retryOf?: string | null },
       now: Date,
     ): Promise<CreateRunResult> {
-      const run = await db.$transaction((tx) => insertQueuedRun(tx, { workspaceId, pipelineId, ...input, scheduledFor: null, now }));
-      return run ? { kind: 'created', run } : { kind: 'refused' };
+      const insert = () =>
+        db.$transaction(async (tx): Promise<CreateRunResult> => {
+          await lockRunLine(tx, pipelineId);
+          const run = await insertQueuedRun(tx, { workspaceId, pipelineId, ...input, scheduledFor: null, now });
+          if (run) return { kind: 'created', run };
+          const pipeline = await tx.pipeline.findFirst({ where: { id: pipelineId, workspaceId }, select: { status: true, concurrencyPolicy: true } });
+          if (!pipeline) return { kind: 'not_found' };
+          if (pipeline.status === 'paused') return { kind: 'paused' };
+          if (pipeline.concurrencyPolicy === 'enqueue') {
+            const pending = await insertPendingRun(tx, { workspaceId, pipelineId, ...input, now });
+            return pending ? { kind: 'created', run: pending } : { kind: 'too_many_pending' };
+          }
+          const blocking = await tx.run.findFirst({
+            where: { workspaceId, pipelineId, status: { in: CANCELLABLE } },
+            orderBy: [{ status: 'desc' }, { createdAt: 'asc' }],
+            select: { id: true },
+          });
+          return { kind: 'active', blockingRunId: blocking?.id ?? null };
+        });
+      return runLineTurn(pipelineId, insert);
+    },
+
+    /**
+     * pending → queued for the pipeline's first pending run (created_at, id), in one conditional
+     * UPDATE under the run line lock: only while no run of the pipeline is queued or running and the
+     * pipeline is active. Whoever may have made it possible calls it after its commit (the end of a
+     * run, a pending insert, a resume, the requeue), so the last of them sees every change. The
+     * promoted run then waits for admission like any queued run. Null when none was promoted.
+     */
+    async promoteNext(workspaceId: WorkspaceId, pipelineId: string, now: Date): Promise<Run | null> {
+      return runLineTurn(pipelineId, () =>
+        db.$transaction(async (tx) => {
+          await lockRunLine(tx, pipelineId);
+          const promoted = await tx.$queryRaw<{ id: string }[]>`
+          UPDATE "runs" SET "status" = 'queued'
+           WHERE "id" = (SELECT "id" FROM "runs"
+                          WHERE "pipeline_id" = ${pipelineId}::uuid AND "workspace_id" = ${workspaceId}::uuid AND "status" = 'pending'
+                          ORDER BY "created_at", "id" LIMIT 1)
+             AND "status" = 'pending'
+             AND NOT EXISTS (SELECT 1 FROM "runs" a WHERE a."pipeline_id" = ${pipelineId}::uuid AND a."status" IN ('queued', 'running'))
+             AND EXISTS (SELECT 1 FROM "pipelines" p WHERE p."id" = ${pipelineId}::uuid AND p."workspace_id" = ${workspaceId}::uuid AND p."status" = 'active')
+          RETURNING "id"`;
+          const id = promoted[0]?.id;
+          if (!id) return null;
+          await writeRunLog(tx, workspaceId, id, runLogLines.promoted(), now);
+          return tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+        }),
+      );
     },
 
     find(workspaceId: WorkspaceId, pipelineId: string, id: string): Promise<Run | null> {
       return db.run.findFirst({ where: { id, pipelineId, workspaceId } });
-    },
-
-    async findActiveId(workspaceId: WorkspaceId, pipelineId: string): Promise<string | null> {
-      const run = await db.run.findFirst({ where: { workspaceId, pipelineId, status: { in: ACTIVE } }, select: { id: true } });
-      return run?.id ?? null;
     },
 
     list(workspaceId: WorkspaceId, pipelineId: string, filter: { status?: RunStatus; after?: Cursor; take: number }): Promise<Run[]> {
@@ -171,9 +293,61 @@ export function runsStore(db: Database) {
       });
     },
 
-    /** queued|running → cancelled. Null when the run is unknown or already ended. */
+    /** pending|queued|running → cancelled. Null when the run is unknown or already ended. */
     cancel(workspaceId: WorkspaceId, pipelineId: string, id: string, now: Date): Promise<Run | null> {
-      return transition(workspaceId, id, { pipelineId, status: { in: ACTIVE } }, { status: 'cancelled', finishedAt: now }, 'run.cancelled', now);
+      return transition(workspaceId, id, { pipelineId, status: { in: CANCELLABLE } }, { status: 'cancelled', finishedAt: now }, 'run.cancelled', now);
+    },
+
+    /**
+     * running → failed with error `timeout` (contract section 19), when the run has been running
+     * longer than its pipeline's run_timeout_seconds, whatever attempt holds it; with run.failed and
+     * its end line. `finished_at` is the database's clock at the update, which waits for a
+     * destination commit that holds the run (whileHeld): every write that landed started before it.
+     * Null when the run is not (or no longer) past its limit.
+     */
+    async timeOut(workspaceId: WorkspaceId, id: string): Promise<Run | null> {
+      return db.$transaction(async (tx) => {
+        // The row lock first: it waits for a destination commit holding the run (FOR SHARE), so the
+        // clock read by the UPDATE below comes after that commit.
+        await tx.$queryRaw`SELECT "id" FROM "runs" WHERE "id" = ${id}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR NO KEY UPDATE`;
+        const ended = await tx.$queryRaw<{ id: string }[]>`
+          UPDATE "runs" r
+             SET "status" = 'failed', "error_code" = 'timeout',
+                 "error_message" = 'The run was running longer than its limit of ' || p."run_timeout_seconds" || ' seconds.',
+                 "finished_at" = clock_timestamp()
+            FROM "pipelines" p
+           WHERE r."id" = ${id}::uuid AND r."workspace_id" = ${workspaceId}::uuid AND r."status" = 'running'
+             AND p."id" = r."pipeline_id" AND p."run_timeout_seconds" IS NOT NULL
+             AND r."started_at" + p."run_timeout_seconds" * interval '1 second' <= clock_timestamp()
+          RETURNING r."id"`;
+        if (ended.length === 0) return null;
+        const run = await tx.run.findFirstOrThrow({ where: { id, workspaceId } });
+        const now = run.finishedAt ?? new Date();
+        await emit(tx, 'run.failed', run, now);
+        await writeRunLog(tx, workspaceId, id, runLogLines.ended(run), now);
+        return run;
+      });
+    },
+
+    /**
+     * Runs `commit` (a destination's COMMIT) while attempt `attempt` holds the running run, the run
+     * row locked (FOR SHARE) until it returns: a cancel or a timeout of the run waits for the commit,
+     * or, when it came first, the commit does not happen. False when the attempt no longer holds the
+     * run (`commit` not called; the caller rolls back).
+     */
+    async whileHeld(workspaceId: WorkspaceId, id: string, attempt: number, commit: () => Promise<void>): Promise<boolean> {
+      return db.$transaction(
+        async (tx) => {
+          const held = await tx.$queryRaw<{ id: string }[]>`
+            SELECT "id" FROM "runs"
+             WHERE "id" = ${id}::uuid AND "workspace_id" = ${workspaceId}::uuid AND "status" = 'running' AND "attempts" = ${attempt}
+               FOR SHARE`;
+          if (held.length === 0) return false;
+          await commit();
+          return true;
+        },
+        { timeout: 60_000 },
+      );
     },
 
     /**
@@ -324,6 +498,44 @@ export function runsRequeueStore(db: Database) {
            AND (SELECT count(*) FROM "runs" WHERE "workspace_id" = w."workspace_id" AND ${HOLDING_SLOT}) < ${maxActiveRuns}
          LIMIT ${limit}`;
       return rows.map((row) => row.workspace_id as WorkspaceId);
+    },
+
+    /**
+     * Up to `limit` active pipelines with pending runs and no queued or running run: a process that
+     * died between a run's end and the promotion after it leaves such a pipeline behind. A loose
+     * index scan of runs_pending_idx: one probe per pipeline, however many runs wait.
+     */
+    async pipelinesWithStrandedPending(limit: number): Promise<{ workspaceId: WorkspaceId; pipelineId: string }[]> {
+      const rows = await db.$queryRaw<{ pipeline_id: string; workspace_id: string }[]>`
+        WITH RECURSIVE "waiting" AS (
+          (SELECT "pipeline_id" FROM "runs" WHERE "status" = 'pending' ORDER BY "pipeline_id" LIMIT 1)
+          UNION ALL
+          SELECT (SELECT r."pipeline_id" FROM "runs" r
+                   WHERE r."status" = 'pending' AND r."pipeline_id" > w."pipeline_id"
+                   ORDER BY r."pipeline_id" LIMIT 1)
+            FROM "waiting" w WHERE w."pipeline_id" IS NOT NULL)
+        SELECT p."id" AS "pipeline_id", p."workspace_id" FROM "waiting" w JOIN "pipelines" p ON p."id" = w."pipeline_id"
+         WHERE p."status" = 'active'
+           AND NOT EXISTS (SELECT 1 FROM "runs" a WHERE a."pipeline_id" = p."id" AND a."status" IN ('queued', 'running'))
+         LIMIT ${limit}`;
+      // The row is this workspace's own pipeline: the workspace comes from it.
+      return rows.map((row) => ({ workspaceId: row.workspace_id as WorkspaceId, pipelineId: row.pipeline_id }));
+    },
+
+    /**
+     * Up to `limit` running runs past their pipeline's run_timeout_seconds, longest past first
+     * (runs_running_started_at_idx), for the timeout sweeper (runs.timeouts.ts), which ends each with
+     * runsStore.timeOut.
+     */
+    async timedOut(limit: number): Promise<{ id: string; workspaceId: WorkspaceId; pipelineId: string }[]> {
+      const rows = await db.$queryRaw<{ id: string; workspace_id: string; pipeline_id: string }[]>`
+        SELECT r."id", r."workspace_id", r."pipeline_id"
+          FROM "runs" r JOIN "pipelines" p ON p."id" = r."pipeline_id"
+         WHERE r."status" = 'running' AND p."run_timeout_seconds" IS NOT NULL
+           AND r."started_at" + p."run_timeout_seconds" * interval '1 second' <= clock_timestamp()
+         ORDER BY r."started_at"
+         LIMIT ${limit}`;
+      return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id as WorkspaceId, pipelineId: row.pipeline_id }));
     },
 
     /** Runs waiting for admission in every workspace, counted up to `cap` (the worker's gauge, read at scrape time). */

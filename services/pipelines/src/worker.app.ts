@@ -14,9 +14,10 @@ import {
 import { connectorPolicy } from './connectors';
 import type { ConnectorsStore } from './connectors.store';
 import { admittedRunsCounter, runAdmission } from './runs.admission';
-import { addRunJob, type RunsQueue } from './runs.queue';
+import { addRunJob, runCancelChannel, type RunsQueue } from './runs.queue';
 import { startRunRequeue } from './runs.requeue';
 import { startRunRetention } from './runs.retention';
+import { startRunTimeoutSweep } from './runs.timeouts';
 import type { RunWorkerStores } from './worker.store';
 import { startScheduler } from './scheduler';
 import { createRunsWorker } from './runs.worker';
@@ -45,6 +46,8 @@ export interface RunWorker {
   stopRequeue(): Promise<void>;
   /** Stops the run retention sweeper (the batch in flight commits first). */
   stopRetention(): Promise<void>;
+  /** Stops the run timeout sweeper (the pass in flight ends first). */
+  stopTimeouts(): Promise<void>;
   /** Stops the scheduler loop (a pass in progress commits or rolls back first). */
   stopScheduler(): Promise<void>;
   /** Running runs finish their current step and are handed back to the queue, then the worker closes. */
@@ -81,6 +84,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   const admitted = admittedRunsCounter(metrics);
   const admission = runAdmission({
     admit: (workspaceId, maxActiveRuns, now) => stores.runs.admit(workspaceId, maxActiveRuns, now),
+    promote: async ({ workspaceId, pipelineId }, now) => (await stores.runs.promoteNext(workspaceId, pipelineId, now)) !== null,
     enqueue: (job, priority) => addRunJob(runsQueue as RunsQueue, job, priority, config.PIPELINES_RUN_BACKOFF_MS),
     maxActiveRuns: config.PIPELINES_WORKSPACE_MAX_ACTIVE_RUNS,
     logger,
@@ -108,6 +112,8 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
   let requeue: { stop(): Promise<void> } | undefined;
   let scheduler: { stop(): Promise<void> } | undefined;
   let retention: { stop(): Promise<void> } | undefined;
+  let timeouts: { stop(): Promise<void> } | undefined;
+  const cancelChannel = runCancelChannel(config.QUEUE_PREFIX, config.PIPELINES_RUNS_QUEUE);
 
   return {
     health: healthEndpoints(readiness),
@@ -147,6 +153,21 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
         logger,
         onPruned: (table, count) => prunedCounters[table].inc(count),
       });
+      // Every worker sweeps for runs past their time limit (contract section 19): a run whose worker died ends within a pass.
+      timeouts = startRunTimeoutSweep({
+        runs: stores.runs,
+        requeue: stores.requeue,
+        admission,
+        // Fail-fast and never thrown: a lost announcement only lets the run's step finish (its commit is refused).
+        announce: (runId) =>
+          deps.queueRedis.publish(cancelChannel, runId).then(
+            () => undefined,
+            (err: unknown) => logger.warn({ err: (err as Error).message, run_id: runId }, 'timed-out run not announced to its worker'),
+          ),
+        batch: 100,
+        intervalMs: config.WORKER_TIMEOUT_SWEEP_INTERVAL_MS,
+        logger,
+      });
       // Every worker ticks the schedules (README: which process ticks); the database keeps it to one run per tick.
       if (config.WORKER_SCHEDULER_ENABLED) {
         scheduler = startScheduler({
@@ -171,6 +192,7 @@ export function createRunWorker(deps: RunWorkerDeps): RunWorker {
 
     stopRequeue: () => requeue?.stop() ?? Promise.resolve(),
     stopRetention: () => retention?.stop() ?? Promise.resolve(),
+    stopTimeouts: () => timeouts?.stop() ?? Promise.resolve(),
     stopScheduler: () => scheduler?.stop() ?? Promise.resolve(),
     stopRuns: () => runs.close(),
     closeQueue: () => runsQueue.close(),

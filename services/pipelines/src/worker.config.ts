@@ -38,6 +38,11 @@ export const WorkerConfig = z.object({
   WORKER_REQUEUE_AFTER_MS: int(1_000, 86_400_000, 60_000),
   /** How often the worker looks for such runs, and for workspaces with waiting runs beside free slots. */
   WORKER_REQUEUE_INTERVAL_MS: int(100, 3_600_000, 30_000),
+  /**
+   * How often the worker ends runs past their pipeline's run_timeout_seconds whose own worker did not
+   * (it died, stalled): the contract's 5 s bound on a timeout holds with a pass every second.
+   */
+  WORKER_TIMEOUT_SWEEP_INTERVAL_MS: int(100, 5_000, 1_000),
   /** Whether this worker runs the scheduler loop (contract section 13); every worker does by default. */
   WORKER_SCHEDULER_ENABLED: env.boolean(true),
   /** The longest sleep of the scheduler between passes (it wakes sooner for the earliest next_run_at). */

@@ -30,6 +30,7 @@ runProcess({ name: 'pipelines-worker', config, tracing, shutdownDeadlineMs: conf
     { name: 'scheduler', run: () => worker.stopScheduler() },
     { name: 'run requeue', run: () => worker.stopRequeue() },
     { name: 'run retention', run: () => worker.stopRetention() },
+    { name: 'run timeouts', run: () => worker.stopTimeouts() },
     { name: 'runs worker', run: () => worker.stopRuns() },
     { name: 'health server', run: () => closeServer(health) },
     metricsServerStep,

@@ -113,7 +113,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger a run
-         * @description Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202. Counts in its own rate-limit bucket. Emits `run.queued`, then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.
+         * @description Queues a run; a worker executes it (at most 3 attempts). One run per pipeline may be active, enforced by the database: under concurrent triggers exactly one gets 202 with `concurrency_policy: "reject"`; with `"enqueue"` the others get 202 with a `pending` run that starts once the runs before it ended, in trigger order. Counts in its own rate-limit bucket. Emits `run.queued` (for a pending run too), then `run.started` and `run.succeeded`, `run.failed` or `run.cancelled`.
          *
          *     **Scope:** `runs:write` · **Rate limit:** 100 requests per minute per key (bucket `pipeline-runs`).
          */
@@ -155,11 +155,33 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Cancels a `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.
+         * @description Cancels a `pending`, `queued` or `running` run; a running one stops after its current batch. Emits `run.cancelled`.
          *
          *     **Scope:** `runs:write` · **Rate limit:** 300 requests per minute per key (bucket `pipelines`).
          */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{id}/runs/{run_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a run
+         * @description Creates a new run with the `trigger`, `since` and `dry_run` of a `failed` or `cancelled` run, and `retry_of` naming it, as a trigger creates a run: the same rules hold (a paused pipeline, an active run, the concurrency policy) and it counts in the same rate-limit bucket. Emits `run.queued`.
+         *
+         *     **Scope:** `runs:write` · **Rate limit:** 100 requests per minute per key (bucket `pipeline-runs`).
+         */
+        post: operations["retryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -461,6 +483,8 @@ export interface components {
          *         "timezone": "Europe/Berlin"
          *       },
          *       "next_run_at": "2024-12-02T02:00:00.000Z",
+         *       "concurrency_policy": "reject",
+         *       "run_timeout_seconds": null,
          *       "created_at": "2024-12-01T09:30:00.000Z"
          *     }
          */
@@ -525,6 +549,16 @@ export interface components {
             /** @description The next tick of the schedule; null without a schedule or while paused. */
             next_run_at: string | null;
             /**
+             * @description What a trigger (or a retry) does while a run of the pipeline is `queued` or `running`: `reject` answers 409 (the default); `enqueue` answers 202 with a `pending` run, which becomes `queued` once the runs before it ended, one at a time in trigger order (at most 20 pending, then 409 `too_many_pending`).
+             * @enum {string}
+             */
+            concurrency_policy: "reject" | "enqueue";
+            /**
+             * @description A run `running` longer than this ends `failed` with `error.code` `timeout` (within 5 s of the limit), is not retried and writes nothing more; null: no limit (the default).
+             * @example 3600
+             */
+            run_timeout_seconds: number | null;
+            /**
              * Format: date-time
              * @example 2024-12-01T09:30:00.000Z
              */
@@ -558,6 +592,8 @@ export interface components {
          *             "timezone": "Europe/Berlin"
          *           },
          *           "next_run_at": "2024-12-02T02:00:00.000Z",
+         *           "concurrency_policy": "reject",
+         *           "run_timeout_seconds": null,
          *           "created_at": "2024-12-01T09:30:00.000Z"
          *         }
          *       ],
@@ -587,7 +623,8 @@ export interface components {
          *       "created_at": "2024-12-01T09:31:00.000Z",
          *       "started_at": null,
          *       "finished_at": null,
-         *       "scheduled_for": null
+         *       "scheduled_for": null,
+         *       "retry_of": null
          *     }
          */
         Run: {
@@ -596,10 +633,10 @@ export interface components {
             /** Format: uuid */
             pipeline_id: string;
             /**
-             * @description `queued` → `running` → `succeeded` | `failed`; `queued` or `running` → `cancelled`.
+             * @description `pending` (waiting behind the active run, `concurrency_policy: "enqueue"`) → `queued` → `running` → `succeeded` | `failed`; `pending`, `queued` or `running` → `cancelled`.
              * @enum {string}
              */
-            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            status: "pending" | "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /** @enum {string} */
             trigger: "manual" | "schedule" | "webhook" | "backfill";
             /** @description Only records updated after it are read; null: all. */
@@ -614,7 +651,7 @@ export interface components {
             };
             /** @description Why a `failed` run failed; null otherwise. */
             error: {
-                /** @description `source_error`, `destination_error`, `invalid_record`, `worker_lost`, `attempts_exhausted` or `internal_error`. */
+                /** @description `source_error`, `destination_error`, `invalid_record`, `timeout`, `worker_lost`, `attempts_exhausted` or `internal_error`. */
                 code: string;
                 message: string;
             } | null;
@@ -627,6 +664,8 @@ export interface components {
             finished_at: string | null;
             /** @description The schedule tick that created the run; null on every run a tick did not create (a `schedule` trigger sent through the API included). */
             scheduled_for: string | null;
+            /** @description The run this run retries (`POST .../runs/{run_id}/retry`); null when it retries nothing. */
+            retry_of: string | null;
         };
         /**
          * @description One page of a list, oldest first.
@@ -648,7 +687,8 @@ export interface components {
          *           "created_at": "2024-12-01T09:31:00.000Z",
          *           "started_at": null,
          *           "finished_at": null,
-         *           "scheduled_for": null
+         *           "scheduled_for": null,
+         *           "retry_of": null
          *         }
          *       ],
          *       "next_cursor": null
@@ -1054,6 +1094,8 @@ export interface operations {
                      *             "timezone": "Europe/Berlin"
                      *           },
                      *           "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *           "concurrency_policy": "reject",
+                     *           "run_timeout_seconds": null,
                      *           "created_at": "2024-12-01T09:30:00.000Z"
                      *         }
                      *       ],
@@ -1357,6 +1399,16 @@ export interface operations {
                          */
                         every_seconds: number;
                     }) | null;
+                    /**
+                     * @description What a trigger (or a retry) does while a run of the pipeline is `queued` or `running`: `reject` answers 409 (the default); `enqueue` answers 202 with a `pending` run, which becomes `queued` once the runs before it ended, one at a time in trigger order (at most 20 pending, then 409 `too_many_pending`).
+                     * @enum {string}
+                     */
+                    concurrency_policy?: "reject" | "enqueue";
+                    /**
+                     * @description A run `running` longer than this ends `failed` with `error.code` `timeout` (within 5 s of the limit), is not retried and writes nothing more; null: no limit (the default).
+                     * @example 3600
+                     */
+                    run_timeout_seconds?: number | null;
                 };
             };
         };
@@ -1398,6 +1450,8 @@ export interface operations {
                      *         "timezone": "Europe/Berlin"
                      *       },
                      *       "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *       "concurrency_policy": "reject",
+                     *       "run_timeout_seconds": null,
                      *       "created_at": "2024-12-01T09:30:00.000Z"
                      *     }
                      */
@@ -1758,6 +1812,8 @@ export interface operations {
                      *         "timezone": "Europe/Berlin"
                      *       },
                      *       "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *       "concurrency_policy": "reject",
+                     *       "run_timeout_seconds": null,
                      *       "created_at": "2024-12-01T09:30:00.000Z"
                      *     }
                      */
@@ -2048,6 +2104,16 @@ export interface operations {
                          */
                         every_seconds: number;
                     }) | null;
+                    /**
+                     * @description What a trigger (or a retry) does while a run of the pipeline is `queued` or `running`: `reject` answers 409 (the default); `enqueue` answers 202 with a `pending` run, which becomes `queued` once the runs before it ended, one at a time in trigger order (at most 20 pending, then 409 `too_many_pending`).
+                     * @enum {string}
+                     */
+                    concurrency_policy?: "reject" | "enqueue";
+                    /**
+                     * @description A run `running` longer than this ends `failed` with `error.code` `timeout` (within 5 s of the limit), is not retried and writes nothing more; null: no limit (the default).
+                     * @example 3600
+                     */
+                    run_timeout_seconds?: number | null;
                 };
             };
         };
@@ -2089,6 +2155,8 @@ export interface operations {
                      *         "timezone": "Europe/Berlin"
                      *       },
                      *       "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *       "concurrency_policy": "reject",
+                     *       "run_timeout_seconds": null,
                      *       "created_at": "2024-12-01T09:30:00.000Z"
                      *     }
                      */
@@ -2485,6 +2553,8 @@ export interface operations {
                      *         "timezone": "Europe/Berlin"
                      *       },
                      *       "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *       "concurrency_policy": "reject",
+                     *       "run_timeout_seconds": null,
                      *       "created_at": "2024-12-01T09:30:00.000Z"
                      *     }
                      */
@@ -2878,6 +2948,8 @@ export interface operations {
                      *         "timezone": "Europe/Berlin"
                      *       },
                      *       "next_run_at": "2024-12-02T02:00:00.000Z",
+                     *       "concurrency_policy": "reject",
+                     *       "run_timeout_seconds": null,
                      *       "created_at": "2024-12-01T09:30:00.000Z"
                      *     }
                      */
@@ -3219,7 +3291,7 @@ export interface operations {
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
                 /** @description Only runs in this status. */
-                status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                status?: "pending" | "queued" | "running" | "succeeded" | "failed" | "cancelled";
             };
             header?: {
                 /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
@@ -3264,7 +3336,8 @@ export interface operations {
                      *           "created_at": "2024-12-01T09:31:00.000Z",
                      *           "started_at": null,
                      *           "finished_at": null,
-                     *           "scheduled_for": null
+                     *           "scheduled_for": null,
+                     *           "retry_of": null
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -3539,7 +3612,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The run, `queued`. */
+            /** @description The run: `queued`, or `pending` behind the active run (`concurrency_policy: "enqueue"`). */
             202: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -3570,7 +3643,8 @@ export interface operations {
                      *       "created_at": "2024-12-01T09:31:00.000Z",
                      *       "started_at": null,
                      *       "finished_at": null,
-                     *       "scheduled_for": null
+                     *       "scheduled_for": null,
+                     *       "retry_of": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -3728,7 +3802,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     - A run of the pipeline is already `queued` or `running`; `active_run_id` names it.
+             *     - A run of the pipeline is already `queued` or `running` and its `concurrency_policy` is `reject`: `active_run_id` names it. With `enqueue`: the pipeline already has 20 pending runs (`errors[0] = { field: "", code: "too_many_pending" }`).
              *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
@@ -3943,7 +4017,8 @@ export interface operations {
                      *       "created_at": "2024-12-01T09:31:00.000Z",
                      *       "started_at": null,
                      *       "finished_at": null,
-                     *       "scheduled_for": null
+                     *       "scheduled_for": null,
+                     *       "retry_of": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -4233,7 +4308,8 @@ export interface operations {
                      *       "created_at": "2024-12-01T09:31:00.000Z",
                      *       "started_at": null,
                      *       "finished_at": null,
-                     *       "scheduled_for": null
+                     *       "scheduled_for": null,
+                     *       "retry_of": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -4478,6 +4554,398 @@ export interface operations {
              * @description Rate limited (`rate_limited`).
              *
              *     - The key used up its `pipelines` bucket (300 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Every field is optional; an empty body counts as `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The run: `queued`, or `pending` behind the active run (`concurrency_policy: "enqueue"`). */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    /** @description The run's URL path. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "c1e3a5b7-9d1f-4b3d-8f5a-7c9e1a3c5e7f",
+                     *       "pipeline_id": "7e9a1c3e-5b7d-4f9a-b1c3-e5a7c9e1b3d5",
+                     *       "status": "queued",
+                     *       "trigger": "manual",
+                     *       "since": null,
+                     *       "dry_run": false,
+                     *       "attempts": 0,
+                     *       "stats": {
+                     *         "records_read": 0,
+                     *         "records_written": 0
+                     *       },
+                     *       "error": null,
+                     *       "created_at": "2024-12-01T09:31:00.000Z",
+                     *       "started_at": null,
+                     *       "finished_at": null,
+                     *       "scheduled_for": null,
+                     *       "retry_of": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The pipeline is paused (`errors[0] = { field: "", code: "pipeline_paused" }`).
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `runs:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope runs:write.",
+                     *         "required_scope": "runs:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No such pipeline, or no run with this id of it, in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - The run is neither `failed` nor `cancelled` (`errors[0] = { in: "path", field: "run_id", code: "not_retryable" }`, `run_status` says what it is); or, as for a trigger, a run is active (`active_run_id`) or 20 runs are already pending (`too_many_pending`).
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "Only a failed or cancelled run can be retried; this one is succeeded.",
+                     *         "run_status": "succeeded",
+                     *         "errors": [
+                     *           {
+                     *             "in": "path",
+                     *             "field": "run_id",
+                     *             "code": "not_retryable",
+                     *             "message": "the run is succeeded; only failed or cancelled runs can be retried"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `pipeline-runs` bucket (100 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
              *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
              */
             429: {
@@ -7704,7 +8172,8 @@ export interface operations {
                  *         "created_at": "2024-12-01T09:31:00.000Z",
                  *         "started_at": null,
                  *         "finished_at": null,
-                 *         "scheduled_for": null
+                 *         "scheduled_for": null,
+                 *         "retry_of": null
                  *       }
                  *     }
                  */
@@ -7782,7 +8251,8 @@ export interface operations {
                  *         "created_at": "2024-12-01T09:31:00.000Z",
                  *         "started_at": null,
                  *         "finished_at": null,
-                 *         "scheduled_for": null
+                 *         "scheduled_for": null,
+                 *         "retry_of": null
                  *       }
                  *     }
                  */
@@ -7860,7 +8330,8 @@ export interface operations {
                  *         "created_at": "2024-12-01T09:31:00.000Z",
                  *         "started_at": null,
                  *         "finished_at": null,
-                 *         "scheduled_for": null
+                 *         "scheduled_for": null,
+                 *         "retry_of": null
                  *       }
                  *     }
                  */
@@ -7938,7 +8409,8 @@ export interface operations {
                  *         "created_at": "2024-12-01T09:31:00.000Z",
                  *         "started_at": null,
                  *         "finished_at": null,
-                 *         "scheduled_for": null
+                 *         "scheduled_for": null,
+                 *         "retry_of": null
                  *       }
                  *     }
                  */
@@ -8016,7 +8488,8 @@ export interface operations {
                  *         "created_at": "2024-12-01T09:31:00.000Z",
                  *         "started_at": null,
                  *         "finished_at": null,
-                 *         "scheduled_for": null
+                 *         "scheduled_for": null,
+                 *         "retry_of": null
                  *       }
                  *     }
                  */

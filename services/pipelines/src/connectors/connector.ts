@@ -68,9 +68,32 @@ export interface WriteContext {
   runtime: ConnectorRuntime;
 }
 
+/**
+ * Thrown by a guarded write whose run no longer belongs to the attempt (cancelled, timed out,
+ * replaced): the batch was rolled back, nothing of it landed.
+ */
+export class RunNotHeldError extends Error {
+  override name = 'RunNotHeldError';
+}
+
+/** How a run's write is bounded by the run (contract section 19: nothing lands after its end). */
+export interface WriteGuard {
+  /** Aborted when the run must stop at once: a write in flight is abandoned and rolled back. */
+  signal: AbortSignal;
+  /**
+   * Calls `commit` (the batch's COMMIT) while the attempt holds the run, which cannot end meanwhile;
+   * false when it no longer holds it (`commit` not called: the writer rolls back).
+   */
+  commitWhileHeld(commit: () => Promise<void>): Promise<boolean>;
+}
+
 export interface DestinationWriter {
-  /** Writes one batch idempotently (a retried run writes no duplicates); returns the records written. */
-  write(records: ValidRecord[]): Promise<number>;
+  /**
+   * Writes one batch idempotently (a retried run writes no duplicates); returns the records
+   * written. With `guard`, in a transaction that commits only while the run is held, else throws
+   * RunNotHeldError (or the abort's reason) with nothing written.
+   */
+  write(records: ValidRecord[], guard?: WriteGuard): Promise<number>;
   close(): Promise<void>;
 }
 

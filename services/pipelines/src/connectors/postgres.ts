@@ -13,6 +13,8 @@ import {
   type DestinationConnector,
   type DestinationWriter,
   type ValidRecord,
+  type WriteGuard,
+  RunNotHeldError,
 } from './connector';
 
 /** libpq's sslmode values, the one parameter a connection_url may carry. */
@@ -231,6 +233,46 @@ async function ensureTable(pool: pg.Pool, schema: string | null, table: string, 
 }
 
 /**
+ * The batch in a transaction of its own that commits only while the run is held (WriteGuard): a
+ * cancel or timeout committed first leaves it rolled back. An abort (the run ended, as seen by the
+ * worker) ends the connection at once, so the server rolls back a statement still in flight (a
+ * write stuck behind a lock never lands later).
+ */
+async function guardedWrite(pool: pg.Pool, statement: string, values: unknown[], guard: WriteGuard): Promise<void> {
+  guard.signal.throwIfAborted();
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw destinationError(err, CANNOT_CONNECT);
+  }
+  let released = false;
+  const release = (destroy?: Error) => {
+    if (released) return;
+    released = true;
+    client.release(destroy);
+  };
+  const abandon = () => release(new Error('the run stopped: the write is abandoned'));
+  guard.signal.addEventListener('abort', abandon, { once: true });
+  try {
+    await client.query('BEGIN');
+    await client.query(statement, values);
+    guard.signal.throwIfAborted();
+    if (!(await guard.commitWhileHeld(async () => void (await client.query('COMMIT'))))) {
+      await client.query('ROLLBACK');
+      throw new RunNotHeldError('the run no longer belongs to this attempt; the batch was rolled back');
+    }
+  } catch (err) {
+    if (!released) await client.query('ROLLBACK').catch(() => undefined);
+    if (err instanceof RunNotHeldError || guard.signal.aborted) throw guard.signal.aborted ? (guard.signal.reason ?? err) : err;
+    throw destinationError(err, CANNOT_WRITE);
+  } finally {
+    guard.signal.removeEventListener('abort', abandon);
+    release();
+  }
+}
+
+/**
  * Where a config writes: the database at connection_url (a pool of its own, ended by `release`), or
  * the workspace's own schema of the pipelines database. Without connection_url the table is always
  * qualified with the workspace's schema: no search_path involved.
@@ -294,20 +336,23 @@ export const postgresDestination: DestinationConnector<PostgresConfig> = {
       throw err;
     }
     return {
-      async write(records: ValidRecord[]): Promise<number> {
+      async write(records: ValidRecord[], guard?: WriteGuard): Promise<number> {
         // One statement per batch; a batch that names an id twice keeps the last record.
         const unique = [...new Map(records.map((r) => [r.id, r])).values()];
         if (unique.length === 0) return 0;
-        try {
-          await pool.query(
-            `INSERT INTO ${target} ("id", "data", "synced_at")
+        const upsert = `INSERT INTO ${target} ("id", "data", "synced_at")
              SELECT r->>'id', r->'data', now() FROM jsonb_array_elements($1::jsonb) AS r
-             ON CONFLICT ("id") DO UPDATE SET "data" = EXCLUDED."data", "synced_at" = EXCLUDED."synced_at"`,
-            [JSON.stringify(unique)],
-          );
-        } catch (err) {
-          throw destinationError(err, CANNOT_WRITE);
+             ON CONFLICT ("id") DO UPDATE SET "data" = EXCLUDED."data", "synced_at" = EXCLUDED."synced_at"`;
+        const values = [JSON.stringify(unique)];
+        if (!guard) {
+          try {
+            await pool.query(upsert, values);
+          } catch (err) {
+            throw destinationError(err, CANNOT_WRITE);
+          }
+          return unique.length;
         }
+        await guardedWrite(pool, upsert, values, guard);
         return unique.length;
       },
       close: release,

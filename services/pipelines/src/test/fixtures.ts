@@ -7,6 +7,8 @@ export interface PipelineBody {
   name?: string;
   source?: { connector: string; config?: object };
   destination?: { connector: string; config?: object };
+  concurrency_policy?: 'reject' | 'enqueue';
+  run_timeout_seconds?: number | null;
 }
 
 /** Creates a pipeline (sample source of `records` records into `table`) and returns its body. */
@@ -17,6 +19,8 @@ export async function createPipeline(c: ServiceClient, body: PipelineBody = {}, 
       name: body.name ?? 'Sample sync',
       source: body.source ?? { connector: 'sample', config: { records, seed: 7 } },
       destination: body.destination ?? { connector: 'postgres', config: { table: 'sample_records' } },
+      ...(body.concurrency_policy === undefined ? {} : { concurrency_policy: body.concurrency_policy }),
+      ...(body.run_timeout_seconds === undefined ? {} : { run_timeout_seconds: body.run_timeout_seconds }),
     })
     .expect(201);
   return res.body as { id: string; status: string; last_successful_run_at: string | null };
@@ -36,6 +40,7 @@ export interface RunBody {
   started_at: string | null;
   finished_at: string | null;
   scheduled_for: string | null;
+  retry_of: string | null;
 }
 
 export async function getRun(c: ServiceClient, pipelineId: string, runId: string): Promise<RunBody> {
