@@ -20,7 +20,9 @@ const base = (dir, moduleNameMapper) => ({
  * @returns {import('jest').Config}
  */
 module.exports = (dir, { globalSetup, globalTeardown, unitTestMatch = [], moduleNameMapper = {}, ...options } = {}) => ({
-  testTimeout: 30000,
+  // Longer than the waits inside a test (@platform/testing's waitFor: a minute by default), so a
+  // stalled wait fails with its own message, not as a jest timeout.
+  testTimeout: 120_000,
   ...options,
   projects: [
     {

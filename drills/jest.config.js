@@ -1,5 +1,5 @@
 // Drills start whole platforms (child processes, their own redis-server): one at a time.
 module.exports = require('../jest.preset.js')(__dirname, {
   maxWorkers: 1,
-  testTimeout: 60_000,
+  testTimeout: 180_000,
 });

@@ -120,7 +120,7 @@ test('a master and a worker killed under a mixed load through both gateways: rea
   expect(killed.port).toBe(runsQueueMaster.port);
   expect((await fleet.redis.masterOfKey(`{${fleet.platform.runsQueue}}`)).port).toBe(promoted.port);
 
-  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
+  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 60_000, 100);
   const backAfterMs = Date.now() - promotedAt;
   // Ticks go on after both kills (worker-2 alone schedules now).
   await waitFor(

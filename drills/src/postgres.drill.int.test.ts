@@ -89,7 +89,7 @@ async function adjustUnderLoad(label: string, fault: () => Promise<{ faultAt: nu
   });
   await sleep(1_000);
   const { faultAt, healedAt } = await fault();
-  await waitFor('201s again after the fault', () => loop.outcomes.some((o) => o.at > healedAt && o.status === 201), 15_000, 100);
+  await waitFor('201s again after the fault', () => loop.outcomes.some((o) => o.at > healedAt && o.status === 201), 60_000, 100);
   await sleep(500);
   const outcomes = (await loop.stop()) as Adjusted[];
 

@@ -73,7 +73,7 @@ test('the events service SIGKILLed under load: the gateway answers 503 temporari
   const restartAt = Date.now();
   await platform.restart('events');
   const backAt = Date.now();
-  await waitFor('a 200 after the restart', () => loop.outcomes.some((o) => o.at > backAt && o.status === 200), 5_000, 100);
+  await waitFor('a 200 after the restart', () => loop.outcomes.some((o) => o.at > backAt && o.status === 200), 60_000, 100);
   await sleep(1_000);
   const outcomes = await loop.stop();
 
@@ -148,7 +148,7 @@ test('the events service SIGKILLed right after committing changes (its webhook r
   for (let i = 0; i < 12; i++) tickets.push((await events.post(`/events/${event.body.id}/tickets`, { holder_name: `guest ${i}` })).body.id);
 
   for (const ticket of tickets) expect((await client.post(`/events/v0/tickets/${ticket}/validate`, { gate: 'north' })).status).toBe(200);
-  await waitFor('the first delivery attempt in flight', () => receiver!.at('/hook').length > 0, 5_000, 10);
+  await waitFor('the first delivery attempt in flight', () => receiver!.at('/hook').length > 0, 60_000, 10);
   await platform.kill('events', 'SIGKILL');
   const deliveredBeforeKill = new Set(receiver.at('/hook').map((r) => JSON.parse(r.body).data.id as string));
 

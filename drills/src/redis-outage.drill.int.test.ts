@@ -100,7 +100,7 @@ test('Redis killed and restarted under load: every process stays ready, the gate
   await redis.restart();
   const restartedAt = Date.now();
   // The producer and the worker reconnect on their own: wait for a trigger that is accepted again.
-  await waitFor('a trigger accepted after the restart', () => triggers.outcomes.some((o) => o.at > restartedAt && o.status === 202), 10_000, 100);
+  await waitFor('a trigger accepted after the restart', () => triggers.outcomes.some((o) => o.at > restartedAt && o.status === 202), 60_000, 100);
   await sleep(1_500);
   const readOutcomes = await reads.stop();
   const triggerOutcomes = await triggers.stop();
@@ -150,12 +150,12 @@ test('a run whose job a Redis lost (restart without its data) gets its job back 
   const wipedAt = Date.now();
   await platform.restart('worker');
   // The 202 was given after the job was added; the wipe lost the job, the worker re-adds it.
-  await waitFor('the acknowledged run to succeed', async () => (await runStatus(pipelineId!, trigger.body.id)) === 'succeeded', 20_000, 200);
+  await waitFor('the acknowledged run to succeed', async () => (await runStatus(pipelineId!, trigger.body.id)) === 'succeeded', 60_000, 200);
   process.stdout.write(`run re-queued and succeeded ${Date.now() - wipedAt} ms after the wipe\n`);
   const run = await api.get(`/pipelines/${pipelineId}/runs/${trigger.body.id}`);
   expect(run.body).toMatchObject({ status: 'succeeded', attempts: 1 });
   // The pipeline is free again.
   const again = await api.post(`/pipelines/${pipelineId}/runs`, { trigger: 'manual' });
   expect(again.status).toBe(202);
-  await waitFor('the next run to succeed', async () => (await runStatus(pipelineId!, again.body.id)) === 'succeeded', 15_000, 200);
+  await waitFor('the next run to succeed', async () => (await runStatus(pipelineId!, again.body.id)) === 'succeeded', 60_000, 200);
 }, 60_000);

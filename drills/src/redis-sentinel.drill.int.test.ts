@@ -98,7 +98,7 @@ test('the master and a worker killed under a mixed load through both gateways: r
   const { promoted } = await sentinel.killMaster();
   const promotedAt = Date.now();
   expect(await sentinel.master()).toEqual(promoted);
-  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 15_000, 100);
+  await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 60_000, 100);
   const backAfterMs = Date.now() - promotedAt;
   // Ticks go on after both kills (worker-2 alone schedules now).
   await waitFor(

@@ -137,7 +137,7 @@ test('one ticket validation through the gateway is one trace: the client span, t
   expect(hooks.at('/traced')).toHaveLength(1);
 
   // The request's log lines, in the gateway and in the service, carry the trace id.
-  await waitFor('the request log lines', () => logLines('events').some((l) => l.trace_id === client.traceId), 5_000, 50);
+  await waitFor('the request log lines', () => logLines('events').some((l) => l.trace_id === client.traceId), 60_000, 50);
   expect(logLines('gateway').find((l) => l.msg === 'request' && l.trace_id === client.traceId)).toMatchObject({ status: 200, span_id: gatewayServer.spanId });
 }, 60_000);
 

@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { dirname } from 'node:path';
-import { exitReport, halfSentPost, killSpawned, spawnService, type ReadyProcess } from '@platform/testing';
+import { exitReport, halfSentPost, killSpawned, spawnService, waitFor, type ReadyProcess } from '@platform/testing';
 import { DEAD_URL } from './test/gateway';
 import { spawnGateway, type GatewayProcess } from './test/processes';
 
@@ -18,7 +18,7 @@ beforeAll(async () => {
   // A database of its own: the events process's outbox relay must not take other tests' rows.
   events = await spawnService('events', dirname(require.resolve('@platform/events/package.json')), { database: 'events_gateway_drain' });
   gateway = await spawnGateway({ events: events.url, warehouse: DEAD_URL, pipelines: DEAD_URL });
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   keepAlive.destroy();
   await killSpawned();
@@ -47,10 +47,18 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   const inFlight = [...tickets, ...tickets].map((id) =>
     halfSentPost(`${gateway.url}/events/v0/tickets/${id}/validate`, auth, JSON.stringify({ gate: 'north-gate' }), keepAlive),
   );
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // Every half request is on its connection; a request on a connection opened after theirs being served
+  // shows the process has taken them in.
+  await Promise.all(inFlight.map((r) => r.sent));
+  expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
 
   gateway.proc.child.kill('SIGTERM');
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await waitFor('the process to stop accepting', () =>
+    fetch(`${gateway.url}/healthz`).then(
+      () => false,
+      () => true,
+    ),
+  );
   expect(gateway.proc.running()).toBe(true);
   await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow();
 
@@ -72,4 +80,4 @@ test('SIGTERM to the gateway: every proxied request in flight is answered (no 5x
   // The service behind it: nothing in flight now, its pools close, exit 0.
   await events.proc.kill('SIGTERM');
   expect(await exitReport(events.proc)).toEqual({ code: 0, signal: null, output: '' });
-}, 60_000);
+}, 120_000);

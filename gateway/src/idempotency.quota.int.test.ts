@@ -192,7 +192,7 @@ async function expectConcurrentWavesBounded(start: (options: GatewayOptions) => 
           const res = await post(gw, token, key, query);
           return res.status === 201 ? res : undefined;
         },
-        30_000,
+        60_000,
         50,
       );
       expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -214,7 +214,7 @@ describe('expiry', () => {
     expect(stored.length).toBeGreaterThanOrEqual(2);
     expectQuotaRefusal(refused, LIMIT, Math.ceil(recordTtlMs / 1000));
 
-    await waitFor('the stored answers to expire', async () => (await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)) === 0, 30_000, 100);
+    await waitFor('the stored answers to expire', async () => (await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)) === 0, 60_000, 100);
     // Nothing of the workspace's count is left behind in Redis.
     const keys = idempotencyKeys(gw.redisPrefix, workspaceId);
     expect(await gw.redis.exists(keys.answers, keys.sizes, keys.claims)).toBe(0);
@@ -250,7 +250,7 @@ describe('on a Redis Cluster (contract section 17: every script in one hash slot
 
   async function clusterGateway(options: GatewayOptions): Promise<TestGateway> {
     const gw = await gateway({ redisTarget: { topology: { kind: 'cluster', nodes: cluster.nodes } }, ...options });
-    await waitFor('the cluster connection to be ready', () => gw.redis.status === 'ready', 30_000, 20);
+    await waitFor('the cluster connection to be ready', () => gw.redis.status === 'ready', 60_000, 20);
     return gw;
   }
 
@@ -283,7 +283,7 @@ describe('on a Redis Cluster (contract section 17: every script in one hash slot
     const gw = await clusterGateway({ idempotencyBytes: LIMIT, idempotencyRecordTtlMs: 2_000 });
     const { token, workspaceId } = await createTestKey(gw.store);
     await fillQuota(gw, token, workspaceId, LIMIT, 'bytes=2000');
-    await waitFor('the stored answers to expire', async () => (await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)) === 0, 30_000, 100);
+    await waitFor('the stored answers to expire', async () => (await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)) === 0, 60_000, 100);
     expect((await post(gw, token, newKey(), 'bytes=2000')).status).toBe(201);
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { killSpawned } from '@platform/testing';
+import { killSpawned, waitFor } from '@platform/testing';
 import { DEAD_URL, startEchoUpstream, type EchoUpstream } from './test/gateway';
 import { spawnGateway, type GatewayProcess } from './test/processes';
 
@@ -62,8 +62,10 @@ test('no API key or admin token ever reaches the logs, whatever the request and 
   expect(await call('DELETE', `/admin/v1/workspaces/${workspace.body.id}/api-keys/${other.body.id}`, bearer(gateway.adminToken))).toBe(204);
   expect(await call('GET', '/events/v0/events', bearer(other.body.token))).toBe(401);
 
-  // Lines are written as requests finish; give the last ones a moment.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Lines are written in order as requests finish: once a later request's line is out, every line above is.
+  const marker = randomUUID();
+  expect(await call('GET', `/events/v0/events/${randomUUID()}`, { ...bearer(token), 'x-request-id': marker })).toBe(200);
+  await waitFor('the marker request’s log line', () => gateway.proc.output().includes(marker));
   const output = gateway.proc.output();
   for (const secret of [
     token,

@@ -3,6 +3,6 @@
 module.exports = require('../../jest.preset.js')(__dirname, {
   globalSetup: '<rootDir>/src/test/global-setup.ts',
   globalTeardown: '<rootDir>/src/test/global-teardown.ts',
-  testTimeout: 45_000,
+  testTimeout: 180_000,
   maxWorkers: 1,
 });

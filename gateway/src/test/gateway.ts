@@ -214,7 +214,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   if (awaitSubscription) {
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
     // Retried: one slow answer on a busy machine passes the command connection's 100 ms timeout.
-    subscribersBefore = await waitFor('the subscriber count', async () => Number((await redis.pubsub('NUMSUB', channel))[1]), 3_000, 20);
+    subscribersBefore = await waitFor('the subscriber count', async () => Number((await redis.pubsub('NUMSUB', channel))[1]), 60_000, 20);
   }
   const store = keysStore(db);
   const app = createApp({

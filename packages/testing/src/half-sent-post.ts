@@ -5,6 +5,8 @@ export interface HalfSentPost {
   finish(): void;
   /** The answer's status and body, once it has all arrived. */
   answer: Promise<{ status: number; body: string }>;
+  /** Resolves once the headers and the first half of the body are handed to the connection. */
+  sent: Promise<void>;
 }
 
 /**
@@ -25,6 +27,10 @@ export function halfSentPost(url: string, headers: Record<string, string>, body:
     req.once('error', reject);
   });
   answer.catch(() => undefined);
-  req.write(bytes.subarray(0, half));
-  return { finish: () => req.end(bytes.subarray(half)), answer };
+  const sent = new Promise<void>((resolve, reject) => {
+    req.once('error', reject);
+    req.write(bytes.subarray(0, half), () => resolve());
+  });
+  sent.catch(() => undefined);
+  return { finish: () => req.end(bytes.subarray(half)), answer, sent };
 }

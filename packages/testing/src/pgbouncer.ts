@@ -181,7 +181,7 @@ export async function startPgBouncer(options: { upstream?: string; poolSize?: nu
     rmSync(dir, { recursive: true, force: true });
   };
 
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await stop();

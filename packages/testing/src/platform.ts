@@ -84,7 +84,7 @@ export interface PlatformOptions {
   logLevel?: string;
   /** Where a started process answers 2xx once ready (default /healthz; /readyz also waits for its database). */
   readyPath?: '/healthz' | '/readyz';
-  /** Per process start bound (default 30 s). */
+  /** Per process start bound (default 90 s: generous on a loaded machine). */
   startTimeoutMs?: number;
   /** The repository root (default: found from this file). */
   root?: string;
@@ -200,7 +200,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const root = options.root ?? resolve(__dirname, '..', '..', '..');
   const server = options.databaseUrl ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const redisUrl = options.redisUrl ?? process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 90_000;
   const readyPath = options.readyPath ?? '/healthz';
   const logLevel = options.logLevel ?? 'warn';
   const suffix = randomBytes(4).toString('hex');
@@ -597,7 +597,7 @@ export async function startRedisServer(options: { port?: number; binary?: string
     proc = child;
     exited = new Promise((r) => child.once('exit', () => r()));
     child.once('error', () => undefined);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while (!(await redisAnswers(port))) {
       if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}) on port ${port}`);
       if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`);

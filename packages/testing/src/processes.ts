@@ -171,9 +171,9 @@ export async function killSpawned(): Promise<void> {
 }
 
 export interface ReadinessOptions {
-  /** Default 20 s. */
+  /** Default 60 s. */
   timeoutMs?: number;
-  /** Pause between attempts (default 50 ms); each attempt is bounded by 1 s. */
+  /** Pause between attempts (default 50 ms); each attempt is bounded by 10 s. */
   everyMs?: number;
   /** A process spawnProcess started: its exit fails the wait at once, its output is in the error. */
   process?: SpawnedProcess;
@@ -183,14 +183,14 @@ export interface ReadinessOptions {
 
 /** The one readiness loop: resolves once a GET of `url` answers 2xx; fails when the process is gone or after `timeoutMs`. */
 export async function waitForHttp(url: string, options: ReadinessOptions = {}): Promise<void> {
-  const { timeoutMs = 20_000, everyMs = 50, process: watched } = options;
+  const { timeoutMs = 60_000, everyMs = 50, process: watched } = options;
   const gone = options.gone ?? (() => (watched?.running() === false ? `process exited before ${url} answered:\n${watched.output()}` : undefined));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const reason = gone();
     if (reason) throw new Error(reason);
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
       await res.arrayBuffer();
       if (res.ok) return;
     } catch {

@@ -69,7 +69,7 @@ test('killMaster: the replica of the killed master serves its slots, the client 
   expect(after.map(address)).not.toContain(address(killed));
   expect(address(await cluster.masterOfKey(key))).toBe(address(promoted));
 
-  await waitFor('the client to read the key from the promoted replica', async () => (await client.get(key).catch(() => undefined)) === 'before', 30_000, 200);
+  await waitFor('the client to read the key from the promoted replica', async () => (await client.get(key).catch(() => undefined)) === 'before', 60_000, 200);
   await client.set(key, 'after');
   expect(await redisCommand(promoted, ['GET', key])).toBe('after');
 

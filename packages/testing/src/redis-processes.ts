@@ -87,7 +87,7 @@ export async function spawnRedisProcess(options: { port: number; dir: string; ar
     proc.once('error', () => undefined);
     child = proc;
     exited = new Promise((resolveExit) => proc.once('exit', () => resolveExit()));
-    const deadline = Date.now() + (options.startTimeoutMs ?? 10_000);
+    const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
     for (;;) {
       if (!running()) throw new Error(`redis-server exited during start on port ${options.port}:\n${tail(logFile)}`);
       if ((await redisCommand({ host: '127.0.0.1', port: options.port }, ['PING']).catch(() => undefined)) === 'PONG') return;

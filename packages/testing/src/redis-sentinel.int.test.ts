@@ -44,7 +44,7 @@ test('killMaster: the sentinels promote the replica, and an ioredis client given
   await waitFor(
     'the client to write to the promoted replica',
     async () => (await client.set('sentinel-test:key2', 'after').catch(() => undefined)) === 'OK',
-    30_000,
+    60_000,
     200,
   );
   expect(await client.get('sentinel-test:key')).toBe('before');

@@ -6,9 +6,10 @@ type NotYet = undefined | false;
 /**
  * Polls `check` every `everyMs` until it returns a value other than undefined/false and returns
  * that value; a `check` that throws is polled again (the last error is in the timeout message).
- * Fails after `timeoutMs` with "timed out waiting for <what>".
+ * Fails after `timeoutMs` (default a minute: generous for a loaded machine, where a wait for an event
+ * should fail only when the event never comes) with "timed out waiting for <what>".
  */
-export async function waitFor<T>(what: string, check: () => Promise<T | NotYet> | T | NotYet, timeoutMs = 10_000, everyMs = 25): Promise<Exclude<T, NotYet>> {
+export async function waitFor<T>(what: string, check: () => Promise<T | NotYet> | T | NotYet, timeoutMs = 60_000, everyMs = 25): Promise<Exclude<T, NotYet>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -167,7 +167,7 @@ describe('delivery', () => {
   });
 
   test('only enabled endpoints of the same workspace subscribed to the type (or "*") get the event', async () => {
-    harness();
+    const { queue } = harness();
     const c = serviceClient('events', app, testIdentity());
     const stranger = serviceClient('events', app, testIdentity());
     const wildcard = hookPath();
@@ -180,11 +180,12 @@ describe('delivery', () => {
     const other = await createEndpoint(c, otherTypes.url, ['item.created', 'run.failed']);
     const off = await createEndpoint(c, disabled.url, ['*']);
     await c.patch(`/webhook-endpoints/${off.id}`, { enabled: false }).expect(200);
-    await createEndpoint(stranger, otherWorkspace.url, ['*']);
+    const foreign = await createEndpoint(stranger, otherWorkspace.url, ['*']);
 
     const event = await writeEvent(c.identity.workspaceId, 'ticket.validated');
     await waitFor('both subscribed endpoints', () => receiver.at(wildcard.path).length === 1 && receiver.at(subscribed.path).length === 1);
-    await sleep(150);
+    // The event's jobs were added in one go when it was published: none for the other endpoints.
+    for (const id of [other.id, off.id, foreign.id]) expect(await queue.getJobState(deliveryJobId(event.id, id))).toBe('unknown');
     expect(receiver.at(otherTypes.path)).toHaveLength(0);
     expect(receiver.at(disabled.path)).toHaveLength(0);
     expect(receiver.at(otherWorkspace.path)).toHaveLength(0);
@@ -193,7 +194,7 @@ describe('delivery', () => {
   });
 
   test('a receiver that fails twice then succeeds gets the event on the third attempt, with the same webhook-id and 3 records', async () => {
-    harness({ schedule: [100, 100, 100] });
+    const { queue } = harness({ schedule: [100, 100, 100] });
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(500, 503, 200);
     const endpoint = await createEndpoint(c, hook.url);
@@ -211,7 +212,8 @@ describe('delivery', () => {
       [2, 'failed', 503, 'receiver answered 503'],
       [3, 'succeeded', 200, null],
     ]);
-    await sleep(250);
+    // Its job is done: nothing more can be sent.
+    await waitFor('the job to complete', async () => (await queue.getJobState(deliveryJobId(event.id, endpoint.id))) === 'completed');
     expect(receiver.at(hook.path)).toHaveLength(3);
   });
 
@@ -228,8 +230,8 @@ describe('delivery', () => {
     });
     // The third attempt waited for the second step (250 ms), longer than the first (40 ms).
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(200);
+    // Failed for good: no attempt can follow.
     await waitFor('the job to fail for good', async () => (await queue.getJobState(deliveryJobId(event.id, endpoint.id))) === 'failed');
-    await sleep(300);
     expect(receiver.at(hook.path)).toHaveLength(3);
     expect((await deliveries(c, endpoint.id)).map((r) => [r.attempt, r.status])).toEqual([
       [1, 'failed'],
@@ -239,7 +241,7 @@ describe('delivery', () => {
   });
 
   test('410 Gone disables the endpoint: no retry, no later events', async () => {
-    harness({ schedule: [20, 20, 20] });
+    const { queue } = harness({ schedule: [20, 20, 20] });
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(410);
     const endpoint = await createEndpoint(c, hook.url);
@@ -249,7 +251,8 @@ describe('delivery', () => {
 
     const later = await writeEvent(c.identity.workspaceId);
     await waitFor('the later event to be published', () => isPublished(later.id));
-    await sleep(200);
+    // Published without a delivery job for the disabled endpoint: nothing can reach it.
+    expect(await queue.getJobState(deliveryJobId(later.id, endpoint.id))).toBe('unknown');
     expect(receiver.at(hook.path)).toHaveLength(1);
     // Enabling it again is the way back.
     receiver.answer(hook.path, 200);
@@ -579,10 +582,10 @@ describe('outbox relay', () => {
     await sleep(300);
     expect(await isPublished(event.id)).toBe(false);
     // Each failed batch rolls back at once: the row is not held while Redis is away.
-    await waitFor('the row to be lockable', () => lockable(event.id), 1000);
+    await waitFor('the row to be lockable', () => lockable(event.id));
 
     await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-    await waitFor('the delivery after Redis is back', () => receiver.at(hook.path).length === 2, 15_000);
+    await waitFor('the delivery after Redis is back', () => receiver.at(hook.path).length === 2);
     expect(receiver.at(hook.path)[1]!.headers['webhook-id']).toBe(event.id);
   });
 

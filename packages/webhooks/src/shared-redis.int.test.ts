@@ -94,7 +94,7 @@ test('two platforms on one Redis with different QUEUE_PREFIX: every event of eac
   start(platforms[1], prefixes[1]!);
   const sides = [await workspaceWithEvents(platforms[0]), await workspaceWithEvents(platforms[1])];
 
-  await waitFor('every event of both platforms', () => sides.every((side) => receiver.at(side.path).length >= EVENTS_PER_PLATFORM), 15_000);
+  await waitFor('every event of both platforms', () => sides.every((side) => receiver.at(side.path).length >= EVENTS_PER_PLATFORM));
   await sleep(200);
   for (const side of sides)
     expect(
@@ -125,7 +125,7 @@ test('two platforms misconfigured with the same prefix: a job the other platform
   // Every job ends one way or the other: delivered by its own platform, or failed and counted by the other.
   const delivered = () => sides.reduce((sum, side) => sum + receiver.at(side.path).length, 0);
   const counted = async () => (await unknownEndpointCount(platforms[0])) + (await unknownEndpointCount(platforms[1]));
-  await waitFor('every job to be delivered or counted', async () => delivered() + (await counted()) === total, 15_000);
+  await waitFor('every job to be delivered or counted', async () => delivered() + (await counted()) === total);
 
   const queue = createDeliveryQueue(deliveryQueueName('events'), testRedisUrl(), { prefix: shared });
   try {

@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { join } from 'node:path';
-import { exitReport, gatewayHeaders, halfSentPost, killSpawned, scrapeMetrics, spawnService, testIdentity } from '@platform/testing';
+import { exitReport, gatewayHeaders, halfSentPost, killSpawned, scrapeMetrics, spawnService, testIdentity, waitFor } from '@platform/testing';
 
 // Contract section 12: on SIGTERM the process stops accepting, finishes the requests in flight,
 // closes its pools and exits 0. Proven on the real build (node dist/main.js) with requests that are
@@ -49,11 +49,18 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
       keepAlive,
     ),
   );
-  // The service has read their headers and waits for the bodies.
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // The service has read their headers and waits for the bodies: every half request is on its
+  // connection, and a request on a connection opened after theirs is served.
+  await Promise.all(inFlight.map((r) => r.sent));
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
   proc.child.kill('SIGTERM');
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await waitFor('the process to stop accepting', () =>
+    fetch(`${base}/healthz`).then(
+      () => false,
+      () => true,
+    ),
+  );
   // Draining: still running for the requests in flight, but no longer accepting.
   expect(proc.running()).toBe(true);
   await expect(fetch(`${base}/healthz`)).rejects.toThrow();
@@ -72,4 +79,4 @@ test('SIGTERM: every request in flight is answered (no 5xx), new connections are
     .map((line) => JSON.parse(line) as { msg: string; ok?: boolean });
   expect(lines.filter((l) => l.msg === 'request' && (l as { route?: string }).route === '/tickets/:id/validate')).toHaveLength(40);
   expect(lines.find((l) => l.msg === 'shutdown complete')).toMatchObject({ ok: true });
-}, 60_000);
+}, 120_000);

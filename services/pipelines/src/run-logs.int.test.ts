@@ -1,15 +1,18 @@
 import { createServer, type Server as HttpServer } from 'node:http';
-import { expectErrorBody, serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
+import { queueKeyPrefix } from '@platform/core';
+import { Queue } from 'bullmq';
+import { expectErrorBody, serviceClient, testIdentity, testRedisUrl, waitFor, type ServiceClient } from '@platform/testing';
 import { maxProgressLines } from './run-logs';
 import { createPipeline, ended, waitForRun } from './test/fixtures';
-import { testQueue } from './test/app';
+import { testQueue, type TestQueue } from './test/app';
 import { appAndWorkerPerTest } from './test/worker';
 
 // Run logs (contract section 14) written by the real worker (node dist/worker.js, batches of 10
 // records unless a test says otherwise) and read through the API.
 const rig = appAndWorkerPerTest();
 
-const setup = (workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> => rig.start(testQueue('run-logs'), workerEnv);
+let queue: TestQueue;
+const setup = (workerEnv: Record<string, string> | null = {}): Promise<ServiceClient> => rig.start((queue = testQueue('run-logs')), workerEnv);
 
 interface LogLine {
   id: string;
@@ -152,8 +155,14 @@ test('a run cancelled while queued ends with its cancelled line (attempt 0); one
   const progress = lines.slice(2, -1);
   expect(progress.length).toBeGreaterThanOrEqual(1);
   expect(progress.map((l) => l.data)).toEqual(progress.map((_, i) => ({ records_read: 10 * (i + 1), records_written: 10 * (i + 1) })));
-  // The step in progress when the cancel came writes nothing more, its line neither.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // The step in progress when the cancel came writes nothing more, its line neither: read once the
+  // worker is done with the run (its job ended, failed as cancelled).
+  const runs = new Queue(queue.name, { connection: { url: testRedisUrl() }, prefix: queueKeyPrefix(queue.prefix, queue.name) });
+  try {
+    await waitFor('the worker to end the cancelled job', async () => (await runs.getJobState(trigger.body.id)) === 'failed', 60_000, 100);
+  } finally {
+    await runs.close();
+  }
   expect(await allLines(c, pipeline.id, trigger.body.id)).toEqual(lines);
 
   await rig.worker!.kill('SIGKILL');

@@ -120,7 +120,7 @@ test('an admission waits for the one in progress in another process and counts w
             `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted`,
           )
         ).rowCount! > 0,
-      20_000,
+      60_000,
       10,
     );
     await other.query('COMMIT');

@@ -26,7 +26,7 @@ async function jobEnd(runId: string): Promise<{ state: string; reason: string | 
         const current = await runs.getJobState(runId);
         return current === 'completed' || current === 'failed' ? current : undefined;
       },
-      20_000,
+      60_000,
       100,
     );
     return { state, reason: (await runs.getJob(runId))?.failedReason };

