@@ -24,12 +24,11 @@ import {
   keyUsage,
   listApiKeys,
   listWorkspaces,
-  renderApiKey,
-  renderWorkspace,
   revokeApiKey,
   rollApiKey,
   updateApiKey,
 } from './keys.service';
+import { renderApiKey, renderWorkspace } from './keys.render';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import type { KeyChangePublisher } from './key-changes';
 import { getWorkspaceQuotas, updateWorkspaceQuotas, type ReadWorkspaceUsage } from './quotas.service';

@@ -1,28 +1,8 @@
-import type { ApiKey as ApiKeyResource, ApiKeyWithToken, UsageBucket as UsageBucketResource, Workspace as WorkspaceResource } from '@platform/admin-api';
-import { conflict, invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
-import type { ApiKey, KeysStore, RateLimits, UsageBucket, UsageGranularity, Workspace } from './keys.store';
+import { conflict, invalidRequest, type Logger, notFound, pageOf } from '@platform/core';
+import type { ApiKey, KeysStore, RateLimits, UsageGranularity, Workspace } from './keys.store';
 import type { KeyChangePublisher } from './key-changes';
+import { renderApiKey, renderUsageBucket, renderWorkspace } from './keys.render';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
-
-export function renderWorkspace(workspace: Workspace): WorkspaceResource {
-  return { id: workspace.id, name: workspace.name, created_at: timestamp(workspace.createdAt) };
-}
-
-/** An API key as the admin API shows it; `token` only on the answer that created it. */
-export function renderApiKey(key: ApiKey, token?: string): ApiKeyResource | ApiKeyWithToken {
-  return {
-    id: key.id,
-    name: key.name,
-    scopes: key.scopes,
-    rate_limits: key.rateLimits,
-    ...(token === undefined ? {} : { token }),
-    token_prefix: key.tokenPrefix,
-    created_at: timestamp(key.createdAt),
-    expires_at: timestamp(key.expiresAt),
-    revoked_at: timestamp(key.revokedAt),
-    last_used_at: timestamp(key.lastUsedAt),
-  };
-}
 
 export async function getWorkspace(store: KeysStore, id: string): Promise<Workspace> {
   const workspace = await store.findWorkspace(id);
@@ -137,15 +117,6 @@ const HOUR_MS = 3_600_000;
 const DEFAULT_USAGE_WINDOW_MS = 24 * HOUR_MS;
 /** The widest range one usage answer covers: at most 744 hourly or 366 daily buckets. */
 export const MAX_USAGE_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * 24 * HOUR_MS, day: 366 * 24 * HOUR_MS };
-
-export function renderUsageBucket(bucket: UsageBucket): UsageBucketResource {
-  const counts = bucket.counts;
-  return {
-    start: timestamp(bucket.start),
-    requests: counts['2xx'] + counts['3xx'] + counts['4xx'] + counts['429'] + counts['5xx'],
-    by_status: counts,
-  };
-}
 
 /** A key's requests per UTC hour or day whose start is in [from, to) (default: the last 24 hours by hour), buckets with traffic only. */
 export async function keyUsage(
