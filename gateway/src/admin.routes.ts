@@ -27,6 +27,7 @@ import {
   revokeApiKey,
   rollApiKey,
   updateApiKey,
+  type KeyChangeTargets,
 } from './keys.service';
 import { renderApiKey, renderWorkspace } from './keys.render';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
@@ -76,6 +77,8 @@ const admitAdmin = (): null => null;
 export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, AdminRouteDefinition> {
   const { store } = deps;
   const quotas = { store, defaults: deps.quotaDefaults, readUsage: deps.readUsage };
+  // A change is announced to every instance and dropped from this one's cache by the service.
+  const targets: KeyChangeTargets = { publisher: deps.publisher, cache: deps.keys, logger: deps.logger };
   return {
     'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({
       status: 201,
@@ -110,22 +113,18 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     })),
 
     'DELETE /workspaces/:id/api-keys/:key_id': route(SCHEMAS['DELETE /workspaces/:id/api-keys/:key_id'], async ({ params }) => {
-      const { key } = await revokeApiKey(store, deps.publisher, params.id, params.key_id, deps.logger);
-      // This instance drops the key at once; the others on the published message or from the key-change log.
-      deps.keys.evict(key.tokenHash);
+      await revokeApiKey(store, targets, params.id, params.key_id);
       return { status: 204 };
     }),
 
     'PATCH /workspaces/:id/api-keys/:key_id': route(SCHEMAS['PATCH /workspaces/:id/api-keys/:key_id'], async ({ params, body }) => {
       const change = { name: body.name, scopes: body.scopes, rateLimits: body.rate_limits };
-      const { key } = await updateApiKey(store, deps.publisher, params.id, params.key_id, change, deps.logger);
-      deps.keys.evict(key.tokenHash);
+      const { key } = await updateApiKey(store, targets, params.id, params.key_id, change);
       return { status: 200, body: renderApiKey(key) };
     }),
 
     'POST /workspaces/:id/api-keys/:key_id/roll': route(SCHEMAS['POST /workspaces/:id/api-keys/:key_id/roll'], async ({ params, body }) => {
-      const { key, token, old } = await rollApiKey(store, deps.publisher, params.id, params.key_id, body.expires_in_seconds, deps.logger);
-      deps.keys.evict(old.tokenHash);
+      const { key, token } = await rollApiKey(store, targets, params.id, params.key_id, body.expires_in_seconds);
       return { status: 201, body: renderApiKey(key, token) };
     }),
 
@@ -140,9 +139,7 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     })),
 
     'PATCH /workspaces/:id/quotas': route(SCHEMAS['PATCH /workspaces/:id/quotas'], async ({ params, body, requestId }) => {
-      const updated = await updateWorkspaceQuotas(quotas, deps.publisher, params.id, body, requestId, deps.logger);
-      // This instance re-reads the workspace's keys at once; the others on the published messages or from the key-change log.
-      for (const key of updated.keys) deps.keys.evict(key.tokenHash);
+      const updated = await updateWorkspaceQuotas(quotas, targets, params.id, body, requestId);
       return { status: 200, body: updated.quotas };
     }),
   };

@@ -96,7 +96,7 @@ describe('revocation reaches every instance', () => {
   test('a revocation made outside the gateway (the CLI’s path) is announced the same way', async () => {
     const key = await createTestKey(gw.store);
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
-    await revokeApiKey(gw.store, redisKeyChangePublisher(gw.redis, gw.redisPrefix), key.workspaceId, key.keyId);
+    await revokeApiKey(gw.store, { publisher: redisKeyChangePublisher(gw.redis, gw.redisPrefix) }, key.workspaceId, key.keyId);
     const started = Date.now();
     let status = 200;
     while (status !== 401 && Date.now() - started < 2_000) status = (await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status;

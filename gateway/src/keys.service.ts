@@ -38,29 +38,38 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
 }
 
 /**
- * Tells every gateway instance at once to drop these keys from its cache (each reads a key again on
- * its next request). Only the fast path: the store logged the change in its own transaction, and
- * every instance reads that log within GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
+ * Where a saved key change is told: every gateway instance through Redis, and the key cache of the
+ * instance that made it, which drops the keys at once. A change made outside a gateway (a script,
+ * the CLI's database commands) has no cache of its own.
  */
-export async function announceKeyChanges(
-  publisher: KeyChangePublisher,
-  keys: readonly Pick<ApiKey, 'id' | 'tokenHash'>[],
-  logger?: Pick<Logger, 'warn'>,
-): Promise<boolean> {
-  const published = await Promise.allSettled(keys.map((key) => publisher.publish({ key_id: key.id, token_hash: key.tokenHash })));
+export interface KeyChangeTargets {
+  publisher: KeyChangePublisher;
+  /** This instance's key cache (key-cache.ts). */
+  cache?: { evict(tokenHash: string): void };
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/**
+ * Tells every gateway instance at once to drop these keys from its cache (each reads a key again on
+ * its next request), and drops them from this instance's cache. Publishing is only the fast path:
+ * the store logged the change in its own transaction, and every instance reads that log within
+ * GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
+ */
+export async function announceKeyChanges(targets: KeyChangeTargets, keys: readonly Pick<ApiKey, 'id' | 'tokenHash'>[]): Promise<boolean> {
+  const published = await Promise.allSettled(keys.map((key) => targets.publisher.publish({ key_id: key.id, token_hash: key.tokenHash })));
+  for (const key of keys) targets.cache?.evict(key.tokenHash);
   const failed = keys.filter((_key, i) => published[i]!.status === 'rejected');
   if (failed.length === 0) return true;
   const err = (published.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as unknown;
   // One line for the whole change, however many keys it touched.
-  logger?.warn(
+  targets.logger?.warn(
     { err, key_id: failed[0]!.id, keys_not_announced: failed.length },
     'key change saved but not announced on Redis; instances apply it from the key-change log',
   );
   return false;
 }
 
-const announceKeyChange = (publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> =>
-  announceKeyChanges(publisher, [key], logger);
+const announceKeyChange = (targets: KeyChangeTargets, key: ApiKey): Promise<boolean> => announceKeyChanges(targets, [key]);
 
 export interface ApiKeyChange {
   name?: string;
@@ -70,14 +79,13 @@ export interface ApiKeyChange {
   rateLimits?: RateLimits | null;
 }
 
-/** Changes a key's name, scopes or limits (the fields given) and announces it to every gateway instance. */
+/** Changes a key's name, scopes or limits (the fields given) and announces it (`announceKeyChanges`). */
 export async function updateApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
+  targets: KeyChangeTargets,
   workspaceId: string,
   keyId: string,
   change: ApiKeyChange,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.updateApiKey(workspaceId, keyId, {
     name: change.name,
@@ -85,7 +93,7 @@ export async function updateApiKey(
     rateLimits: change.rateLimits,
   });
   if (!key) throw notFound('API key');
-  return { key, announced: await announceKeyChange(publisher, key, logger) };
+  return { key, announced: await announceKeyChange(targets, key) };
 }
 
 /**
@@ -94,11 +102,10 @@ export async function updateApiKey(
  */
 export async function rollApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
+  targets: KeyChangeTargets,
   workspaceId: string,
   keyId: string,
   overlapSeconds: number,
-  logger?: Pick<Logger, 'warn'>,
   now = new Date(),
 ): Promise<{ key: ApiKey; token: string; old: ApiKey; announced: boolean }> {
   const token = generateToken();
@@ -110,7 +117,7 @@ export async function rollApiKey(
   if (rolled.outcome === 'conflict') {
     throw conflict(rolled.key.revokedAt ? 'A revoked API key cannot be rolled.' : 'An expired API key cannot be rolled.');
   }
-  return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(publisher, rolled.old, logger) };
+  return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(targets, rolled.old) };
 }
 
 const HOUR_MS = 3_600_000;
@@ -147,17 +154,16 @@ export async function getApiKey(store: KeysStore, workspaceId: string, keyId: st
   return key;
 }
 
-/** Revokes a key and announces it to every gateway instance. */
+/** Revokes a key and announces it (`announceKeyChanges`). */
 export async function revokeApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
+  targets: KeyChangeTargets,
   workspaceId: string,
   keyId: string,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.revokeApiKey(workspaceId, keyId, new Date());
   if (!key) throw notFound('API key');
-  return { key, announced: await announceKeyChange(publisher, key, logger) };
+  return { key, announced: await announceKeyChange(targets, key) };
 }
 
 export const DEMO_WORKSPACE_NAME = 'Demo';

@@ -1,7 +1,6 @@
 import type { WorkspaceQuotas } from '@platform/admin-api';
-import { notFound, QUOTA_NAMES, type Logger, type QuotaLimits } from '@platform/core';
-import type { KeyChangePublisher } from './key-changes';
-import { announceKeyChanges } from './keys.service';
+import { notFound, QUOTA_NAMES, type QuotaLimits } from '@platform/core';
+import { announceKeyChanges, type KeyChangeTargets } from './keys.service';
 import type { KeysStore } from './keys.store';
 import type { ChangedKey, QuotaSettings } from './quotas.store';
 
@@ -53,16 +52,15 @@ export async function getWorkspaceQuotas(ctx: QuotasContext, workspaceId: string
  */
 export async function updateWorkspaceQuotas(
   ctx: QuotasContext,
-  publisher: KeyChangePublisher,
+  targets: KeyChangeTargets,
   workspaceId: string,
   change: Partial<QuotaSettings>,
   requestId: string,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ quotas: WorkspaceQuotas; keys: ChangedKey[] }> {
   await settingsOf(ctx.store, workspaceId);
   const usage = await ctx.readUsage(workspaceId, requestId);
   const updated = await ctx.store.updateWorkspaceQuotas(workspaceId, change);
   if (!updated) throw notFound('Workspace');
-  await announceKeyChanges(publisher, updated.keys, logger);
+  await announceKeyChanges(targets, updated.keys);
   return { quotas: renderWorkspaceQuotas(updated.quotas, ctx.defaults, usage), keys: updated.keys };
 }
