@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { PlatformApiError, unwrap, type AdminClient } from '@platform/client';
 import { isTransientBackendError, QUOTA_NAMES, type QuotaName } from '@platform/core';
-import type { KeysStore } from './keys.store';
+import type { GatewayStores } from './keys.store';
 import { demoSeed } from './keys.service';
 
 /** `scheduled_pipelines` → `scheduled-pipelines`: a quota's option name. */
@@ -28,7 +28,7 @@ export interface CliDeps {
   /** The admin API's client (@platform/client); throws when PLATFORM_ADMIN_TOKEN is not set. */
   admin: () => AdminClient;
   /** The gateway's database, for `demo-seed` only. */
-  store: () => KeysStore;
+  store: () => GatewayStores;
   migrate: () => Promise<{ applied: string[]; skipped: string[] }>;
 }
 

@@ -15,7 +15,7 @@ beforeAll(async () => {
   deps = {
     // The CLI's own admin client, on the running gateway.
     admin: () => createAdminClient({ baseUrl: gw.url, adminToken: ADMIN_TOKEN }),
-    store: () => gw.store,
+    store: () => gw.stores,
     migrate: () => migrate(testDatabaseUrl('gateway'), MIGRATIONS_DIR),
   };
 });

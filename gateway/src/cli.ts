@@ -4,13 +4,13 @@ import { loadConfig, migrate } from '@platform/core';
 import { runCli } from './cli.commands';
 import { CliConfig } from './config';
 import { createDatabase, type Database } from './database';
-import { keysStore, type KeysStore } from './keys.store';
+import { gatewayStores, type GatewayStores } from './keys.store';
 import { MIGRATIONS_DIR } from './migrate';
 
 async function main(): Promise<number> {
   const config = loadConfig(CliConfig);
   let db: Database | undefined;
-  let store: KeysStore | undefined;
+  let store: GatewayStores | undefined;
   let admin: AdminClient | undefined;
   try {
     return await runCli(
@@ -20,7 +20,7 @@ async function main(): Promise<number> {
           if (!config.PLATFORM_ADMIN_TOKEN) throw new Error(`PLATFORM_ADMIN_TOKEN is required to call the admin API at ${config.PLATFORM_URL}`);
           return (admin ??= createAdminClient({ baseUrl: config.PLATFORM_URL, adminToken: config.PLATFORM_ADMIN_TOKEN }));
         },
-        store: () => (store ??= keysStore((db ??= createDatabase(config.GATEWAY_DATABASE_URL, config)))),
+        store: () => (store ??= gatewayStores((db ??= createDatabase(config.GATEWAY_DATABASE_URL, config)))),
         // A session-level advisory lock serialises migrators: not through a transaction-mode pooler.
         migrate: () => migrate(config.GATEWAY_DIRECT_DATABASE_URL ?? config.GATEWAY_DATABASE_URL, MIGRATIONS_DIR),
       },

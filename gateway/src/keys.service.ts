@@ -1,10 +1,10 @@
-import { conflict, invalidRequest, type Logger, notFound, pageOf } from '@platform/core';
-import type { ApiKey, KeysStore, RateLimits, UsageGranularity, Workspace } from './keys.store';
+import { conflict, invalidRequest, type Logger, notFound, pageOf, type WorkspaceId } from '@platform/core';
+import type { ApiKey, CrossWorkspaceKeysStore, GatewayStores, KeysStore, RateLimits, UsageGranularity, Workspace } from './keys.store';
 import type { KeyChangePublisher } from './key-changes';
 import { renderApiKey, renderUsageBucket, renderWorkspace } from './keys.render';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
 
-export async function getWorkspace(store: KeysStore, id: string): Promise<Workspace> {
+export async function getWorkspace(store: KeysStore, id: WorkspaceId): Promise<Workspace> {
   const workspace = await store.findWorkspace(id);
   if (!workspace) throw notFound('Workspace');
   return workspace;
@@ -20,7 +20,7 @@ export interface NewApiKey {
 }
 
 /** Creates a key; the token exists only in this return value, the database keeps its SHA-256. */
-export async function createApiKey(store: KeysStore, workspaceId: string, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
+export async function createApiKey(store: KeysStore, workspaceId: WorkspaceId, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
     throw invalidRequest([{ in: 'body', field: 'expires_at', code: 'not_in_future', message: 'must be in the future' }]);
   }
@@ -83,7 +83,7 @@ export interface ApiKeyChange {
 export async function updateApiKey(
   store: KeysStore,
   targets: KeyChangeTargets,
-  workspaceId: string,
+  workspaceId: WorkspaceId,
   keyId: string,
   change: ApiKeyChange,
 ): Promise<{ key: ApiKey; announced: boolean }> {
@@ -103,7 +103,7 @@ export async function updateApiKey(
 export async function rollApiKey(
   store: KeysStore,
   targets: KeyChangeTargets,
-  workspaceId: string,
+  workspaceId: WorkspaceId,
   keyId: string,
   overlapSeconds: number,
   now = new Date(),
@@ -128,7 +128,7 @@ export const MAX_USAGE_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 *
 /** A key's requests per UTC hour or day whose start is in [from, to) (default: the last 24 hours by hour), buckets with traffic only. */
 export async function keyUsage(
   store: KeysStore,
-  workspaceId: string,
+  workspaceId: WorkspaceId,
   keyId: string,
   query: { from?: Date; to?: Date; granularity: UsageGranularity },
   now = new Date(),
@@ -148,7 +148,7 @@ export async function keyUsage(
 }
 
 /** A key of the workspace, whatever its state; 404 when the workspace has no such key. */
-export async function getApiKey(store: KeysStore, workspaceId: string, keyId: string): Promise<ApiKey> {
+export async function getApiKey(store: KeysStore, workspaceId: WorkspaceId, keyId: string): Promise<ApiKey> {
   const key = await store.findApiKey(workspaceId, keyId);
   if (!key) throw notFound('API key');
   return key;
@@ -158,7 +158,7 @@ export async function getApiKey(store: KeysStore, workspaceId: string, keyId: st
 export async function revokeApiKey(
   store: KeysStore,
   targets: KeyChangeTargets,
-  workspaceId: string,
+  workspaceId: WorkspaceId,
   keyId: string,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.revokeApiKey(workspaceId, keyId, new Date());
@@ -169,22 +169,27 @@ export async function revokeApiKey(
 export const DEMO_WORKSPACE_NAME = 'Demo';
 
 /** The "Demo" workspace (created once) and a fresh unrestricted key for it. */
-export async function demoSeed(store: KeysStore): Promise<{ workspace_id: string; token: string }> {
-  const workspace = await store.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
-  const { token } = await createApiKey(store, workspace.id, { name: `demo ${new Date().toISOString()}`, scopes: null, expiresAt: null, rateLimits: null });
+export async function demoSeed(stores: GatewayStores): Promise<{ workspace_id: string; token: string }> {
+  const workspace = await stores.crossWorkspace.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
+  const { token } = await createApiKey(stores.keys, workspace.id, {
+    name: `demo ${new Date().toISOString()}`,
+    scopes: null,
+    expiresAt: null,
+    rateLimits: null,
+  });
   return { workspace_id: workspace.id, token };
 }
 
-export function createWorkspace(store: KeysStore, name: string): Promise<Workspace> {
+export function createWorkspace(store: CrossWorkspaceKeysStore, name: string): Promise<Workspace> {
   return store.createWorkspace(name);
 }
 
-export async function listWorkspaces(store: KeysStore, query: { limit: number; cursor?: string }) {
+export async function listWorkspaces(store: CrossWorkspaceKeysStore, query: { limit: number; cursor?: string }) {
   return pageOf(query, (page) => store.listWorkspaces(page), renderWorkspace);
 }
 
 /** Every key of the workspace, revoked ones too; never a token. */
-export async function listApiKeys(store: KeysStore, workspaceId: string, query: { limit: number; cursor?: string }) {
+export async function listApiKeys(store: KeysStore, workspaceId: WorkspaceId, query: { limit: number; cursor?: string }) {
   await getWorkspace(store, workspaceId);
   return pageOf(
     query,
