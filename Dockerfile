@@ -58,6 +58,6 @@ ENV HEALTHCHECK_PORT_VARIABLE=${PORT_VARIABLE} HEALTHCHECK_PORT=${PORT}
 # The slim image has no curl: Node fetch. Kubernetes ignores this and uses its probes.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env[process.env.HEALTHCHECK_PORT_VARIABLE] || process.env.HEALTHCHECK_PORT) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# The API; the gateway's admin CLI is `node dist/cli.js <command>`, the pipelines run worker
-# `node --enable-source-maps dist/worker.js`.
+# The API; the pipelines run worker is `node --enable-source-maps dist/worker.js`. (The admin CLI,
+# packages/cli, is in no image: it runs from a clone.)
 CMD ["node", "--enable-source-maps", "dist/main.js"]

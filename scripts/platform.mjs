@@ -250,7 +250,7 @@ function accessLines(gateway, adminToken, workspaceId, token) {
     `Demo workspace: ${workspaceId}`,
     `Demo API key:   ${token}`,
     'Manage workspaces and keys (the CLI calls the admin API with the admin token):',
-    `  PLATFORM_URL=${gateway} PLATFORM_ADMIN_TOKEN=${adminToken} node gateway/dist/cli.js keys list --workspace ${workspaceId}`,
+    `  PLATFORM_URL=${gateway} PLATFORM_ADMIN_TOKEN=${adminToken} npx platform keys list --workspace ${workspaceId}`,
   ];
 }
 
@@ -309,7 +309,7 @@ async function start() {
     if (health) await waitForHealth(health, child, name);
   }
 
-  const seed = spawnSync(process.execPath, [join(ROOT, 'gateway/dist/cli.js'), 'demo-seed'], { cwd: ROOT, env, encoding: 'utf8' });
+  const seed = spawnSync(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'demo-seed'], { cwd: ROOT, env, encoding: 'utf8' });
   if (seed.status !== 0) {
     process.stderr.write(seed.stderr);
     stopAll(1);

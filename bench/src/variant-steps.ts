@@ -25,7 +25,7 @@ import {
 } from '@platform/core';
 import { createDatabase } from '@platform/gateway/dist/database';
 import { KeyCache, keyLookup, type CachedKey } from '@platform/gateway/dist/key-cache';
-import { keysStore } from '@platform/gateway/dist/keys.store';
+import { crossWorkspaceKeysStore } from '@platform/gateway/dist/keys.store';
 import { defaultLimits, rateLimitHeaders, RedisSlidingWindow } from '@platform/gateway/dist/rate-limiter';
 import { closeRedis, createRedis, DEFAULT_REDIS_PREFIX } from '@platform/gateway/dist/redis';
 import { RouteTable, type ServiceMatch } from '@platform/gateway/dist/route-table';
@@ -47,7 +47,7 @@ const signingKeys = {
   pipelines: serviceSigningKey(secret, 'pipelines'),
 };
 const limits = defaultLimits(Number(env('EVENTS_RATE_LIMIT', '400')));
-const store = keysStore(db);
+const store = crossWorkspaceKeysStore(db);
 const keys = new KeyCache(keyLookup(store, DEFAULT_QUOTA_LIMITS));
 // One Lua call per request, as the gateway.
 const limiter = new RedisSlidingWindow(redis, `${DEFAULT_REDIS_PREFIX}rl:`);

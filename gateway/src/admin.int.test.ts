@@ -27,7 +27,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('admin authentication', () => {
   test('only the admin token passes; an API key or another token gets 401', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     for (const bad of [token, 'not-the-admin-token', undefined]) {
       const res = await client.call(gw.url, 'GET', '/admin/v1/workspaces', { token: bad });
       expect(res.status).toBe(401);

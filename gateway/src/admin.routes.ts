@@ -12,10 +12,11 @@ import {
   type Logger,
   type QuotaLimits,
   type RouteDefinition,
+  type WorkspaceId,
 } from '@platform/core';
 import { ADMIN_ROUTE_SCHEMAS as SCHEMAS } from '@platform/admin-api';
 import type { KeyCache } from './key-cache';
-import type { KeysStore } from './keys.store';
+import type { GatewayStores } from './keys.store';
 import {
   createApiKey,
   createWorkspace,
@@ -24,19 +25,19 @@ import {
   keyUsage,
   listApiKeys,
   listWorkspaces,
-  renderApiKey,
-  renderWorkspace,
   revokeApiKey,
   rollApiKey,
   updateApiKey,
+  type KeyChangeTargets,
 } from './keys.service';
+import { renderApiKey, renderWorkspace } from './keys.render';
 import { rateLimitHeaders, type Limiter, type Limits } from './rate-limiter';
 import type { KeyChangePublisher } from './key-changes';
 import { getWorkspaceQuotas, updateWorkspaceQuotas, type ReadWorkspaceUsage } from './quotas.service';
 import { bearerToken } from './tokens';
 
 export interface AdminDeps {
-  store: KeysStore;
+  stores: GatewayStores;
   keys: KeyCache;
   publisher: KeyChangePublisher;
   limiter: Limiter;
@@ -73,25 +74,30 @@ type AdminRouteDefinition = RouteDefinition<null>;
 
 const admitAdmin = (): null => null;
 
+/** The workspace an admin route acts on: the admin token may act on any, so the one named in the path is the scope of every query. */
+const workspaceOf = (params: { id: string }): WorkspaceId => params.id as WorkspaceId;
+
 /** The workspace settings API (contract sections 3, 16 and 20), one definition per route of `ADMIN_ROUTES`. */
 export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, AdminRouteDefinition> {
-  const { store } = deps;
+  const { keys: store, crossWorkspace } = deps.stores;
   const quotas = { store, defaults: deps.quotaDefaults, readUsage: deps.readUsage };
+  // A change is announced to every instance and dropped from this one's cache by the service.
+  const targets: KeyChangeTargets = { publisher: deps.publisher, cache: deps.keys, logger: deps.logger };
   return {
     'POST /workspaces': route(SCHEMAS['POST /workspaces'], async ({ body }) => ({
       status: 201,
-      body: renderWorkspace(await createWorkspace(store, body.name)),
+      body: renderWorkspace(await createWorkspace(crossWorkspace, body.name)),
     })),
 
-    'GET /workspaces': route(SCHEMAS['GET /workspaces'], async ({ query }) => ({ status: 200, body: await listWorkspaces(store, query) })),
+    'GET /workspaces': route(SCHEMAS['GET /workspaces'], async ({ query }) => ({ status: 200, body: await listWorkspaces(crossWorkspace, query) })),
 
     'GET /workspaces/:id': route(SCHEMAS['GET /workspaces/:id'], async ({ params }) => ({
       status: 200,
-      body: renderWorkspace(await getWorkspace(store, params.id)),
+      body: renderWorkspace(await getWorkspace(store, workspaceOf(params))),
     })),
 
     'POST /workspaces/:id/api-keys': route(SCHEMAS['POST /workspaces/:id/api-keys'], async ({ params, body }) => {
-      const { key, token } = await createApiKey(store, params.id, {
+      const { key, token } = await createApiKey(store, workspaceOf(params), {
         name: body.name,
         scopes: body.scopes ?? null,
         expiresAt: body.expires_at ?? null,
@@ -102,48 +108,42 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
 
     'GET /workspaces/:id/api-keys': route(SCHEMAS['GET /workspaces/:id/api-keys'], async ({ params, query }) => ({
       status: 200,
-      body: await listApiKeys(store, params.id, query),
+      body: await listApiKeys(store, workspaceOf(params), query),
     })),
 
     'GET /workspaces/:id/api-keys/:key_id': route(SCHEMAS['GET /workspaces/:id/api-keys/:key_id'], async ({ params }) => ({
       status: 200,
-      body: renderApiKey(await getApiKey(store, params.id, params.key_id)),
+      body: renderApiKey(await getApiKey(store, workspaceOf(params), params.key_id)),
     })),
 
     'DELETE /workspaces/:id/api-keys/:key_id': route(SCHEMAS['DELETE /workspaces/:id/api-keys/:key_id'], async ({ params }) => {
-      const { key } = await revokeApiKey(store, deps.publisher, params.id, params.key_id, deps.logger);
-      // This instance drops the key at once; the others on the published message or from the key-change log.
-      deps.keys.evict(key.tokenHash);
+      await revokeApiKey(store, targets, workspaceOf(params), params.key_id);
       return { status: 204 };
     }),
 
     'PATCH /workspaces/:id/api-keys/:key_id': route(SCHEMAS['PATCH /workspaces/:id/api-keys/:key_id'], async ({ params, body }) => {
       const change = { name: body.name, scopes: body.scopes, rateLimits: body.rate_limits };
-      const { key } = await updateApiKey(store, deps.publisher, params.id, params.key_id, change, deps.logger);
-      deps.keys.evict(key.tokenHash);
+      const { key } = await updateApiKey(store, targets, workspaceOf(params), params.key_id, change);
       return { status: 200, body: renderApiKey(key) };
     }),
 
     'POST /workspaces/:id/api-keys/:key_id/roll': route(SCHEMAS['POST /workspaces/:id/api-keys/:key_id/roll'], async ({ params, body }) => {
-      const { key, token, old } = await rollApiKey(store, deps.publisher, params.id, params.key_id, body.expires_in_seconds, deps.logger);
-      deps.keys.evict(old.tokenHash);
+      const { key, token } = await rollApiKey(store, targets, workspaceOf(params), params.key_id, body.expires_in_seconds);
       return { status: 201, body: renderApiKey(key, token) };
     }),
 
     'GET /workspaces/:id/api-keys/:key_id/usage': route(SCHEMAS['GET /workspaces/:id/api-keys/:key_id/usage'], async ({ params, query }) => ({
       status: 200,
-      body: await keyUsage(store, params.id, params.key_id, query),
+      body: await keyUsage(store, workspaceOf(params), params.key_id, query),
     })),
 
     'GET /workspaces/:id/quotas': route(SCHEMAS['GET /workspaces/:id/quotas'], async ({ params, requestId }) => ({
       status: 200,
-      body: await getWorkspaceQuotas(quotas, params.id, requestId),
+      body: await getWorkspaceQuotas(quotas, workspaceOf(params), requestId),
     })),
 
     'PATCH /workspaces/:id/quotas': route(SCHEMAS['PATCH /workspaces/:id/quotas'], async ({ params, body, requestId }) => {
-      const updated = await updateWorkspaceQuotas(quotas, deps.publisher, params.id, body, requestId, deps.logger);
-      // This instance re-reads the workspace's keys at once; the others on the published messages or from the key-change log.
-      for (const key of updated.keys) deps.keys.evict(key.tokenHash);
+      const updated = await updateWorkspaceQuotas(quotas, targets, workspaceOf(params), body, requestId);
       return { status: 200, body: updated.quotas };
     }),
   };

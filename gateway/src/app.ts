@@ -7,7 +7,7 @@ import { gatewayHandler } from './gateway.handler';
 import { IDEMPOTENCY_CLAIM_MARGIN_MS, idempotencyBytesUsed, IdempotencyStore } from './idempotency';
 import { KeyActivityRecorder } from './key-activity';
 import { DEFAULT_KEY_CACHE_OPTIONS, KeyCache, keyLookup, type KeyCacheOptions } from './key-cache';
-import type { KeysStore } from './keys.store';
+import type { GatewayStores } from './keys.store';
 import { GatewayMetrics } from './metrics';
 import { UpstreamProxy, type Upstreams } from './proxy';
 import { defaultLimits, FailoverLimiter, RATE_LIMIT_WINDOW_MS, RedisSlidingWindow, type LimiterState, type Limits } from './rate-limiter';
@@ -17,8 +17,8 @@ import { RouteTable } from './route-table';
 import { workspaceUsageReader } from './service-usage';
 
 export interface GatewayDeps {
-  /** Workspaces and API keys: the gateway's one store (its app never holds the database client). */
-  store: KeysStore;
+  /** Workspaces and API keys: a workspace's own store and the cross-workspace one (its app never holds the database client). */
+  stores: GatewayStores;
   /** Command connection (rate limits, idempotency records, publishing key changes). */
   redis: RedisConnection;
   /** Pub/sub connection (key changes from other instances). */
@@ -71,10 +71,10 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const redisPrefix = deps.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const limits: Limits = { ...defaultLimits(), ...deps.limits };
   const windowMs = deps.rateLimitWindowMs ?? RATE_LIMIT_WINDOW_MS;
-  const { store } = deps;
+  const { stores } = deps;
 
   const quotaDefaults = deps.quotaDefaults ?? DEFAULT_QUOTA_LIMITS;
-  const keys = new KeyCache(keyLookup(store, quotaDefaults), { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache });
+  const keys = new KeyCache(keyLookup(stores.crossWorkspace, quotaDefaults), { ...DEFAULT_KEY_CACHE_OPTIONS, ...deps.keyCache });
   const stopListening = listenForKeyChanges(
     deps.subscriber,
     redisPrefix,
@@ -82,7 +82,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     deps.logger,
   );
   const keyChanges = new KeyChangeFeed(
-    store,
+    stores.crossWorkspace,
     { onChanged: (change) => keys.evict(change.tokenHash), onResync: () => keys.clear() },
     deps.logger,
     deps.keyChanges,
@@ -90,7 +90,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   const redisLimiter = new RedisSlidingWindow(deps.redis, `${redisPrefix}rl:`, windowMs);
   const limiter = new FailoverLimiter(deps.redis, redisLimiter, deps.logger, { windowMs });
-  const activity = new KeyActivityRecorder(store, deps.logger, deps.activityFlushMs).start();
+  const activity = new KeyActivityRecorder(stores.crossWorkspace, deps.logger, deps.activityFlushMs).start();
   const proxy = new UpstreamProxy({ upstreams: deps.upstreams, timeoutMs: deps.upstreamTimeoutMs, traced: deps.traced });
   const idempotency = new IdempotencyStore(deps.redis, redisPrefix, {
     claimTtlMs: deps.upstreamTimeoutMs + IDEMPOTENCY_CLAIM_MARGIN_MS,
@@ -102,7 +102,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const metrics = new GatewayMetrics(registry, Object.keys(limits) as (keyof Limits)[], state);
   // Readiness follows the database only (contract section 12): without Redis the gateway serves,
   // limiting per instance in memory; Redis is shown in the body and in platform_dependency_up.
-  const readiness = new Readiness({ database: () => store.ping(), redis: () => deps.redis.ping() }, { registry, logger: deps.logger });
+  const readiness = new Readiness({ database: () => stores.crossWorkspace.ping(), redis: () => deps.redis.ping() }, { registry, logger: deps.logger });
 
   const consoleDir = deps.consoleDir === undefined ? defaultConsoleDir() : deps.consoleDir;
   if (consoleDir === undefined) deps.logger.warn('workspace console not built: /console answers 404');
@@ -115,7 +115,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // The quotas' usage of idempotency_bytes: the workspace's stored answers as the quota counts them.
   const idempotencyBytes = deps.idempotencyBytesUsed ?? ((workspaceId: string): Promise<number> => idempotencyBytesUsed(deps.redis, redisPrefix, workspaceId));
   const admin = createAdminApp({
-    store,
+    stores,
     keys,
     publisher: redisKeyChangePublisher(deps.redis, redisPrefix),
     limiter,

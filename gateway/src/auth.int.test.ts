@@ -30,12 +30,12 @@ describe('tokens (contract section 3)', () => {
   });
 
   test('a valid key passes', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     expect((await gw.client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
   });
 
   test('a key past its expires_at gets 401', async () => {
-    const { token } = await createTestKey(gw.store, { expiresAt: new Date(Date.now() - 1_000) });
+    const { token } = await createTestKey(gw.stores, { expiresAt: new Date(Date.now() - 1_000) });
     const res = await gw.client.call(gw.url, 'GET', path(), { token });
     expect(res.status).toBe(401);
     expect(expectErrorBody(res.body, 'unauthorized').message).toMatch(/expired/);
@@ -45,7 +45,7 @@ describe('tokens (contract section 3)', () => {
     // A key cached before it expires (on a busy machine the first request may come too late: a new key then).
     const { token, expiresAt } = await waitFor('a key cached before its expiry', async () => {
       const expiry = new Date(Date.now() + 1_000);
-      const key = await createTestKey(gw.store, { expiresAt: expiry });
+      const key = await createTestKey(gw.stores, { expiresAt: expiry });
       return (await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status === 200 && { token: key.token, expiresAt: expiry.getTime() };
     });
     // The scenario: the expiry passes (a sleep past it, not a wait for an event).
@@ -54,7 +54,7 @@ describe('tokens (contract section 3)', () => {
   });
 
   test('once cached, a key is served without querying the database', async () => {
-    const key = await createTestKey(gw.store);
+    const key = await createTestKey(gw.stores);
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
     // The row is gone; only the cache can still know the key.
     await gw.db.$executeRaw`DELETE FROM "api_keys" WHERE "id" = ${key.keyId}::uuid`;
@@ -62,11 +62,11 @@ describe('tokens (contract section 3)', () => {
   });
 
   test('last_used_at is written later, in a batch, not by the request', async () => {
-    const key = await createTestKey(gw.store);
+    const key = await createTestKey(gw.stores);
     await gw.app.flushKeyActivity();
     const before = Date.now();
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
-    const row = async () => (await gw.store.listApiKeys(key.workspaceId, { take: 1 }))[0]!;
+    const row = async () => (await gw.stores.keys.listApiKeys(key.workspaceId, { take: 1 }))[0]!;
     expect((await row()).lastUsedAt).toBeNull();
     await gw.app.flushKeyActivity();
     expect((await row()).lastUsedAt!.getTime()).toBeGreaterThanOrEqual(before - 5);
@@ -81,7 +81,7 @@ describe('revocation reaches every instance', () => {
     const a = await startGateway(options);
     const b = await startGateway(options);
     try {
-      const key = await createTestKey(a.store);
+      const key = await createTestKey(a.stores);
       expect((await gw.client.call(b.url, 'GET', path(), { token: key.token })).status).toBe(200);
       const revoked = await gw.client.call(a.url, 'DELETE', `/admin/v1/workspaces/${key.workspaceId}/api-keys/${key.keyId}`, { token: ADMIN_TOKEN });
       expect(revoked.status).toBe(204);
@@ -96,9 +96,9 @@ describe('revocation reaches every instance', () => {
   });
 
   test('a revocation made outside the gateway (the CLI’s path) is announced the same way', async () => {
-    const key = await createTestKey(gw.store);
+    const key = await createTestKey(gw.stores);
     expect((await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status).toBe(200);
-    await revokeApiKey(gw.store, redisKeyChangePublisher(gw.redis, gw.redisPrefix), key.workspaceId, key.keyId);
+    await revokeApiKey(gw.stores.keys, { publisher: redisKeyChangePublisher(gw.redis, gw.redisPrefix) }, key.workspaceId, key.keyId);
     await waitFor('the announced revocation', async () => (await gw.client.call(gw.url, 'GET', path(), { token: key.token })).status === 401);
   });
 });
@@ -107,7 +107,7 @@ describe('failed-authentication limit per IP (contract section 4)', () => {
   test('after 100 failures in a minute an IP gets 429 instead of 401, admin failures included; a valid token still works', async () => {
     const own = await startGateway({ upstreams: allUpstreams(gw.upstream.url) });
     try {
-      const { token } = await createTestKey(own.store);
+      const { token } = await createTestKey(own.stores);
       const statuses: number[] = [];
       for (let i = 0; i < 60; i++) statuses.push((await gw.client.call(own.url, 'GET', path(), { token: generateToken() })).status);
       for (let i = 0; i < 40; i++) statuses.push((await gw.client.call(own.url, 'GET', '/admin/v1/workspaces', { token: generateToken() })).status);

@@ -57,7 +57,7 @@ describe('responses the gateway makes itself', () => {
   });
 
   test('a service’s own /healthz and its internal usage route are not proxied (404, counted in the service bucket)', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const before = gw.upstream.received.length;
     for (const path of [
       '/events/v0/healthz',
@@ -80,7 +80,7 @@ describe('order of checks (contract section 4)', () => {
   test('401 before 404 before version 400 before scope 403 before 429', async () => {
     const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { events: 3 } });
     try {
-      const { token } = await createTestKey(limited.store, { scopes: ['events:read'] });
+      const { token } = await createTestKey(limited.stores, { scopes: ['events:read'] });
       const call = (method: string, path: string, options: Parameters<HttpClient['call']>[3]) => gw.client.call(limited.url, method, path, options);
       const badVersion = { 'platform-version': '2023-01-01' };
 
@@ -114,7 +114,7 @@ describe('order of checks (contract section 4)', () => {
 
 describe('platform-version (contract section 5)', () => {
   test('absent: served as 2024-12-01, passed to the service and echoed', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const res = await get(`/events/v0/events/${randomUUID()}`, { token });
     expect(res.status).toBe(200);
     expect(res.headers['platform-version']).toBe('2024-12-01');
@@ -122,14 +122,14 @@ describe('platform-version (contract section 5)', () => {
   });
 
   test('the supported value is served and echoed', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const res = await get(`/events/v0/events/${randomUUID()}`, { token, headers: { 'platform-version': '2024-12-01' } });
     expect(res.status).toBe(200);
     expect(res.headers['platform-version']).toBe('2024-12-01');
   });
 
   test('any other value: 400 with the unsupported_version error, answered as 2024-12-01', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const before = gw.upstream.received.length;
     for (const value of ['2025-01-01', '', 'latest']) {
       const res = await get(`/events/v0/events/${randomUUID()}`, { token, headers: { 'platform-version': value } });
@@ -144,7 +144,7 @@ describe('platform-version (contract section 5)', () => {
 
 describe('scopes', () => {
   test('a key with the needed scope passes; one without gets 403 naming the scope', async () => {
-    const { token } = await createTestKey(gw.store, { scopes: ['items:read', 'tickets:write'] });
+    const { token } = await createTestKey(gw.stores, { scopes: ['items:read', 'tickets:write'] });
     expect((await get('/warehouse/v1/items', { token })).status).toBe(200);
     expect((await post(`/events/v0/tickets/${randomUUID()}/validate`, { token })).status).toBe(200);
     const denied = await post(`/warehouse/v1/items/${randomUUID()}/stock-adjustments`, { token, body: { delta: 1 } });
@@ -155,7 +155,7 @@ describe('scopes', () => {
 
 describe('proxying', () => {
   test('strips the prefix, keeps the query, signs the identity, and passes request id and version', async () => {
-    const key = await createTestKey(gw.store, { scopes: ['tickets:read'] });
+    const key = await createTestKey(gw.stores, { scopes: ['tickets:read'] });
     const ticketId = randomUUID();
     const res = await get(`/events/v0/tickets/${ticketId}?expand=event&x=1`, { token: key.token, headers: { 'x-request-id': 'trace-42' } });
     expect(res.status).toBe(200);
@@ -177,14 +177,14 @@ describe('proxying', () => {
   });
 
   test('an unrestricted key is passed as scopes "*"', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const res = await get('/pipelines/v3/pipelines/p1', { token });
     expect(res.body.url).toBe('/pipelines/p1');
     expect(res.body.headers['x-platform-scopes']).toBe('*');
   });
 
   test('every client header starting with x-platform- is stripped; hop-by-hop headers are not forwarded', async () => {
-    const key = await createTestKey(gw.store);
+    const key = await createTestKey(gw.stores);
     // node:http, because undici will not send a Connection header naming other headers.
     const res = await rawRequest(`${gw.url}/warehouse/v1/items?sku=a`, {
       method: 'GET',
@@ -227,7 +227,7 @@ describe('proxying', () => {
   });
 
   test('request bodies are streamed to the service and the service’s status passes through', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const body = { name: 'Gala', starts_at: '2025-06-01T18:00:00Z', note: 'ü'.repeat(1000) };
     const res = await post('/events/v0/events?status=201', { token, body });
     expect(res.status).toBe(201);
@@ -237,7 +237,7 @@ describe('proxying', () => {
   });
 
   test('a chunked body (no Content-Length) is streamed', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const res = await chunkedPost(`${gw.url}/events/v0/events`, token, [Buffer.from('{"name":'), Buffer.from('"x"}')]);
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body).body).toBe('{"name":"x"}');
@@ -246,7 +246,7 @@ describe('proxying', () => {
 
 describe('body size (413)', () => {
   test('a declared Content-Length over 1 MiB is refused before the service sees it', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const before = gw.upstream.received.length;
     const res = await post('/events/v0/events', { token, body: Buffer.alloc(1024 * 1024 + 1, 0x61), headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(413);
@@ -256,14 +256,14 @@ describe('body size (413)', () => {
   });
 
   test('exactly 1 MiB passes', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const res = await post('/events/v0/events', { token, body: Buffer.alloc(1024 * 1024, 0x61), headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(200);
     expect(res.body.body_bytes).toBe(1024 * 1024);
   });
 
   test('a chunked body is counted while it streams: 413 past 1 MiB', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const chunks = Array.from({ length: 5 }, () => Buffer.alloc(256 * 1024, 0x61));
     const res = await chunkedPost(`${gw.url}/events/v0/events`, token, chunks);
     expect(res.status).toBe(413);
@@ -273,7 +273,7 @@ describe('body size (413)', () => {
 
 describe('rate-limit headers (contract section 6)', () => {
   test('every response under a prefix carries limit, remaining after the request, and reset in epoch seconds', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const before = Date.now();
     const first = await get(`/events/v0/events/${randomUUID()}`, { token });
     const after = Date.now();
@@ -289,7 +289,7 @@ describe('rate-limit headers (contract section 6)', () => {
   });
 
   test('each route counts in its bucket', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const limitOf = async (method: string, path: string) =>
       (await gw.client.call(gw.url, method, path, { token, body: method === 'POST' ? {} : undefined })).headers['x-ratelimit-limit'];
     expect(await limitOf('GET', '/warehouse/v1/items')).toBe('600');
@@ -304,7 +304,7 @@ describe('rate-limit headers (contract section 6)', () => {
   test('over the limit: 429 rate_limited with Retry-After, Remaining 0 and Reset in the future', async () => {
     const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { warehouse: 2 } });
     try {
-      const { token } = await createTestKey(limited.store);
+      const { token } = await createTestKey(limited.stores);
       const call = () => gw.client.call(limited.url, 'GET', '/warehouse/v1/items', { token });
       const before = Date.now();
       const ok1 = await call();
@@ -324,7 +324,7 @@ describe('rate-limit headers (contract section 6)', () => {
       expect(reset).toBeGreaterThan(before / 1000 + 55);
       expect(reset).toBeLessThanOrEqual(Math.ceil(after / 1000) + 61);
       // Rejected requests do not count, and another key has its own bucket.
-      const other = await createTestKey(limited.store);
+      const other = await createTestKey(limited.stores);
       expect((await gw.client.call(limited.url, 'GET', '/warehouse/v1/items', { token: other.token })).status).toBe(200);
     } finally {
       await limited.close();
@@ -336,7 +336,7 @@ describe('unavailable services (503)', () => {
   test('a service that refuses connections gives 503 temporarily_unavailable with Retry-After: 1', async () => {
     const down = await startGateway({ upstreams: allUpstreams(DEAD_URL) });
     try {
-      const { token } = await createTestKey(down.store);
+      const { token } = await createTestKey(down.stores);
       const res = await gw.client.call(down.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
       expect(res.status).toBe(503);
       expectErrorBody(res.body, 'temporarily_unavailable');
@@ -352,7 +352,7 @@ describe('unavailable services (503)', () => {
     const slow = await startEchoUpstream({ delayMs: 1_500 });
     const impatient = await startGateway({ upstreams: allUpstreams(slow.url), upstreamTimeoutMs: 300 });
     try {
-      const { token } = await createTestKey(impatient.store);
+      const { token } = await createTestKey(impatient.stores);
       // The service answers 200 only after 1.5 s: a 503 is the gateway's timeout ending the wait first.
       const res = await gw.client.call(impatient.url, 'GET', `/events/v0/events/${randomUUID()}`, { token });
       expect(res.status).toBe(503);

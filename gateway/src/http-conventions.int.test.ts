@@ -10,7 +10,7 @@ let token: string;
 
 beforeAll(async () => {
   gw = await startEchoGateway({ headersTimeoutMs: 400, requestTimeoutMs: 400 });
-  ({ token } = await createTestKey(gw.store));
+  ({ token } = await createTestKey(gw.stores));
 });
 afterAll(() => gw.close());
 

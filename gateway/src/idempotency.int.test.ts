@@ -52,7 +52,7 @@ const newKey = () => `key-${randomUUID()}`;
 
 describe('replay (contract section 7)', () => {
   test('a retried POST gets the stored status, body and headers with idempotent-replayed, its own request id, and the service runs once', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const path = '/warehouse/v1/items?status=201&location=/warehouse/v1/items/abc';
     const first = await post(path, { token, key, body: { sku: 'a-1' }, headers: { 'x-request-id': 'first-try' } });
@@ -81,7 +81,7 @@ describe('replay (contract section 7)', () => {
   });
 
   test('a 4xx answer of the service is stored and replayed too', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const first = await post('/warehouse/v1/items?status=409', { token, key, body: { sku: 'taken' } });
     const replay = await post('/warehouse/v1/items?status=409', { token, key, body: { sku: 'taken' } });
@@ -91,7 +91,7 @@ describe('replay (contract section 7)', () => {
   });
 
   test('an empty body and a chunked body are keyed by their bytes and reach the service intact', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const empty = newKey();
     const emptyFirst = await post(`/events/v0/tickets/${randomUUID()}/validate`, { token, key: empty });
     expect(emptyFirst.status).toBe(200);
@@ -109,7 +109,7 @@ describe('replay (contract section 7)', () => {
   });
 
   test('a body of exactly 1 MiB is keyed; a chunked one past 1 MiB is 413 and claims nothing', async () => {
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const key = newKey();
     const big = Buffer.alloc(1024 * 1024, 0x61);
     const first = await post('/events/v0/events', { token, key, body: big, headers: { 'content-type': 'application/json' } });
@@ -131,7 +131,7 @@ describe('replay (contract section 7)', () => {
 
 describe('conflicts', () => {
   test('the same key with a different body: 409 reused_with_different_body, nothing runs', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     expect((await post('/events/v0/events', { token, key, body: { name: 'a' } })).status).toBe(200);
     const res = await post('/events/v0/events', { token, key, body: { name: 'b' } });
@@ -143,7 +143,7 @@ describe('conflicts', () => {
   });
 
   test('the same key while the first request runs: 409 with Retry-After: 1; once it is done, the replay', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const path = '/pipelines/v3/pipelines/p1/runs?status=202&delay_ms=1500';
     const first = post(path, { token, key, body: { trigger: 'manual' } });
@@ -160,7 +160,7 @@ describe('conflicts', () => {
   });
 
   test('20 concurrent requests with one key run the service exactly once', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const path = '/warehouse/v1/items?status=201&delay_ms=150';
     const replies = await Promise.all(Array.from({ length: 20 }, () => post(path, { token, key, body: { sku: 'same' } })));
@@ -176,7 +176,7 @@ describe('conflicts', () => {
 
 describe('answers that are not stored', () => {
   test('a 5xx of the service is passed on but not stored: the retry runs again', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const failed = await post('/events/v0/events?status=500', { token, key, body: { name: 'x' } });
     expect(failed.status).toBe(500);
@@ -193,7 +193,7 @@ describe('answers that are not stored', () => {
   test('the gateway’s 503 for a service that is down is not stored, nor is the claim left behind', async () => {
     const down = await startGateway({ upstreams: allUpstreams(DEAD_URL) });
     try {
-      const { token, workspaceId } = await createTestKey(down.store);
+      const { token, workspaceId } = await createTestKey(down.stores);
       const key = newKey();
       for (let i = 0; i < 2; i++) {
         const res = await post('/events/v0/events', { base: down.url, token, key, body: { name: 'x' } });
@@ -209,7 +209,7 @@ describe('answers that are not stored', () => {
   test('the gateway’s 503 for a service slower than the timeout is not stored: the retry runs again', async () => {
     const impatient = await startGateway({ upstreams: allUpstreams(gw.upstream.url), upstreamTimeoutMs: 300 });
     try {
-      const { token } = await createTestKey(impatient.store);
+      const { token } = await createTestKey(impatient.stores);
       const key = newKey();
       const slow = await post('/events/v0/events?delay_ms=1000', { base: impatient.url, token, key, body: { name: 'x' } });
       expect(slow.status).toBe(503);
@@ -223,7 +223,7 @@ describe('answers that are not stored', () => {
   });
 
   test('a client that leaves mid-request leaves no stuck claim: the service’s answer is stored and its retry gets it', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const path = '/events/v0/events?status=201&delay_ms=300';
     // The client leaves once the service has the request, before it answers.
@@ -254,7 +254,7 @@ describe('answers that are not stored', () => {
     });
     const large = await startGateway({ upstreams: allUpstreams(await listen(service)) });
     try {
-      const { token } = await createTestKey(large.store);
+      const { token } = await createTestKey(large.stores);
       const key = newKey();
       for (let i = 0; i < 2; i++) {
         const res = await post('/warehouse/v1/items', { base: large.url, token, key, body: {} });
@@ -273,7 +273,7 @@ describe('answers that are not stored', () => {
 
 describe('scope: workspace + method + path + key', () => {
   test('two spellings of one resource (upper-case id, trailing slash) share one scope: the second is a replay, not a second run or a 409', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const id = randomUUID();
     const body = { gate: 'north' };
@@ -287,8 +287,8 @@ describe('scope: workspace + method + path + key', () => {
   });
 
   test('another workspace with the same key runs separately; so does another path', async () => {
-    const a = await createTestKey(gw.store);
-    const b = await createTestKey(gw.store);
+    const a = await createTestKey(gw.stores);
+    const b = await createTestKey(gw.stores);
     const key = newKey();
     const body = { name: 'x' };
     expect((await post('/events/v0/events', { token: a.token, key, body })).headers['idempotent-replayed']).toBeUndefined();
@@ -300,7 +300,7 @@ describe('scope: workspace + method + path + key', () => {
   });
 
   test('another method on the same path runs separately (PATCH then POST on /items/{id} share nothing)', async () => {
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const key = newKey();
     const path = `/warehouse/v1/items/${randomUUID()}`;
     expect((await send('PATCH', path, { token, key, body: { name: 'x' } })).status).toBe(200);
@@ -310,8 +310,8 @@ describe('scope: workspace + method + path + key', () => {
   });
 
   test('two API keys of one workspace share the key', async () => {
-    const first = await createTestKey(gw.store);
-    const second = await createTestKey(gw.store, { workspaceId: first.workspaceId });
+    const first = await createTestKey(gw.stores);
+    const second = await createTestKey(gw.stores, { workspaceId: first.workspaceId });
     const key = newKey();
     const original = await post('/warehouse/v1/locations?status=201', { token: first.token, key, body: { name: 'Main', code: 'm' } });
     const replay = await post('/warehouse/v1/locations?status=201', { token: second.token, key, body: { name: 'Main', code: 'm' } });
@@ -322,7 +322,7 @@ describe('scope: workspace + method + path + key', () => {
   });
 
   test('a running claim lives for the upstream timeout plus a margin; the finished record for 24 h', async () => {
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const key = newKey();
     const record = recordKey(workspaceId, 'POST', '/events/v0/events', key);
     const pending = post('/events/v0/events?delay_ms=1500', { token, key, body: {} });
@@ -337,7 +337,7 @@ describe('scope: workspace + method + path + key', () => {
 
 describe('the header itself', () => {
   test('empty, longer than 255 or not visible ASCII: 400 naming the header; nothing runs', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const before = gw.upstream.received.length;
     const cases: [string, string][] = [
       ['', 'invalid_format'],
@@ -361,7 +361,7 @@ describe('the header itself', () => {
   });
 
   test('a GET ignores the header, even an invalid one', async () => {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     const path = `/events/v0/events/${randomUUID()}`;
     for (let i = 0; i < 2; i++) {
@@ -376,7 +376,7 @@ describe('the header itself', () => {
   test('replays and 409s count in the rate limit like any request', async () => {
     const limited = await startGateway({ upstreams: allUpstreams(gw.upstream.url), limits: { events: 3 } });
     try {
-      const { token } = await createTestKey(limited.store);
+      const { token } = await createTestKey(limited.stores);
       const key = newKey();
       const call = (body: unknown) => post('/events/v0/events', { base: limited.url, token, key, body });
       const replies = [await call({ name: 'a' }), await call({ name: 'a' }), await call({ name: 'b' }), await call({ name: 'a' })];
@@ -392,7 +392,7 @@ describe('Redis unreachable', () => {
   test('a request with a key gets a quick 503 and does not run; one without a key is served', async () => {
     const noRedis = await startGateway({ upstreams: allUpstreams(gw.upstream.url), redisUrl: DEAD_REDIS_URL });
     try {
-      const { token } = await createTestKey(noRedis.store);
+      const { token } = await createTestKey(noRedis.stores);
       const key = newKey();
       // Redis never comes (nothing listens there): any answer at all is the gateway giving up on its own.
       const keyed = await post('/events/v0/events', { base: noRedis.url, token, key, body: { name: 'x' } });
@@ -413,7 +413,7 @@ describe('Redis unreachable', () => {
     const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
     const slowRedis = await startGateway({ upstreams: allUpstreams(gw.upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
     try {
-      const { token } = await createTestKey(slowRedis.store);
+      const { token } = await createTestKey(slowRedis.stores);
       await waitFor('Redis through the relay to be ready', () => slowRedis.redis.status === 'ready', 60_000, 20);
       relay.setMode('blackhole');
       const key = newKey();
@@ -451,7 +451,7 @@ describe('Redis away between the claim and the record (contract sections 7 and 1
     const upstream = await listen(service);
     const gateway = await startGateway({ upstreams: allUpstreams(upstream), redisUrl: `redis://127.0.0.1:${relay.port}` });
     try {
-      const { token } = await createTestKey(gateway.store);
+      const { token } = await createTestKey(gateway.stores);
       await waitFor('Redis through the relay to be ready', () => gateway.redis.status === 'ready', 60_000, 20);
       const key = newKey();
       const first = await post('/events/v0/events', { base: gateway.url, token, key, body: { name: 'x' } });

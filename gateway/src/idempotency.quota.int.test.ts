@@ -111,7 +111,7 @@ describe('a workspace at its idempotency_bytes (one Redis)', () => {
       startGateway({ upstreams: allUpstreams(upstream.url), limits: LIMITS, idempotencyBytes: LIMIT, metrics: registry }),
     );
     gateways.push(gw);
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const { stored, refused } = await fillQuota(gw, token, workspaceId, LIMIT, 'bytes=2000');
     expect(stored.length).toBeGreaterThanOrEqual(5);
     const used = await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId);
@@ -139,7 +139,7 @@ describe('a workspace at its idempotency_bytes (one Redis)', () => {
     expect(await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)).toBe(used);
 
     // Another workspace is not refused.
-    const other = await createTestKey(gw.store);
+    const other = await createTestKey(gw.stores);
     expect((await post(gw, other.token, newKey(), 'bytes=2000')).status).toBe(201);
 
     expect(metricSample(await gw.metrics.scrape(), 'gateway_idempotency_quota_refusals_total')).toBe(2);
@@ -153,7 +153,7 @@ describe('a workspace at its idempotency_bytes (one Redis)', () => {
 
   test('a quota of 0 refuses every new key; Retry-After is a day, as nothing stored will expire to make room', async () => {
     const gw = await gateway({ idempotencyBytes: 0 });
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const key = newKey();
     expect(expectQuotaRefusal(await post(gw, token, key, 'bytes=100'), 0, 86_400)).toBe(86_400);
     expect(upstream.ran(key)).toBe(0);
@@ -170,7 +170,7 @@ describe('a workspace at its idempotency_bytes (one Redis)', () => {
 async function expectConcurrentWavesBounded(start: (options: GatewayOptions) => Promise<TestGateway>): Promise<void> {
   const limit = 3 * MIB;
   const gw = await start({ idempotencyBytes: limit });
-  const { token, workspaceId } = await createTestKey(gw.store);
+  const { token, workspaceId } = await createTestKey(gw.stores);
   const query = 'bytes=400000&delay_ms=200';
   for (let wave = 0; ; wave++) {
     if (wave > 30) throw new Error('the quota never refused a whole wave');
@@ -209,7 +209,7 @@ describe('expiry', () => {
     const LIMIT = 4 * 1024;
     const recordTtlMs = 3_000;
     const gw = await gateway({ idempotencyBytes: LIMIT, idempotencyRecordTtlMs: recordTtlMs });
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const { stored, refused } = await fillQuota(gw, token, workspaceId, LIMIT, 'bytes=2000');
     expect(stored.length).toBeGreaterThanOrEqual(2);
     expectQuotaRefusal(refused, LIMIT, Math.ceil(recordTtlMs / 1000));
@@ -228,7 +228,7 @@ test('two gateways with their own prefix on one Redis: one workspace’s quota r
   const LIMIT = 4 * 1024;
   const first = await gateway({ idempotencyBytes: LIMIT });
   const second = await gateway({ idempotencyBytes: LIMIT });
-  const { token, workspaceId } = await createTestKey(first.store);
+  const { token, workspaceId } = await createTestKey(first.stores);
   const { stored } = await fillQuota(first, token, workspaceId, LIMIT, 'bytes=2000');
   expect(await idempotencyBytesUsed(second.redis, second.redisPrefix, workspaceId)).toBe(0);
   // The second platform does not read the first's record: the same key runs there as new.
@@ -257,7 +257,7 @@ describe('on a Redis Cluster (contract section 17: every script in one hash slot
   test('the quota refuses a new key with Retry-After and no run; replays and requests without the header are served; workspaces spread over the masters', async () => {
     const LIMIT = 10 * 1024;
     const gw = await clusterGateway({ idempotencyBytes: LIMIT });
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     const { stored, refused } = await fillQuota(gw, token, workspaceId, LIMIT, 'bytes=2000');
     expect(expectQuotaRefusal(refused, LIMIT, 86_400)).toBeGreaterThan(86_400 - 120);
     const replay = await post(gw, token, stored[0], 'bytes=2000');
@@ -281,7 +281,7 @@ describe('on a Redis Cluster (contract section 17: every script in one hash slot
   test('the count falls as records expire', async () => {
     const LIMIT = 4 * 1024;
     const gw = await clusterGateway({ idempotencyBytes: LIMIT, idempotencyRecordTtlMs: 2_000 });
-    const { token, workspaceId } = await createTestKey(gw.store);
+    const { token, workspaceId } = await createTestKey(gw.stores);
     await fillQuota(gw, token, workspaceId, LIMIT, 'bytes=2000');
     await waitFor('the stored answers to expire', async () => (await idempotencyBytesUsed(gw.redis, gw.redisPrefix, workspaceId)) === 0, 60_000, 100);
     expect((await post(gw, token, newKey(), 'bytes=2000')).status).toBe(201);

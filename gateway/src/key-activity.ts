@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@platform/core';
-import type { KeysStore, UsageCount } from './keys.store';
+import type { CrossWorkspaceKeysStore, UsageCount } from './keys.store';
 
 const HOUR_MS = 3_600_000;
 
@@ -38,7 +38,7 @@ export class KeyActivityRecorder {
   private lastPrune = 0;
 
   constructor(
-    private readonly store: Pick<KeysStore, 'recordKeyActivity' | 'pruneKeyActivity'>,
+    private readonly store: Pick<CrossWorkspaceKeysStore, 'recordKeyActivity' | 'pruneKeyActivity'>,
     private readonly logger: Logger,
     private readonly intervalMs = 5_000,
     private readonly pruneEveryMs = HOUR_MS,

@@ -1,5 +1,5 @@
 import type { QuotaLimits } from '@platform/core';
-import type { KeysStore, KeyWithQuotas, RateLimits } from './keys.store';
+import type { CrossWorkspaceKeysStore, KeyWithQuotas, RateLimits } from './keys.store';
 import { resolveQuotas } from './quotas.service';
 
 /** What the hot path needs to know about a key. */
@@ -32,7 +32,10 @@ export function cachedKey({ key, quotas }: KeyWithQuotas, quotaDefaults: QuotaLi
 }
 
 /** The key cache's lookup: one query for the key and its workspace's quotas. */
-export function keyLookup(store: Pick<KeysStore, 'findApiKeyByTokenHash'>, quotaDefaults: QuotaLimits): (tokenHash: string) => Promise<CachedKey | null> {
+export function keyLookup(
+  store: Pick<CrossWorkspaceKeysStore, 'findApiKeyByTokenHash'>,
+  quotaDefaults: QuotaLimits,
+): (tokenHash: string) => Promise<CachedKey | null> {
   return async (tokenHash) => {
     const found = await store.findApiKeyByTokenHash(tokenHash);
     return found ? cachedKey(found, quotaDefaults) : null;

@@ -78,10 +78,10 @@ describe.each<RedisOfB>(['B on Redis', 'B cut off from Redis too'])('A cannot an
   test('a revoke, a roll, an edit and a quota change made through A apply on B from the key-change log', async () => {
     pair = await startPair();
     const { a, b } = pair;
-    const revoked = await createTestKey(a.store);
-    const rolled = await createTestKey(a.store);
-    const edited = await createTestKey(a.store, { scopes: ['events:read'] });
-    const limited = await createTestKey(a.store);
+    const revoked = await createTestKey(a.stores);
+    const rolled = await createTestKey(a.stores);
+    const edited = await createTestKey(a.stores, { scopes: ['events:read'] });
+    const limited = await createTestKey(a.stores);
     // B holds every key in its cache: only a change it hears of can alter its answers.
     for (const key of [revoked, rolled, edited, limited]) expect((await listEvents(b, key.token)).status).toBe(200);
     breakRedis(pair, redisOfB);
@@ -110,7 +110,7 @@ describe.each<RedisOfB | 'Redis up everywhere'>(['Redis up everywhere', 'B on Re
   test('every old token is refused on both gateways after its overlap; every new one works', async () => {
     pair = await startPair();
     const { a, b } = pair;
-    const keys = await Promise.all(Array.from({ length: 10 }, () => createTestKey(a.store)));
+    const keys = await Promise.all(Array.from({ length: 10 }, () => createTestKey(a.stores)));
     for (const gateway of [a, b]) for (const key of keys) expect((await listEvents(gateway, key.token)).status).toBe(200);
     if (redisOfB !== 'Redis up everywhere') breakRedis(pair, redisOfB);
 

@@ -3,22 +3,22 @@
 // were committed in, starting fresh or not.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createLogger } from '@platform/core';
+import { createLogger, type WorkspaceId } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
 import { createDatabase, type Database } from './database';
 import { KeyChangeFeed, type KeyChangeFeedOptions } from './key-changes';
-import { keysStore, type KeyChange, type KeysStore } from './keys.store';
+import { gatewayStores, type GatewayStores, type KeyChange } from './keys.store';
 import { createTestKey } from './test/gateway';
 
 let db: Database;
-let store: KeysStore;
+let stores: GatewayStores;
 let sql: pg.Client;
 const logger = createLogger('key-changes-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 const feeds: KeyChangeFeed[] = [];
 
 beforeAll(async () => {
   db = createDatabase(testDatabaseUrl('gateway'));
-  store = keysStore(db);
+  stores = gatewayStores(db);
   sql = new pg.Client({ connectionString: testDatabaseUrl('gateway') });
   await sql.connect();
 });
@@ -36,7 +36,10 @@ afterAll(async () => {
 function follow(options: Partial<KeyChangeFeedOptions> = {}) {
   const changes: KeyChange[] = [];
   let resyncs = 0;
-  const feed = new KeyChangeFeed(store, { onChanged: (change) => changes.push(change), onResync: () => resyncs++ }, logger, { pollMs: 20, ...options });
+  const feed = new KeyChangeFeed(stores.crossWorkspace, { onChanged: (change) => changes.push(change), onResync: () => resyncs++ }, logger, {
+    pollMs: 20,
+    ...options,
+  });
   feeds.push(feed);
   feed.start();
   return {
@@ -59,28 +62,28 @@ async function rowsFor(keyId: string): Promise<{ token_hash: string }[]> {
 }
 
 test('a revoke, an edit and a roll each log the changed key in their own statement or transaction; a refused roll logs nothing', async () => {
-  const key = await createTestKey(store);
-  const tokenHash = (await store.findApiKey(key.workspaceId, key.keyId))!.tokenHash;
+  const key = await createTestKey(stores);
+  const tokenHash = (await stores.keys.findApiKey(key.workspaceId, key.keyId))!.tokenHash;
   expect(await rowsFor(key.keyId)).toEqual([]);
 
-  await store.updateApiKey(key.workspaceId, key.keyId, { name: 'renamed' });
+  await stores.keys.updateApiKey(key.workspaceId, key.keyId, { name: 'renamed' });
   expect(await rowsFor(key.keyId)).toEqual([{ token_hash: tokenHash }]);
 
   const now = new Date();
-  const rolled = await store.rollApiKey(key.workspaceId, key.keyId, now, new Date(now.getTime() + 60_000), {
+  const rolled = await stores.keys.rollApiKey(key.workspaceId, key.keyId, now, new Date(now.getTime() + 60_000), {
     tokenHash: `new-${randomUUID()}`,
     tokenPrefix: 'plk_x',
   });
   expect(rolled.outcome).toBe('rolled');
   expect(await rowsFor(key.keyId)).toHaveLength(2);
 
-  await store.revokeApiKey(key.workspaceId, key.keyId, new Date());
+  await stores.keys.revokeApiKey(key.workspaceId, key.keyId, new Date());
   expect(await rowsFor(key.keyId)).toHaveLength(3);
 
-  const refused = await store.rollApiKey(key.workspaceId, key.keyId, new Date(), new Date(), { tokenHash: `new-${randomUUID()}`, tokenPrefix: 'plk_x' });
+  const refused = await stores.keys.rollApiKey(key.workspaceId, key.keyId, new Date(), new Date(), { tokenHash: `new-${randomUUID()}`, tokenPrefix: 'plk_x' });
   expect(refused.outcome).toBe('conflict');
   // Another workspace's key: nothing changes, nothing is logged.
-  expect(await store.revokeApiKey(randomUUID(), key.keyId, new Date())).toBeNull();
+  expect(await stores.keys.revokeApiKey(randomUUID() as WorkspaceId, key.keyId, new Date())).toBeNull();
   expect(await rowsFor(key.keyId)).toHaveLength(3);
 });
 
@@ -163,7 +166,11 @@ test('rows older than the retention are deleted in batches, by any number of gat
     [marker],
   );
   await sql.query(`INSERT INTO "api_key_changes" ("key_id", "token_hash") VALUES ($1, 'recent')`, [marker]);
-  const deleted = await Promise.all([store.pruneKeyChanges(10 * 60_000, 20), store.pruneKeyChanges(10 * 60_000, 20), store.pruneKeyChanges(10 * 60_000, 20)]);
+  const deleted = await Promise.all([
+    stores.crossWorkspace.pruneKeyChanges(10 * 60_000, 20),
+    stores.crossWorkspace.pruneKeyChanges(10 * 60_000, 20),
+    stores.crossWorkspace.pruneKeyChanges(10 * 60_000, 20),
+  ]);
   expect(deleted.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(250);
   expect((await sql.query(`SELECT "token_hash" FROM "api_key_changes" WHERE "key_id" = $1`, [marker])).rows).toEqual([{ token_hash: 'recent' }]);
 });

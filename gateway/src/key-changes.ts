@@ -1,5 +1,5 @@
 import type { Logger, RedisConnection } from '@platform/core';
-import type { KeyChange, KeysStore } from './keys.store';
+import type { CrossWorkspaceKeysStore, KeyChange } from './keys.store';
 
 /*
  * A key's revocation, edit or roll reaches every gateway instance, which drops the key from its
@@ -153,7 +153,7 @@ export class KeyChangeFeed {
   private readonly options: KeyChangeFeedOptions;
 
   constructor(
-    private readonly store: Pick<KeysStore, 'keyChangesHorizon' | 'readKeyChanges' | 'pruneKeyChanges'>,
+    private readonly store: Pick<CrossWorkspaceKeysStore, 'keyChangesHorizon' | 'readKeyChanges' | 'pruneKeyChanges'>,
     private readonly handlers: { onChanged: (change: KeyChange) => void; onResync: () => void },
     private readonly logger: Logger,
     options: Partial<KeyChangeFeedOptions> = {},

@@ -234,8 +234,8 @@ describe('usage', () => {
       { keyId: key.id, hour: at('2026-03-02T00:00:00Z'), counts: [2, 0, 1, 0, 0] },
       { keyId: key.id, hour: at('2026-03-02T05:00:00Z'), counts: [0, 0, 0, 3, 1] },
     ];
-    await gw.store.recordKeyActivity(flush, [], usage);
-    await gw.store.recordKeyActivity(flush, [], usage);
+    await gw.stores.crossWorkspace.recordKeyActivity(flush, [], usage);
+    await gw.stores.crossWorkspace.recordKeyActivity(flush, [], usage);
     const get = async (query: string) => (await admin('GET', `/workspaces/${ws}/api-keys/${key.id}/usage?${query}`)).body.data;
 
     expect(await get('from=2026-03-01T00:00:00Z&to=2026-03-03T00:00:00Z')).toEqual([

@@ -1,30 +1,10 @@
-import type { ApiKey as ApiKeyResource, ApiKeyWithToken, UsageBucket as UsageBucketResource, Workspace as WorkspaceResource } from '@platform/admin-api';
-import { conflict, invalidRequest, type Logger, notFound, pageOf, timestamp } from '@platform/core';
-import type { ApiKey, KeysStore, RateLimits, UsageBucket, UsageGranularity, Workspace } from './keys.store';
+import { conflict, invalidRequest, type Logger, notFound, pageOf, type WorkspaceId } from '@platform/core';
+import type { ApiKey, CrossWorkspaceKeysStore, GatewayStores, KeysStore, RateLimits, UsageGranularity, Workspace } from './keys.store';
 import type { KeyChangePublisher } from './key-changes';
+import { renderApiKey, renderUsageBucket, renderWorkspace } from './keys.render';
 import { generateToken, hashToken, tokenPrefix } from './tokens';
 
-export function renderWorkspace(workspace: Workspace): WorkspaceResource {
-  return { id: workspace.id, name: workspace.name, created_at: timestamp(workspace.createdAt) };
-}
-
-/** An API key as the admin API shows it; `token` only on the answer that created it. */
-export function renderApiKey(key: ApiKey, token?: string): ApiKeyResource | ApiKeyWithToken {
-  return {
-    id: key.id,
-    name: key.name,
-    scopes: key.scopes,
-    rate_limits: key.rateLimits,
-    ...(token === undefined ? {} : { token }),
-    token_prefix: key.tokenPrefix,
-    created_at: timestamp(key.createdAt),
-    expires_at: timestamp(key.expiresAt),
-    revoked_at: timestamp(key.revokedAt),
-    last_used_at: timestamp(key.lastUsedAt),
-  };
-}
-
-export async function getWorkspace(store: KeysStore, id: string): Promise<Workspace> {
+export async function getWorkspace(store: KeysStore, id: WorkspaceId): Promise<Workspace> {
   const workspace = await store.findWorkspace(id);
   if (!workspace) throw notFound('Workspace');
   return workspace;
@@ -40,7 +20,7 @@ export interface NewApiKey {
 }
 
 /** Creates a key; the token exists only in this return value, the database keeps its SHA-256. */
-export async function createApiKey(store: KeysStore, workspaceId: string, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
+export async function createApiKey(store: KeysStore, workspaceId: WorkspaceId, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
     throw invalidRequest([{ in: 'body', field: 'expires_at', code: 'not_in_future', message: 'must be in the future' }]);
   }
@@ -58,29 +38,38 @@ export async function createApiKey(store: KeysStore, workspaceId: string, input:
 }
 
 /**
- * Tells every gateway instance at once to drop these keys from its cache (each reads a key again on
- * its next request). Only the fast path: the store logged the change in its own transaction, and
- * every instance reads that log within GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
+ * Where a saved key change is told: every gateway instance through Redis, and the key cache of the
+ * instance that made it, which drops the keys at once. A change made outside a gateway (a script,
+ * the CLI's database commands) has no cache of its own.
  */
-export async function announceKeyChanges(
-  publisher: KeyChangePublisher,
-  keys: readonly Pick<ApiKey, 'id' | 'tokenHash'>[],
-  logger?: Pick<Logger, 'warn'>,
-): Promise<boolean> {
-  const published = await Promise.allSettled(keys.map((key) => publisher.publish({ key_id: key.id, token_hash: key.tokenHash })));
+export interface KeyChangeTargets {
+  publisher: KeyChangePublisher;
+  /** This instance's key cache (key-cache.ts). */
+  cache?: { evict(tokenHash: string): void };
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/**
+ * Tells every gateway instance at once to drop these keys from its cache (each reads a key again on
+ * its next request), and drops them from this instance's cache. Publishing is only the fast path:
+ * the store logged the change in its own transaction, and every instance reads that log within
+ * GATEWAY_KEY_CHANGES_POLL_MS, so a lost announcement costs nothing.
+ */
+export async function announceKeyChanges(targets: KeyChangeTargets, keys: readonly Pick<ApiKey, 'id' | 'tokenHash'>[]): Promise<boolean> {
+  const published = await Promise.allSettled(keys.map((key) => targets.publisher.publish({ key_id: key.id, token_hash: key.tokenHash })));
+  for (const key of keys) targets.cache?.evict(key.tokenHash);
   const failed = keys.filter((_key, i) => published[i]!.status === 'rejected');
   if (failed.length === 0) return true;
   const err = (published.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as unknown;
   // One line for the whole change, however many keys it touched.
-  logger?.warn(
+  targets.logger?.warn(
     { err, key_id: failed[0]!.id, keys_not_announced: failed.length },
     'key change saved but not announced on Redis; instances apply it from the key-change log',
   );
   return false;
 }
 
-const announceKeyChange = (publisher: KeyChangePublisher, key: ApiKey, logger?: Pick<Logger, 'warn'>): Promise<boolean> =>
-  announceKeyChanges(publisher, [key], logger);
+const announceKeyChange = (targets: KeyChangeTargets, key: ApiKey): Promise<boolean> => announceKeyChanges(targets, [key]);
 
 export interface ApiKeyChange {
   name?: string;
@@ -90,14 +79,13 @@ export interface ApiKeyChange {
   rateLimits?: RateLimits | null;
 }
 
-/** Changes a key's name, scopes or limits (the fields given) and announces it to every gateway instance. */
+/** Changes a key's name, scopes or limits (the fields given) and announces it (`announceKeyChanges`). */
 export async function updateApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
-  workspaceId: string,
+  targets: KeyChangeTargets,
+  workspaceId: WorkspaceId,
   keyId: string,
   change: ApiKeyChange,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.updateApiKey(workspaceId, keyId, {
     name: change.name,
@@ -105,7 +93,7 @@ export async function updateApiKey(
     rateLimits: change.rateLimits,
   });
   if (!key) throw notFound('API key');
-  return { key, announced: await announceKeyChange(publisher, key, logger) };
+  return { key, announced: await announceKeyChange(targets, key) };
 }
 
 /**
@@ -114,11 +102,10 @@ export async function updateApiKey(
  */
 export async function rollApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
-  workspaceId: string,
+  targets: KeyChangeTargets,
+  workspaceId: WorkspaceId,
   keyId: string,
   overlapSeconds: number,
-  logger?: Pick<Logger, 'warn'>,
   now = new Date(),
 ): Promise<{ key: ApiKey; token: string; old: ApiKey; announced: boolean }> {
   const token = generateToken();
@@ -130,7 +117,7 @@ export async function rollApiKey(
   if (rolled.outcome === 'conflict') {
     throw conflict(rolled.key.revokedAt ? 'A revoked API key cannot be rolled.' : 'An expired API key cannot be rolled.');
   }
-  return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(publisher, rolled.old, logger) };
+  return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(targets, rolled.old) };
 }
 
 const HOUR_MS = 3_600_000;
@@ -138,19 +125,10 @@ const DEFAULT_USAGE_WINDOW_MS = 24 * HOUR_MS;
 /** The widest range one usage answer covers: at most 744 hourly or 366 daily buckets. */
 export const MAX_USAGE_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * 24 * HOUR_MS, day: 366 * 24 * HOUR_MS };
 
-export function renderUsageBucket(bucket: UsageBucket): UsageBucketResource {
-  const counts = bucket.counts;
-  return {
-    start: timestamp(bucket.start),
-    requests: counts['2xx'] + counts['3xx'] + counts['4xx'] + counts['429'] + counts['5xx'],
-    by_status: counts,
-  };
-}
-
 /** A key's requests per UTC hour or day whose start is in [from, to) (default: the last 24 hours by hour), buckets with traffic only. */
 export async function keyUsage(
   store: KeysStore,
-  workspaceId: string,
+  workspaceId: WorkspaceId,
   keyId: string,
   query: { from?: Date; to?: Date; granularity: UsageGranularity },
   now = new Date(),
@@ -170,44 +148,48 @@ export async function keyUsage(
 }
 
 /** A key of the workspace, whatever its state; 404 when the workspace has no such key. */
-export async function getApiKey(store: KeysStore, workspaceId: string, keyId: string): Promise<ApiKey> {
+export async function getApiKey(store: KeysStore, workspaceId: WorkspaceId, keyId: string): Promise<ApiKey> {
   const key = await store.findApiKey(workspaceId, keyId);
   if (!key) throw notFound('API key');
   return key;
 }
 
-/** Revokes a key and announces it to every gateway instance. */
+/** Revokes a key and announces it (`announceKeyChanges`). */
 export async function revokeApiKey(
   store: KeysStore,
-  publisher: KeyChangePublisher,
-  workspaceId: string,
+  targets: KeyChangeTargets,
+  workspaceId: WorkspaceId,
   keyId: string,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ key: ApiKey; announced: boolean }> {
   const key = await store.revokeApiKey(workspaceId, keyId, new Date());
   if (!key) throw notFound('API key');
-  return { key, announced: await announceKeyChange(publisher, key, logger) };
+  return { key, announced: await announceKeyChange(targets, key) };
 }
 
 export const DEMO_WORKSPACE_NAME = 'Demo';
 
 /** The "Demo" workspace (created once) and a fresh unrestricted key for it. */
-export async function demoSeed(store: KeysStore): Promise<{ workspace_id: string; token: string }> {
-  const workspace = await store.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
-  const { token } = await createApiKey(store, workspace.id, { name: `demo ${new Date().toISOString()}`, scopes: null, expiresAt: null, rateLimits: null });
+export async function demoSeed(stores: GatewayStores): Promise<{ workspace_id: string; token: string }> {
+  const workspace = await stores.crossWorkspace.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
+  const { token } = await createApiKey(stores.keys, workspace.id, {
+    name: `demo ${new Date().toISOString()}`,
+    scopes: null,
+    expiresAt: null,
+    rateLimits: null,
+  });
   return { workspace_id: workspace.id, token };
 }
 
-export function createWorkspace(store: KeysStore, name: string): Promise<Workspace> {
+export function createWorkspace(store: CrossWorkspaceKeysStore, name: string): Promise<Workspace> {
   return store.createWorkspace(name);
 }
 
-export async function listWorkspaces(store: KeysStore, query: { limit: number; cursor?: string }) {
+export async function listWorkspaces(store: CrossWorkspaceKeysStore, query: { limit: number; cursor?: string }) {
   return pageOf(query, (page) => store.listWorkspaces(page), renderWorkspace);
 }
 
 /** Every key of the workspace, revoked ones too; never a token. */
-export async function listApiKeys(store: KeysStore, workspaceId: string, query: { limit: number; cursor?: string }) {
+export async function listApiKeys(store: KeysStore, workspaceId: WorkspaceId, query: { limit: number; cursor?: string }) {
   await getWorkspace(store, workspaceId);
   return pageOf(
     query,

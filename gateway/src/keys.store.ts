@@ -1,9 +1,12 @@
-import { afterCursor, LIST_ORDER, type BucketName, type Cursor } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type BucketName, type Cursor, type WorkspaceId } from '@platform/core';
 import type { Database } from './database';
-import { Prisma, type Workspace } from './generated/prisma/client';
+import { Prisma, type Workspace as WorkspaceRow } from './generated/prisma/client';
 import { QUOTA_COLUMNS, quotaSettingsFromRow, workspaceQuotaQueries, type QuotaColumns, type QuotaSettings } from './quotas.store';
 
-export type { Workspace };
+/** A workspace row; its id is the `WorkspaceId` that every query of its resources takes. */
+export type Workspace = Omit<WorkspaceRow, 'id'> & { id: WorkspaceId };
+
+const workspaceFromRow = (row: WorkspaceRow): Workspace => ({ ...row, id: row.id as WorkspaceId });
 
 /** A key's own limits per bucket (requests per minute); a bucket not named keeps the platform's limit. */
 export type RateLimits = Partial<Record<BucketName, number>>;
@@ -14,7 +17,7 @@ export type RateLimits = Partial<Record<BucketName, number>>;
  */
 export interface ApiKey {
   id: string;
-  workspaceId: string;
+  workspaceId: WorkspaceId;
   name: string;
   scopes: string[] | null;
   tokenHash: string;
@@ -44,7 +47,7 @@ interface ApiKeyRow {
 function apiKeyFromRow(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
-    workspaceId: row.workspace_id,
+    workspaceId: row.workspace_id as WorkspaceId,
     name: row.name,
     scopes: row.scopes,
     tokenHash: row.token_hash,
@@ -102,34 +105,21 @@ export interface KeyWithQuotas {
   quotas: QuotaSettings;
 }
 
-/** Every query of the gateway: workspaces, their API keys and their quotas. */
+/**
+ * A workspace's own queries: the workspace, its API keys and their usage, its quotas. Every method
+ * takes the `WorkspaceId` first (`workspaceScoped`): a query that forgets it does not compile.
+ */
 export function keysStore(db: Database) {
-  return {
+  return workspaceScoped({
     ...workspaceQuotaQueries(db),
 
-    createWorkspace(name: string): Promise<Workspace> {
-      return db.workspace.create({ data: { name } });
-    },
-
-    findWorkspace(id: string): Promise<Workspace | null> {
-      return db.workspace.findUnique({ where: { id } });
-    },
-
-    listWorkspaces(filter: { after?: Cursor; take: number }): Promise<Workspace[]> {
-      return db.workspace.findMany({ where: afterCursor(filter.after), orderBy: [...LIST_ORDER], take: filter.take });
-    },
-
-    /** The oldest workspace with this name, created when there is none; concurrent callers get the same one. */
-    findOrCreateWorkspaceByName(name: string): Promise<Workspace> {
-      return db.$transaction(async (tx) => {
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`workspace-name:${name}`}))`;
-        const found = await tx.workspace.findFirst({ where: { name }, orderBy: [...LIST_ORDER] });
-        return found ?? tx.workspace.create({ data: { name } });
-      });
+    async findWorkspace(workspaceId: WorkspaceId): Promise<Workspace | null> {
+      const row = await db.workspace.findUnique({ where: { id: workspaceId } });
+      return row ? workspaceFromRow(row) : null;
     },
 
     async createApiKey(
-      workspaceId: string,
+      workspaceId: WorkspaceId,
       data: { name: string; scopes: readonly string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null; rateLimits: RateLimits | null },
     ): Promise<ApiKey> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
@@ -140,7 +130,7 @@ export function keysStore(db: Database) {
       return apiKeyFromRow(rows[0]!);
     },
 
-    async findApiKey(workspaceId: string, keyId: string): Promise<ApiKey | null> {
+    async findApiKey(workspaceId: WorkspaceId, keyId: string): Promise<ApiKey | null> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
         SELECT * FROM "api_keys" WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid`;
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
@@ -151,7 +141,7 @@ export function keysStore(db: Database) {
      * logs the change for every gateway, in one statement; null when the workspace has no such key.
      */
     async updateApiKey(
-      workspaceId: string,
+      workspaceId: WorkspaceId,
       keyId: string,
       change: { name?: string; scopes?: readonly string[] | null; rateLimits?: RateLimits | null },
     ): Promise<ApiKey | null> {
@@ -174,7 +164,13 @@ export function keysStore(db: Database) {
      * new key with its name, scopes and limits is inserted. Two concurrent rolls of one key run one
      * after the other.
      */
-    rollApiKey(workspaceId: string, keyId: string, now: Date, oldExpiresAt: Date, token: { tokenHash: string; tokenPrefix: string }): Promise<RollOutcome> {
+    rollApiKey(
+      workspaceId: WorkspaceId,
+      keyId: string,
+      now: Date,
+      oldExpiresAt: Date,
+      token: { tokenHash: string; tokenPrefix: string },
+    ): Promise<RollOutcome> {
       return db.$transaction(async (tx): Promise<RollOutcome> => {
         const found = await tx.$queryRaw<ApiKeyRow[]>`
           SELECT * FROM "api_keys" WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR UPDATE`;
@@ -198,7 +194,7 @@ export function keysStore(db: Database) {
       });
     },
 
-    async listApiKeys(workspaceId: string, filter: { after?: Cursor; take: number }): Promise<ApiKey[]> {
+    async listApiKeys(workspaceId: WorkspaceId, filter: { after?: Cursor; take: number }): Promise<ApiKey[]> {
       const after = filter.after;
       const rows = after
         ? await db.$queryRaw<ApiKeyRow[]>`
@@ -211,20 +207,11 @@ export function keysStore(db: Database) {
       return rows.map(apiKeyFromRow);
     },
 
-    /** The key of a token hash and its workspace's quotas: what the key cache holds, so a request costs no further query. */
-    async findApiKeyByTokenHash(tokenHash: string): Promise<KeyWithQuotas | null> {
-      const rows = await db.$queryRaw<(ApiKeyRow & QuotaColumns)[]>`
-        SELECT k.*, ${QUOTA_COLUMNS}
-        FROM "api_keys" AS k LEFT JOIN "workspace_quotas" AS q ON q."workspace_id" = k."workspace_id"
-        WHERE k."token_hash" = ${tokenHash}`;
-      return rows[0] ? { key: apiKeyFromRow(rows[0]), quotas: quotaSettingsFromRow(rows[0]) } : null;
-    },
-
     /**
      * Sets revoked_at once (a second revocation keeps the first time) and logs the change for every
      * gateway, in one statement; null when the workspace has no such key.
      */
-    async revokeApiKey(workspaceId: string, keyId: string, now: Date): Promise<ApiKey | null> {
+    async revokeApiKey(workspaceId: WorkspaceId, keyId: string, now: Date): Promise<ApiKey | null> {
       const rows = await db.$queryRaw<ApiKeyRow[]>`
         WITH changed AS (
           UPDATE "api_keys" SET "revoked_at" = COALESCE("revoked_at", ${now}::timestamptz)
@@ -233,6 +220,65 @@ export function keysStore(db: Database) {
         ), logged AS (${logKeyChanges})
         SELECT * FROM changed`;
       return rows[0] ? apiKeyFromRow(rows[0]) : null;
+    },
+
+    /** A key's requests per UTC hour or day whose start is in [from, to), oldest first, buckets with traffic only. */
+    async keyUsage(workspaceId: WorkspaceId, keyId: string, range: { from: Date; to: Date; granularity: UsageGranularity }): Promise<UsageBucket[]> {
+      // A day's hours can lie up to a day before its start is in range: the hour bounds only narrow the index scan.
+      const margin = range.granularity === 'day' ? 86_400_000 : 0;
+      const rows = await db.$queryRaw<{ start: Date; s2: bigint; s3: bigint; s4: bigint; s429: bigint; s5: bigint }[]>`
+        SELECT u.start, sum(u."status_2xx") AS s2, sum(u."status_3xx") AS s3, sum(u."status_4xx") AS s4, sum(u."status_429") AS s429, sum(u."status_5xx") AS s5
+        FROM (
+          SELECT date_trunc(${range.granularity}, "hour", 'UTC') AS start, "status_2xx", "status_3xx", "status_4xx", "status_429", "status_5xx"
+          FROM "api_key_usage"
+          WHERE "key_id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
+            AND "hour" >= ${new Date(range.from.getTime() - margin)}::timestamptz AND "hour" < ${new Date(range.to.getTime() + margin)}::timestamptz
+        ) AS u
+        WHERE u.start >= ${range.from}::timestamptz AND u.start < ${range.to}::timestamptz
+        GROUP BY u.start
+        ORDER BY u.start`;
+      return rows.map((row) => ({
+        start: row.start,
+        counts: { '2xx': Number(row.s2), '3xx': Number(row.s3), '4xx': Number(row.s4), '429': Number(row.s429), '5xx': Number(row.s5) },
+      }));
+    },
+  });
+}
+export type KeysStore = ReturnType<typeof keysStore>;
+
+/**
+ * The gateway's queries that no single workspace owns: creating and listing workspaces, the hot
+ * path's lookup by token hash (the token names the workspace), the key activity every instance
+ * flushes, the key-change log every instance reads, and the readiness ping.
+ */
+export function crossWorkspaceKeysStore(db: Database) {
+  return {
+    async createWorkspace(name: string): Promise<Workspace> {
+      return workspaceFromRow(await db.workspace.create({ data: { name } }));
+    },
+
+    async listWorkspaces(filter: { after?: Cursor; take: number }): Promise<Workspace[]> {
+      const rows = await db.workspace.findMany({ where: afterCursor(filter.after), orderBy: [...LIST_ORDER], take: filter.take });
+      return rows.map(workspaceFromRow);
+    },
+
+    /** The oldest workspace with this name, created when there is none; concurrent callers get the same one. */
+    async findOrCreateWorkspaceByName(name: string): Promise<Workspace> {
+      const row = await db.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`workspace-name:${name}`}))`;
+        const found = await tx.workspace.findFirst({ where: { name }, orderBy: [...LIST_ORDER] });
+        return found ?? tx.workspace.create({ data: { name } });
+      });
+      return workspaceFromRow(row);
+    },
+
+    /** The key of a token hash and its workspace's quotas: what the key cache holds, so a request costs no further query. */
+    async findApiKeyByTokenHash(tokenHash: string): Promise<KeyWithQuotas | null> {
+      const rows = await db.$queryRaw<(ApiKeyRow & QuotaColumns)[]>`
+        SELECT k.*, ${QUOTA_COLUMNS}
+        FROM "api_keys" AS k LEFT JOIN "workspace_quotas" AS q ON q."workspace_id" = k."workspace_id"
+        WHERE k."token_hash" = ${tokenHash}`;
+      return rows[0] ? { key: apiKeyFromRow(rows[0]), quotas: quotaSettingsFromRow(rows[0]) } : null;
     },
 
     /**
@@ -277,27 +323,6 @@ export function keysStore(db: Database) {
     async pruneKeyActivity(): Promise<void> {
       await db.$executeRaw`DELETE FROM "api_key_usage" WHERE "hour" < now() - make_interval(days => ${USAGE_RETENTION_DAYS})`;
       await db.$executeRaw`DELETE FROM "api_key_usage_flushes" WHERE "flushed_at" < now() - ${FLUSH_MEMORY}::interval`;
-    },
-
-    /** A key's requests per UTC hour or day whose start is in [from, to), oldest first, buckets with traffic only. */
-    async keyUsage(workspaceId: string, keyId: string, range: { from: Date; to: Date; granularity: UsageGranularity }): Promise<UsageBucket[]> {
-      // A day's hours can lie up to a day before its start is in range: the hour bounds only narrow the index scan.
-      const margin = range.granularity === 'day' ? 86_400_000 : 0;
-      const rows = await db.$queryRaw<{ start: Date; s2: bigint; s3: bigint; s4: bigint; s429: bigint; s5: bigint }[]>`
-        SELECT u.start, sum(u."status_2xx") AS s2, sum(u."status_3xx") AS s3, sum(u."status_4xx") AS s4, sum(u."status_429") AS s429, sum(u."status_5xx") AS s5
-        FROM (
-          SELECT date_trunc(${range.granularity}, "hour", 'UTC') AS start, "status_2xx", "status_3xx", "status_4xx", "status_429", "status_5xx"
-          FROM "api_key_usage"
-          WHERE "key_id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid
-            AND "hour" >= ${new Date(range.from.getTime() - margin)}::timestamptz AND "hour" < ${new Date(range.to.getTime() + margin)}::timestamptz
-        ) AS u
-        WHERE u.start >= ${range.from}::timestamptz AND u.start < ${range.to}::timestamptz
-        GROUP BY u.start
-        ORDER BY u.start`;
-      return rows.map((row) => ({
-        start: row.start,
-        counts: { '2xx': Number(row.s2), '3xx': Number(row.s3), '4xx': Number(row.s4), '429': Number(row.s429), '5xx': Number(row.s5) },
-      }));
     },
 
     /**
@@ -352,4 +377,10 @@ export function keysStore(db: Database) {
     },
   };
 }
-export type KeysStore = ReturnType<typeof keysStore>;
+export type CrossWorkspaceKeysStore = ReturnType<typeof crossWorkspaceKeysStore>;
+
+/** The gateway's stores over one client: what its app is given instead of the client. */
+export function gatewayStores(db: Database) {
+  return { keys: keysStore(db), crossWorkspace: crossWorkspaceKeysStore(db) };
+}
+export type GatewayStores = ReturnType<typeof gatewayStores>;

@@ -4,7 +4,7 @@ import { closeServer, describeRedisTarget, listeningAt, loadConfig, redisTarget,
 import { createApp } from './app';
 import { GatewayConfig, quotaDefaults } from './config';
 import { createDatabase } from './database';
-import { keysStore } from './keys.store';
+import { gatewayStores } from './keys.store';
 import { createGatewayServer } from './server';
 import { closeRedis, createRedis, createSubscriber, gatewayRedisPrefix } from './redis';
 
@@ -16,7 +16,7 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
   const subscriber = createSubscriber(redisAt, logger);
   logger.info({ redis: describeRedisTarget(redisAt) }, 'redis topology');
   const app = createApp({
-    store: keysStore(db),
+    stores: gatewayStores(db),
     redis,
     subscriber,
     logger,

@@ -42,7 +42,7 @@ async function gatewayWithMetrics(options: GatewayOptions = {}): Promise<{ gw: T
 
 test('requests are counted and timed by public route pattern and status; the public port has no /metrics', async () => {
   const { gw, scrape } = await gatewayWithMetrics();
-  const { token, workspaceId } = await createTestKey(gw.store);
+  const { token, workspaceId } = await createTestKey(gw.stores);
   const ticket = randomUUID();
   expect((await client.call(gw.url, 'POST', `/events/v0/tickets/${ticket}/validate`, { token, body: {} })).status).toBe(200);
   expect((await client.call(gw.url, 'POST', `/events/v0/tickets/${randomUUID()}/validate`, { token, body: {} })).status).toBe(200);
@@ -76,7 +76,7 @@ test('requests are counted and timed by public route pattern and status; the pub
 
 test('the latency histogram grows by status class, not by exact status: varied answers stay a few series (issue 29)', async () => {
   const { gw, scrape } = await gatewayWithMetrics();
-  const { token } = await createTestKey(gw.store);
+  const { token } = await createTestKey(gw.stores);
   const statuses = [200, 201, 202, 400, 401, 403, 404, 409, 410, 415, 422, 429, 500, 502, 503];
   for (const status of statuses) {
     expect((await client.call(gw.url, 'GET', `/events/v0/tickets/${randomUUID()}?status=${status}`, { token })).status).toBe(status);
@@ -98,7 +98,7 @@ test('the latency histogram grows by status class, not by exact status: varied a
 
 test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts, so the fallback gauge is 0', async () => {
   const { gw, scrape } = await gatewayWithMetrics({ limits: { events: 2, 'pipeline-runs': 1, 'failed-auth': 2 } });
-  const { token } = await createTestKey(gw.store);
+  const { token } = await createTestKey(gw.stores);
   let text = await scrape();
   for (const bucket of ['events', 'warehouse', 'warehouse-bulk', 'pipelines', 'pipeline-runs', 'failed-auth']) {
     expect(metricSample(text, `gateway_rate_limited_total{bucket="${bucket}"}`)).toBe(0);
@@ -128,7 +128,7 @@ test('a 429 counts in gateway_rate_limited_total under its bucket; Redis counts,
 
 test('with Redis on a dead port the fallback gauge is 1 and in-memory 429s are counted too', async () => {
   const { gw, scrape } = await gatewayWithMetrics({ redisUrl: DEAD_REDIS_URL, limits: { events: 1 } });
-  const { token } = await createTestKey(gw.store);
+  const { token } = await createTestKey(gw.stores);
   expect(metricSample(await scrape(), 'gateway_rate_limit_fallback')).toBe(0);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(200);
   expect((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).status).toBe(429);
@@ -140,7 +140,7 @@ test('with Redis on a dead port the fallback gauge is 1 and in-memory 429s are c
 
 test('X-RateLimit-Remaining counts down by one per request', async () => {
   const { gw } = await gatewayWithMetrics({});
-  const { token } = await createTestKey(gw.store);
+  const { token } = await createTestKey(gw.stores);
   const remaining: string[] = [];
   for (let i = 0; i < 30; i++)
     remaining.push((await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}`, { token })).headers['x-ratelimit-remaining'] as string);

@@ -186,11 +186,11 @@ describe('PATCH /workspaces/{id}/quotas', () => {
   test('logs every unrevoked key of the workspace in the key-change log, in its transaction; no key of another workspace', async () => {
     const ws = await newWorkspace();
     const [first, second, revoked] = [
-      await createTestKey(gw.store, { workspaceId: ws }),
-      await createTestKey(gw.store, { workspaceId: ws }),
-      await createTestKey(gw.store, { workspaceId: ws }),
+      await createTestKey(gw.stores, { workspaceId: ws }),
+      await createTestKey(gw.stores, { workspaceId: ws }),
+      await createTestKey(gw.stores, { workspaceId: ws }),
     ];
-    const other = await createTestKey(gw.store);
+    const other = await createTestKey(gw.stores);
     expect((await admin('DELETE', `/workspaces/${ws}/api-keys/${revoked.keyId}`)).status).toBe(204);
     const logged = async (keyId: string) => Number((await sql.query(`SELECT count(*) FROM "api_key_changes" WHERE "key_id" = $1`, [keyId])).rows[0].count);
     const counts = async () => {
@@ -215,14 +215,14 @@ const serviceLimits = ({ pipelines, scheduled_pipelines, webhook_endpoints }: Qu
 
 describe('the limits in force reach the services', () => {
   test('every proxied request carries its workspace’s service quotas, signed; a change applies on this instance at once, and only to that workspace', async () => {
-    const key = await createTestKey(gw.store);
-    const neighbour = await createTestKey(gw.store);
+    const key = await createTestKey(gw.stores);
+    const neighbour = await createTestKey(gw.stores);
     expect(await signedQuotas(gw, key.token)).toEqual(serviceLimits(DEFAULTS));
     expect((await admin('PATCH', `/workspaces/${key.workspaceId}/quotas`, { pipelines: 4, scheduled_pipelines: 1, idempotency_bytes: 0 })).status).toBe(200);
     expect(await signedQuotas(gw, key.token)).toEqual({ pipelines: 4, scheduled_pipelines: 1, webhook_endpoints: DEFAULTS.webhook_endpoints });
     expect(await signedQuotas(gw, neighbour.token)).toEqual(serviceLimits(DEFAULTS));
     // A key created after the change reads it with the key.
-    const later = await createTestKey(gw.store, { workspaceId: key.workspaceId });
+    const later = await createTestKey(gw.stores, { workspaceId: key.workspaceId });
     expect(await signedQuotas(gw, later.token)).toEqual({ pipelines: 4, scheduled_pipelines: 1, webhook_endpoints: DEFAULTS.webhook_endpoints });
   });
 
@@ -236,7 +236,7 @@ describe('the limits in force reach the services', () => {
     const a = await startGateway(shared);
     const b = await startGateway(shared);
     try {
-      const key = await createTestKey(a.store);
+      const key = await createTestKey(a.stores);
       expect(await signedQuotas(b, key.token)).toEqual(serviceLimits(DEFAULTS));
       expect((await adminOn(a.url, 'PATCH', `/workspaces/${key.workspaceId}/quotas`, { webhook_endpoints: 9 })).status).toBe(200);
       const wanted = { ...serviceLimits(DEFAULTS), webhook_endpoints: 9 };
@@ -249,8 +249,8 @@ describe('the limits in force reach the services', () => {
   });
 
   test('the key cache reads the key and its quotas in force (idempotency_bytes too, for the gateway itself) in one lookup', async () => {
-    const key = await createTestKey(gw.store);
-    const lookup = keyLookup(gw.store, DEFAULTS);
+    const key = await createTestKey(gw.stores);
+    const lookup = keyLookup(gw.stores.crossWorkspace, DEFAULTS);
     expect((await lookup(hashToken(key.token)))?.quotas).toEqual(DEFAULTS);
     await admin('PATCH', `/workspaces/${key.workspaceId}/quotas`, { idempotency_bytes: 777, pipelines: 0 });
     expect(await lookup(hashToken(key.token))).toMatchObject({

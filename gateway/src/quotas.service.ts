@@ -1,7 +1,6 @@
 import type { WorkspaceQuotas } from '@platform/admin-api';
-import { notFound, QUOTA_NAMES, type Logger, type QuotaLimits } from '@platform/core';
-import type { KeyChangePublisher } from './key-changes';
-import { announceKeyChanges } from './keys.service';
+import { notFound, QUOTA_NAMES, type QuotaLimits, type WorkspaceId } from '@platform/core';
+import { announceKeyChanges, type KeyChangeTargets } from './keys.service';
 import type { KeysStore } from './keys.store';
 import type { ChangedKey, QuotaSettings } from './quotas.store';
 
@@ -34,14 +33,14 @@ export function renderWorkspaceQuotas(settings: QuotaSettings, defaults: QuotaLi
   };
 }
 
-async function settingsOf(store: KeysStore, workspaceId: string): Promise<QuotaSettings> {
+async function settingsOf(store: KeysStore, workspaceId: WorkspaceId): Promise<QuotaSettings> {
   const settings = await store.findWorkspaceQuotas(workspaceId);
   if (!settings) throw notFound('Workspace');
   return settings;
 }
 
 /** A workspace's quotas: the values set, the limits in force and its usage. 404 for an unknown workspace. */
-export async function getWorkspaceQuotas(ctx: QuotasContext, workspaceId: string, requestId: string): Promise<WorkspaceQuotas> {
+export async function getWorkspaceQuotas(ctx: QuotasContext, workspaceId: WorkspaceId, requestId: string): Promise<WorkspaceQuotas> {
   const settings = await settingsOf(ctx.store, workspaceId);
   return renderWorkspaceQuotas(settings, ctx.defaults, await ctx.readUsage(workspaceId, requestId));
 }
@@ -53,16 +52,15 @@ export async function getWorkspaceQuotas(ctx: QuotasContext, workspaceId: string
  */
 export async function updateWorkspaceQuotas(
   ctx: QuotasContext,
-  publisher: KeyChangePublisher,
-  workspaceId: string,
+  targets: KeyChangeTargets,
+  workspaceId: WorkspaceId,
   change: Partial<QuotaSettings>,
   requestId: string,
-  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ quotas: WorkspaceQuotas; keys: ChangedKey[] }> {
   await settingsOf(ctx.store, workspaceId);
   const usage = await ctx.readUsage(workspaceId, requestId);
   const updated = await ctx.store.updateWorkspaceQuotas(workspaceId, change);
   if (!updated) throw notFound('Workspace');
-  await announceKeyChanges(publisher, updated.keys, logger);
+  await announceKeyChanges(targets, updated.keys);
   return { quotas: renderWorkspaceQuotas(updated.quotas, ctx.defaults, usage), keys: updated.keys };
 }

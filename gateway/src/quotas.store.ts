@@ -1,4 +1,4 @@
-import type { QuotaName } from '@platform/core';
+import { workspaceScoped, type QuotaName, type WorkspaceId } from '@platform/core';
 import type { Database } from './database';
 import { Prisma } from './generated/prisma/client';
 
@@ -40,11 +40,11 @@ function assigned(column: QuotaName, change: Partial<QuotaSettings>, type: 'inte
   return Prisma.sql`${name} = CASE WHEN ${value !== undefined} THEN ${value ?? null}::${cast} ELSE q.${name} END`;
 }
 
-/** The queries of workspace quotas; part of the gateway's one store (keys.store.ts). */
+/** The queries of a workspace's quotas; part of its keys store (keys.store.ts). */
 export function workspaceQuotaQueries(db: Database) {
-  return {
+  return workspaceScoped({
     /** The quotas set for a workspace (null where it has the default); null when there is no such workspace. */
-    async findWorkspaceQuotas(workspaceId: string): Promise<QuotaSettings | null> {
+    async findWorkspaceQuotas(workspaceId: WorkspaceId): Promise<QuotaSettings | null> {
       const rows = await db.$queryRaw<QuotaColumns[]>`
         SELECT ${QUOTA_COLUMNS} FROM "workspaces" AS w LEFT JOIN "workspace_quotas" AS q ON q."workspace_id" = w."id"
         WHERE w."id" = ${workspaceId}::uuid`;
@@ -56,7 +56,7 @@ export function workspaceQuotaQueries(db: Database) {
      * unrevoked key of the workspace in the key-change log, in one transaction, so each gateway
      * drops those keys and reads them again with the new quotas. Null when there is no such workspace.
      */
-    updateWorkspaceQuotas(workspaceId: string, change: Partial<QuotaSettings>): Promise<{ quotas: QuotaSettings; keys: ChangedKey[] } | null> {
+    updateWorkspaceQuotas(workspaceId: WorkspaceId, change: Partial<QuotaSettings>): Promise<{ quotas: QuotaSettings; keys: ChangedKey[] } | null> {
       return db.$transaction(async (tx) => {
         // FOR UPDATE waits for, then holds off, every insert of a key of this workspace (its foreign
         // key check takes a KEY SHARE lock on this row): a key created at the same moment is either
@@ -81,5 +81,5 @@ export function workspaceQuotaQueries(db: Database) {
         return { quotas: quotaSettingsFromRow(saved[0]!), keys: logged.map((row) => ({ id: row.key_id, tokenHash: row.token_hash })) };
       });
     },
-  };
+  });
 }

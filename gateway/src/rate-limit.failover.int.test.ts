@@ -47,7 +47,7 @@ describe.each<ProxyDirection>(['request', 'response'])(
       const { logger, lines } = recordingLogger();
       const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}`, limits: { events: LIMIT }, logger });
       try {
-        const { token, keyId } = await createTestKey(gw.store);
+        const { token, keyId } = await createTestKey(gw.stores);
         await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 60_000, 20);
         const restoredLines = () => lines.filter((line) => line.includes('restored')).length;
 

@@ -21,7 +21,7 @@ test('two gateway instances on one Redis together accept exactly the limit', asy
   const a = await startGateway(options);
   const b = await startGateway(options);
   try {
-    const { token } = await createTestKey(a.store);
+    const { token } = await createTestKey(a.stores);
     const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => client.call(i % 2 ? a.url : b.url, 'GET', path(), { token })));
     const statuses = replies.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
@@ -40,7 +40,7 @@ test('two gateway instances on one Redis together accept exactly the limit', asy
 test('with Redis unreachable requests still succeed, limited per instance in memory', async () => {
   const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: DEAD_REDIS_URL, limits: { events: 3 } });
   try {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     const replies = [];
     for (let i = 0; i < 4; i++) replies.push(await client.call(gw.url, 'GET', path(), { token }));
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 429]);
@@ -61,7 +61,7 @@ test('Redis going away and coming back: served from memory meanwhile, then Redis
   const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
   const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}`, limits: { events: 50 } });
   try {
-    const { token, keyId } = await createTestKey(gw.store);
+    const { token, keyId } = await createTestKey(gw.stores);
     await waitFor('Redis to be ready', () => gw.redis.status === 'ready');
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     expect(gw.app.state().rateLimiter.mode).toBe('redis');
@@ -88,7 +88,7 @@ test('a Redis that stops answering is given up after the command timeout, never 
   const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
   const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
   try {
-    const { token } = await createTestKey(gw.store);
+    const { token } = await createTestKey(gw.stores);
     await waitFor('Redis to be ready', () => gw.redis.status === 'ready');
     expect((await client.call(gw.url, 'GET', path(), { token })).status).toBe(200);
     relay.setMode('blackhole');

@@ -3,7 +3,7 @@ import { createLogger, createMetricsRegistry, Registry } from '@platform/core';
 import { expectErrorBody, TEST_INTERNAL_SECRET, testRedisUrl, uniqueName } from '@platform/testing';
 import { createApp } from './app';
 import { createDatabase } from './database';
-import { keysStore } from './keys.store';
+import { gatewayStores } from './keys.store';
 import { closeRedis, createRedis, createSubscriber } from './redis';
 import { ADMIN_TOKEN, allUpstreams, closeServer, DEAD_REDIS_URL, DEAD_URL, listen, startGateway } from './test/gateway';
 
@@ -35,7 +35,7 @@ test('the database unreachable: /readyz is 503 temporarily_unavailable', async (
   const subscriber = createSubscriber(testRedisUrl(), logger);
   const metrics = createMetricsRegistry({ defaultMetrics: false });
   const app = createApp({
-    store: keysStore(db),
+    stores: gatewayStores(db),
     redis,
     subscriber,
     logger,

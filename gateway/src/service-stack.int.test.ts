@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 test('the service accepts the gateway’s signature and sees the key’s identity and scopes', async () => {
-  const key = await createTestKey(gw.store, { scopes: ['tickets:read'] });
+  const key = await createTestKey(gw.stores, { scopes: ['tickets:read'] });
   const ticketId = randomUUID();
   const res = await client.call(gw.url, 'GET', `/events/v0/tickets/${ticketId}`, { token: key.token, headers: { 'x-request-id': 'stack-1' } });
   expect(res.status).toBe(200);
@@ -100,14 +100,14 @@ test('the service accepts the gateway’s signature and sees the key’s identit
 });
 
 test('signatures cover the query string', async () => {
-  const { token } = await createTestKey(gw.store);
+  const { token } = await createTestKey(gw.stores);
   const res = await client.call(gw.url, 'GET', `/events/v0/events/${randomUUID()}/tickets?status=issued&limit=5`, { token });
   expect(res.status).toBe(200);
   expect(res.body.route).toBe('GET /events/:id/tickets');
 });
 
 test('a JSON body reaches the service intact; its 201 and its validation 400 pass through', async () => {
-  const key = await createTestKey(gw.store);
+  const key = await createTestKey(gw.stores);
   const created = await client.call(gw.url, 'POST', '/events/v0/events', { token: key.token, body: { name: 'Gala' } });
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ name: 'Gala', workspace_id: key.workspaceId });
@@ -127,7 +127,7 @@ test('a request sent to the service directly, not through the gateway, is refuse
 });
 
 test('a ticket scan retried with its Idempotency-Key gets its original 200, not the 409 a new scan gets (contract section 7)', async () => {
-  const { token } = await createTestKey(gw.store, { scopes: ['tickets:write'] });
+  const { token } = await createTestKey(gw.stores, { scopes: ['tickets:write'] });
   const path = `/events/v0/tickets/${randomUUID()}/validate`;
   const scan = { gate: 'north-1', validator_id: randomUUID() };
   const first = await client.call(gw.url, 'POST', path, { token, body: scan, headers: { 'idempotency-key': 'scan-1' } });

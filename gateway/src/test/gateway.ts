@@ -17,12 +17,13 @@ import {
   type ServiceName,
   type ServiceQuotaLimits,
   type ServiceUsage,
+  type WorkspaceId,
 } from '@platform/core';
 import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
 import { createGatewayServer } from '../server';
-import { keysStore, type KeysStore, type RateLimits } from '../keys.store';
+import { gatewayStores, type GatewayStores, type RateLimits } from '../keys.store';
 import { createApiKey } from '../keys.service';
 import { keyChangeChannel } from '../key-changes';
 import type { Upstreams } from '../proxy';
@@ -194,7 +195,7 @@ export interface TestGateway {
   url: string;
   app: GatewayApp;
   db: Database;
-  store: KeysStore;
+  stores: GatewayStores;
   redis: RedisConnection;
   redisPrefix: string;
   close(): Promise<void>;
@@ -216,9 +217,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     // Retried: one slow answer on a busy machine passes the command connection's 100 ms timeout.
     subscribersBefore = await waitFor('the subscriber count', async () => Number((await redis.pubsub('NUMSUB', channel))[1]), 60_000, 20);
   }
-  const store = keysStore(db);
+  const stores = gatewayStores(db);
   const app = createApp({
-    store,
+    stores,
     redis,
     subscriber,
     logger,
@@ -252,7 +253,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     url,
     app,
     db,
-    store,
+    stores,
     redis,
     redisPrefix,
     close: async () => {
@@ -301,18 +302,18 @@ export async function startEchoGateway(options: Omit<GatewayOptions, 'upstreams'
 export interface TestKey {
   token: string;
   keyId: string;
-  workspaceId: string;
+  workspaceId: WorkspaceId;
 }
 
 /** A new workspace with one key, made with the domain functions (or, for an already expired key, the store). */
 export async function createTestKey(
-  store: KeysStore,
+  stores: GatewayStores,
   options: { scopes?: string[] | null; expiresAt?: Date | null; workspaceId?: string; rateLimits?: RateLimits | null } = {},
 ): Promise<TestKey> {
-  const workspaceId = options.workspaceId ?? (await store.createWorkspace(uniqueName('ws'))).id;
+  const workspaceId = (options.workspaceId as WorkspaceId | undefined) ?? (await stores.crossWorkspace.createWorkspace(uniqueName('ws'))).id;
   if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
     const token = generateToken();
-    const key = await store.createApiKey(workspaceId, {
+    const key = await stores.keys.createApiKey(workspaceId, {
       name: 'expired',
       scopes: options.scopes ?? null,
       tokenHash: hashToken(token),
@@ -322,7 +323,7 @@ export async function createTestKey(
     });
     return { token, keyId: key.id, workspaceId };
   }
-  const { key, token } = await createApiKey(store, workspaceId, {
+  const { key, token } = await createApiKey(stores.keys, workspaceId, {
     name: 'test',
     scopes: options.scopes ?? null,
     expiresAt: options.expiresAt ?? null,

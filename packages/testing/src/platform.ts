@@ -534,7 +534,7 @@ async function seededKeyId(databaseUrl: string, workspaceId: string, token: stri
 
 function runCli(root: string, args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolveOut, reject) => {
-    const proc = spawn(process.execPath, [join(root, 'gateway', 'dist', 'cli.js'), ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [join(root, 'packages', 'cli', 'dist', 'main.js'), ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     proc.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, errorBody } from '../http/errors';
 import type { ErrorDoc } from '../openapi/route-docs';
+import type { QuotaName } from '@platform/contract';
 
 /**
  * Quotas per workspace (contract section 20): what a workspace may keep, whatever its rate
@@ -8,8 +9,6 @@ import type { ErrorDoc } from '../openapi/route-docs';
  * limits in force into every proxied request; each service enforces the ones it owns in its own
  * database, under a lock per workspace, so concurrent creates cannot pass them.
  */
-export const QUOTA_NAMES = ['pipelines', 'scheduled_pipelines', 'webhook_endpoints', 'idempotency_bytes'] as const;
-export type QuotaName = (typeof QUOTA_NAMES)[number];
 export type QuotaLimits = Record<QuotaName, number>;
 
 /** The contract's defaults; a deployment overrides them by configuration (the gateway's WORKSPACE_QUOTA_*). */

@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { createAdminClient } from '@platform/client';
 import { DEFAULT_QUOTA_LIMITS, DEFAULT_SERVICE_QUOTA_LIMITS, migrate } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
-import { runCli, type CliDeps } from './cli.commands';
-import { MIGRATIONS_DIR } from './migrate';
-import { ADMIN_TOKEN, startEchoGateway, type EchoGateway } from './test/gateway';
+import { MIGRATIONS_DIR } from '@platform/gateway/migrate';
+import { ADMIN_TOKEN, startEchoGateway, type EchoGateway } from '@platform/gateway/testing';
+import type { CliDeps } from './context';
+import { runCli } from './program';
 
 let gw: EchoGateway;
 let deps: CliDeps;
@@ -15,8 +16,8 @@ beforeAll(async () => {
   gw = await startEchoGateway({ keyCache: { ttlMs: 300_000 } });
   deps = {
     // The CLI's own admin client, on the running gateway.
-    admin: () => createAdminClient({ baseUrl: gw.url, adminToken: ADMIN_TOKEN }),
-    store: () => gw.store,
+    admin: async () => createAdminClient({ baseUrl: gw.url, adminToken: ADMIN_TOKEN }),
+    stores: async () => gw.stores,
     migrate: () => migrate(testDatabaseUrl('gateway'), MIGRATIONS_DIR),
   };
 });
