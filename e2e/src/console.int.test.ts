@@ -161,6 +161,9 @@ describe('workspace console in Chromium', () => {
   });
 
   test('creates a workspace and opens it with a one-hour console session key (events read, tickets, items, stock, pipelines, runs, webhooks)', async () => {
+    // Lists first: the create form opens from its button.
+    expect(await page.getByLabel('New workspace name').isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'New workspace' }).click();
     await page.getByLabel('New workspace name').fill(workspaceName);
     await page.getByRole('button', { name: 'Create workspace' }).click();
     await page.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
@@ -198,6 +201,8 @@ describe('workspace console in Chromium', () => {
   });
 
   test('creates a key with chosen scopes; its token, shown once and copied, works until it is revoked in the page', async () => {
+    expect(await page.getByLabel('Key name').isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'New key' }).click();
     await page.getByLabel('Key name').fill('e2e pipelines key');
     await page.getByLabel('pipelines:read', { exact: true }).check();
     await page.getByLabel('pipelines:write', { exact: true }).check();
@@ -407,6 +412,8 @@ describe('workspace console in Chromium', () => {
     expect(await listed.locator('dd[data-fact="Id"]').textContent()).toBe(listedPipelineId);
     expect(await listed.locator('dd[data-fact="Schedule"]').textContent()).toBe('none (runs only when triggered)');
 
+    expect(await page.getByLabel('Pipeline name').isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'New pipeline' }).click();
     await page.getByLabel('Pipeline name').fill('e2e sample');
     await page.getByLabel('Source connector').selectOption('sample');
     await page.getByLabel('Records', { exact: true }).fill('250');
@@ -491,6 +498,7 @@ describe('workspace console in Chromium', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      await section.getByRole('button', { name: 'New endpoint' }).click();
       await section.getByLabel('Endpoint URL').fill(receiverUrl);
       await section.getByRole('button', { name: 'Create endpoint' }).click();
       const secret = section.getByLabel('Signing secret', { exact: true });
@@ -937,11 +945,13 @@ describe('the console over plain http on a host name (not a secure context)', ()
     await tab.getByLabel('Admin token').fill(adminToken);
     await tab.getByRole('button', { name: 'Sign in' }).click();
     const name = `e2e http ${randomUUID().slice(0, 8)}`;
+    await tab.getByRole('button', { name: 'New workspace' }).click();
     await tab.getByLabel('New workspace name').fill(name);
     await tab.getByRole('button', { name: 'Create workspace' }).click();
     await tab.getByRole('tab', { name: 'API keys', selected: true }).waitFor();
 
     await tab.getByRole('tab', { name: 'Pipelines' }).click();
+    await tab.getByRole('button', { name: 'New pipeline' }).click();
     await tab.getByLabel('Pipeline name').fill('e2e over http');
     await tab.getByLabel('Source connector').selectOption('sample');
     await tab.getByLabel('Destination table (postgres)').fill('e2e_console_http_records');

@@ -68,3 +68,34 @@ export async function busy<T>(controls: (HTMLButtonElement | HTMLFieldSetElement
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }
+
+/** A create form that opens from its button (which says whether it is open) and closes on Cancel or once it was sent. */
+export interface FormToggle {
+  open(): void;
+  close(): void;
+}
+
+/** Lists come first on every tab: each create form stays hidden until its button opens it. */
+export function formToggle(button: HTMLButtonElement, form: HTMLFormElement, cancel: HTMLButtonElement, onClose?: () => void): FormToggle {
+  const close = () => {
+    form.hidden = true;
+    form.reset();
+    button.setAttribute('aria-expanded', 'false');
+    onClose?.();
+  };
+  const open = () => {
+    form.hidden = false;
+    button.setAttribute('aria-expanded', 'true');
+    form.querySelector<HTMLElement>('input:not([type="radio"]):not([type="checkbox"]), select')?.focus();
+  };
+  button.addEventListener('click', () => (form.hidden ? open() : close()));
+  cancel.addEventListener('click', () => {
+    close();
+    button.focus();
+  });
+  return { open, close };
+}
+
+/** The same, for a form of the page (body.html) named by its ids. */
+export const formToggleById = (buttonId: string, formId: string, cancelId: string, onClose?: () => void): FormToggle =>
+  formToggle(byId<HTMLButtonElement>(buttonId), byId<HTMLFormElement>(formId), byId<HTMLButtonElement>(cancelId), onClose);

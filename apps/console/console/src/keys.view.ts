@@ -4,7 +4,7 @@
 import { admin, PlatformApiError, type ApiKey, type RateLimits } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, time, type FormToggle } from './dom.js';
 import { describeLimits, keyState, oldTokenOutcome } from './keys.format.js';
 import { accessFields, limitFields, limitsFromForm, scopeChoices, scopesFromForm } from './keys.fields.js';
 import { usageView, type UsageView } from './keys.usage.js';
@@ -33,6 +33,7 @@ interface OpenKey extends ShownKey {
 
 let nextCursor: string | null = null;
 let open: OpenKey | undefined;
+let keyForm: FormToggle | undefined;
 
 const form = () => byId<HTMLFormElement>('key-form');
 const tbody = () => byId<HTMLTableElement>('keys-table').tBodies[0]!;
@@ -298,10 +299,8 @@ async function createKey(event: SubmitEvent): Promise<void> {
     const created = await busy([submit], () =>
       admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes, expires_at: expiresAt, rate_limits: rateLimits }),
     );
+    keyForm?.close();
     showToken(created.token);
-    form().reset();
-    syncAccess();
-    syncExpiry();
     announce(`Key “${created.name}” created. Copy its token now: it is shown only once.`);
     await loadKeys();
   } catch (err) {
@@ -336,6 +335,10 @@ function syncExpiry(): void {
 export function initKeysView(): void {
   byId('key-scope-groups').replaceChildren(...scopeChoices('key', []));
   byId('key-limits').append(...limitFields('key', null));
+  keyForm = formToggleById('key-new', 'key-form', 'key-form-cancel', () => {
+    syncAccess();
+    syncExpiry();
+  });
   form().addEventListener('submit', (e) => void createKey(e));
   for (const radio of form().querySelectorAll<HTMLInputElement>('input[name="key-access"]')) radio.addEventListener('change', syncAccess);
   byId('key-expiry').addEventListener('change', syncExpiry);
@@ -355,7 +358,7 @@ export function initKeysView(): void {
   byId('new-token-done').addEventListener('click', () => {
     hideToken();
     announce('Token removed from the page.');
-    byId('key-name').focus();
+    byId('key-new').focus();
   });
 }
 
@@ -365,7 +368,5 @@ export function resetKeysView(): void {
   clear(tbody());
   nextCursor = null;
   byId('keys-more').hidden = true;
-  form().reset();
-  syncAccess();
-  syncExpiry();
+  keyForm?.close();
 }

@@ -2,7 +2,7 @@
 // its API keys (admin API), events, pipelines, warehouse and webhook endpoints (public API with a session key),
 // and see its quotas (admin API).
 import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
-import { busy, byId, clear, h, time } from './dom.js';
+import { busy, byId, clear, formToggleById, h, time, type FormToggle } from './dom.js';
 import { initEventsView, leaveEvents, resetEventsView, showEvents } from './events.view.js';
 import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
@@ -21,6 +21,7 @@ const VIEWS: Record<View, { section: string; heading: string }> = {
 };
 
 let workspacesCursor: string | null = null;
+let workspaceForm: FormToggle | undefined;
 
 function showView(view: View): void {
   for (const [name, ids] of Object.entries(VIEWS)) byId(ids.section).hidden = name !== view;
@@ -53,7 +54,7 @@ function renderWorkspaces(page: Page<Workspace>, replace: boolean): void {
   const list = byId('workspace-list');
   if (replace) clear(list);
   list.append(...page.data.map(workspaceItem));
-  if (replace && page.data.length === 0) list.append(h('li', {}, 'No workspace yet: create the first one below.'));
+  if (replace && page.data.length === 0) list.append(h('li', {}, 'No workspace yet: create the first one with New workspace.'));
   workspacesCursor = page.next_cursor;
   byId('workspaces-more').hidden = workspacesCursor === null;
 }
@@ -107,7 +108,7 @@ async function onCreateWorkspace(event: SubmitEvent): Promise<void> {
   const submit = (event.currentTarget as HTMLFormElement).querySelector<HTMLButtonElement>('button[type="submit"]');
   try {
     const workspace = await busy([submit], () => admin.createWorkspace(requireAdminToken(), name));
-    input.value = '';
+    workspaceForm?.close();
     announce(`Workspace “${workspace.name}” created.`);
     await enterWorkspace(workspace, submit);
   } catch (err) {
@@ -206,6 +207,7 @@ async function boot(): Promise<void> {
   initQuotasView();
   initTabs();
   byId('sign-in-form').addEventListener('submit', (e) => void onSignIn(e));
+  workspaceForm = formToggleById('workspace-new', 'workspace-form', 'workspace-form-cancel');
   byId('workspace-form').addEventListener('submit', (e) => void onCreateWorkspace(e));
   byId('workspaces-more').addEventListener('click', () => {
     admin.listWorkspaces(requireAdminToken(), workspacesCursor).then(

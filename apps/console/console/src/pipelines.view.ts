@@ -2,7 +2,7 @@
 // and edit it, the next run), trigger a run and watch it live (polling), and read a run's log.
 import { allPages, pageAt, PlatformApiError, type NewPipeline, type Pipeline, type Run, type RunLogLine } from './api.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, shortId, time, type FormToggle } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import {
   describeAttempt,
@@ -61,6 +61,7 @@ interface OpenLog {
 const entries = new Map<string, Entry>();
 let pollTimer: number | undefined;
 let loaded = false;
+let pipelineForm: FormToggle | undefined;
 let nextPageCursor: string | null = null;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
@@ -577,8 +578,7 @@ async function createPipeline(event: SubmitEvent): Promise<void> {
     const body = { name, ...connectorConfig(), ...(schedule.schedule ? { schedule: schedule.schedule } : {}) };
     const pipeline = await busy([submit], () => gateway((platform) => platform.pipelines.POST('/pipelines', { body })));
     const entry = await showPipeline(pipeline);
-    form.reset();
-    syncCreateForm();
+    pipelineForm?.close();
     announce(`Pipeline “${pipeline.name}” created.`);
     entry.card.querySelector<HTMLElement>('h3')?.focus();
   } catch (err) {
@@ -605,6 +605,7 @@ function fillTimezones(): void {
 }
 
 export function initPipelinesView(): void {
+  pipelineForm = formToggleById('pipeline-new', 'pipeline-form', 'pipeline-form-cancel', syncCreateForm);
   byId('pipeline-form').addEventListener('submit', (e) => void createPipeline(e));
   byId('pipeline-source').addEventListener('change', syncCreateForm);
   byId('new-schedule-type').addEventListener('change', syncCreateForm);
@@ -642,5 +643,6 @@ function resetList(): void {
 /** Forgets every pipeline of the previous workspace and stops polling. */
 export function resetPipelinesView(): void {
   loaded = false;
+  pipelineForm?.close();
   resetList();
 }

@@ -3,7 +3,7 @@
 // between locations and reserves it; an active reservation is committed or released. Lists come
 // first; each form opens from its button. A refused write shows the API's own words.
 import { allPages, pageAt, type AdjustmentReason, type Item, type Location, type LocationStockEntry, type Reservation, type StockLevel } from './api.js';
-import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, shortId, time } from './dom.js';
 import {
   describeReservation,
   levelsLine,
@@ -562,28 +562,6 @@ function closeItem(): void {
 
 // ---- The tab ----
 
-/** A form that opens from its button (the button says whether it is open), and closes on Cancel or once it was sent. */
-function formToggle(buttonId: string, formId: string, cancelId: string): { open: () => void; close: () => void } {
-  const button = byId<HTMLButtonElement>(buttonId);
-  const form = byId<HTMLFormElement>(formId);
-  const close = () => {
-    form.hidden = true;
-    form.reset();
-    button.setAttribute('aria-expanded', 'false');
-  };
-  const open = () => {
-    form.hidden = false;
-    button.setAttribute('aria-expanded', 'true');
-    form.querySelector<HTMLElement>('input, select')?.focus();
-  };
-  button.addEventListener('click', () => (form.hidden ? open() : close()));
-  byId(cancelId).addEventListener('click', () => {
-    close();
-    button.focus();
-  });
-  return { open, close };
-}
-
 async function reloadAll(): Promise<void> {
   generation++;
   itemCount = 0;
@@ -594,8 +572,8 @@ async function reloadAll(): Promise<void> {
 }
 
 export function initWarehouseView(): void {
-  const itemForm = formToggle('item-new', 'item-form', 'item-form-cancel');
-  const locationForm = formToggle('location-new', 'location-form', 'location-form-cancel');
+  const itemForm = formToggleById('item-new', 'item-form', 'item-form-cancel');
+  const locationForm = formToggleById('location-new', 'location-form', 'location-form-cancel');
   byId<HTMLFormElement>('item-form').addEventListener('submit', (event) => {
     event.preventDefault();
     clearError();

@@ -12,7 +12,7 @@ import {
 } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggle, h, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import { gateway, getMeta } from './session.js';
 
@@ -213,7 +213,13 @@ async function loadEndpoints(section: ServiceSection): Promise<void> {
   }
 }
 
-function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInput: HTMLInputElement): HTMLFormElement {
+/** The form of a new endpoint; `onCreated` closes it before the secret is shown. */
+function createForm(
+  section: ServiceSection,
+  secretPanel: HTMLElement,
+  secretInput: HTMLInputElement,
+  onCreated: () => void,
+): { form: HTMLFormElement; cancel: HTMLButtonElement } {
   const { service } = section;
   const id = (name: string) => `webhook-${service.name}-${name}`;
   const all = h('input', { type: 'checkbox', id: id('all'), name: 'events-all', checked: true });
@@ -224,10 +230,11 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
     for (const box of types) box.disabled = all.checked;
   });
   const submit = h('button', { type: 'submit' }, 'Create endpoint');
+  const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
   const form = h(
     'form',
-    { class: 'stack' },
-    h('h4', {}, 'Add an endpoint'),
+    { id: id('form'), class: 'card stack', 'aria-labelledby': id('form-title'), hidden: true },
+    h('h5', { id: id('form-title') }, 'New endpoint'),
     h(
       'div',
       { class: 'field' },
@@ -241,8 +248,11 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
       h('label', { class: 'choice', for: id('all') }, all, 'All events (*)'),
       h('div', { class: 'scope-groups' }, ...types.map((box) => h('label', { class: 'choice', for: box.id }, box, box.value))),
     ),
-    submit,
+    h('div', { class: 'actions' }, submit, cancel),
   );
+  form.addEventListener('reset', () => {
+    for (const box of types) box.disabled = true;
+  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     clearError();
@@ -253,17 +263,16 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
     void busy([submit], () => gateway((platform) => webhooksOf(platform, service).POST('/webhook-endpoints', { body: { url, events } }))).then(
       async (created) => {
         secretInput.value = created.secret ?? '';
+        onCreated();
         secretPanel.hidden = false;
         secretPanel.querySelector<HTMLElement>('h4')?.focus();
-        form.reset();
-        for (const box of types) box.disabled = true;
         announce(`Endpoint ${created.url} created. Copy its signing secret now: it is shown only once.`);
         await loadEndpoints(section);
       },
       (err: unknown) => showError(err, 'Could not create the endpoint'),
     );
   });
-  return form;
+  return { form, cancel };
 }
 
 function secretPanel(service: ServiceMeta): { panel: HTMLElement; input: HTMLInputElement } {
@@ -316,6 +325,9 @@ function serviceSection(service: ServiceMeta): HTMLElement {
   sections.set(service.name, section);
   const { panel, input } = secretPanel(service);
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh endpoints');
+  const { form, cancel } = createForm(section, panel, input, () => toggle.close());
+  const newEndpoint = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-controls': form.id }, 'New endpoint');
+  const toggle = formToggle(newEndpoint, form, cancel);
   refresh.addEventListener('click', () => {
     clearError();
     loadEndpoints(section).then(
@@ -328,9 +340,9 @@ function serviceSection(service: ServiceMeta): HTMLElement {
     { class: 'card', 'aria-labelledby': titleId },
     title,
     path,
-    createForm(section, panel, input),
+    h('div', { class: 'list-head' }, h('h4', {}, 'Endpoints'), newEndpoint, refresh),
+    form,
     panel,
-    h('div', { class: 'list-head' }, h('h4', {}, 'Endpoints'), refresh),
     empty,
     list,
   );
