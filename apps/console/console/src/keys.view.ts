@@ -8,7 +8,9 @@ import { badge, busy, byId, cell, clear, formToggleById, h, time, type FormToggl
 import { describeLimits, keyState, oldTokenOutcome } from './keys.format.js';
 import { accessFields, limitFields, limitsFromForm, scopeChoices, scopesFromForm } from './keys.fields.js';
 import { usageView, type UsageView } from './keys.usage.js';
+import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
+import type { Detail } from './route.format.js';
 import { currentWorkspace, getMeta, requireAdminToken, sessionKeyId } from './session.js';
 
 /** How long the old token of a rolled key keeps working (the API's default is 24 hours). */
@@ -253,6 +255,7 @@ function keyRegion(key: ApiKey): OpenKey {
   );
   close.addEventListener('click', () => {
     closeKey();
+    setWorkspaceAddress('keys');
     tbody().querySelector<HTMLButtonElement>(`tr[data-key-id="${key.id}"] button`)?.focus();
   });
   // The same object the forms hold, so a save shows in `open.key`.
@@ -264,9 +267,22 @@ function openKey(key: ApiKey, focus = true): void {
   closeKey();
   open = keyRegion(key);
   byId('key-detail').replaceChildren(open.region);
-  if (focus) open.region.querySelector('h3')?.focus();
+  if (focus) {
+    open.region.querySelector('h3')?.focus();
+    setWorkspaceAddress('keys', { kind: 'key', id: key.id });
+  }
   open.usage.refresh().catch((err: unknown) => showError(err, 'Could not read the usage'));
 }
+
+/** Shows the key an address names (read by id, so one on a later page opens too), or none. */
+export async function followKeyAddress(keyId: string | undefined): Promise<void> {
+  if (keyId === undefined) return closeKey();
+  if (open?.key.id === keyId) return open.title.focus();
+  openKey(await admin.getKey(requireAdminToken(), currentWorkspace().id, keyId));
+}
+
+/** The open key, for the tab's address. */
+export const shownKey = (): Detail | undefined => (open ? { kind: 'key', id: open.key.id } : undefined);
 
 function closeKey(): void {
   open?.usage.destroy();

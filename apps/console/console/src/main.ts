@@ -3,14 +3,27 @@
 // and see its quotas (admin API).
 import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, formToggleById, h, time, type FormToggle } from './dom.js';
-import { initEventsView, leaveEvents, resetEventsView, showEvents } from './events.view.js';
-import { initKeysView, loadKeys, resetKeysView } from './keys.view.js';
+import { addressMoved, followAddress, setAddress, setWorkspaceAddress } from './address.js';
+import { followEventAddress, initEventsView, leaveEvents, resetEventsView, showEvents, shownEvent } from './events.view.js';
+import { followKeyAddress, initKeysView, loadKeys, resetKeysView, shownKey } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
-import { initPipelinesView, resetPipelinesView, showPipelines } from './pipelines.view.js';
+import { followPipelineAddress, initPipelinesView, resetPipelinesView, showPipelines, shownPipeline } from './pipelines.view.js';
 import { initQuotasView, resetQuotasView, showQuotas } from './quotas.view.js';
-import { closeWorkspace, currentWorkspace, openWorkspace, requireAdminToken, revokeOnPageHide, setMeta, signIn, signOut } from './session.js';
-import { initWarehouseView, resetWarehouseView, showWarehouse } from './warehouse.view.js';
-import { initWebhooksView, resetWebhooksView, showWebhooks } from './webhooks.view.js';
+import { parseRoute, TABS, type Detail, type Route, type Tab } from './route.format.js';
+import {
+  closeWorkspace,
+  currentWorkspace,
+  openWorkspace,
+  openWorkspaceId,
+  requireAdminToken,
+  revokeOnPageHide,
+  setMeta,
+  signedIn,
+  signIn,
+  signOut,
+} from './session.js';
+import { followWarehouseAddress, initWarehouseView, resetWarehouseView, showWarehouse, shownWarehouse } from './warehouse.view.js';
+import { followWebhookAddress, initWebhooksView, resetWebhooksView, showWebhooks, shownWebhook } from './webhooks.view.js';
 
 type View = 'sign-in' | 'workspaces' | 'console';
 
@@ -21,6 +34,8 @@ const VIEWS: Record<View, { section: string; heading: string }> = {
 };
 
 let workspacesCursor: string | null = null;
+/** An address opened before signing in: followed once signed in. */
+let pending: Route | null = null;
 let workspaceForm: FormToggle | undefined;
 
 function showView(view: View): void {
@@ -71,7 +86,11 @@ async function onSignIn(event: SubmitEvent): Promise<void> {
     const submit = (event.currentTarget as HTMLFormElement).querySelector<HTMLButtonElement>('button[type="submit"]');
     const page = await busy([submit], () => signIn(token));
     renderWorkspaces(page, true);
+    const target = pending;
+    pending = null;
+    if (target?.view === 'workspace') return await follow(target);
     showView('workspaces');
+    setAddress({ view: 'workspaces' }, true);
     announce('Signed in. Choose or create a workspace.');
   } catch (err) {
     if (err instanceof PlatformApiError && err.status === 401) showError(new Error('The admin token was not accepted.'));
@@ -80,12 +99,14 @@ async function onSignIn(event: SubmitEvent): Promise<void> {
   }
 }
 
-async function enterWorkspace(workspace: Workspace, button: HTMLButtonElement | null): Promise<void> {
+/** Opens a workspace on its keys tab; false when it could not be opened (the error is shown). */
+async function enterWorkspace(workspace: Workspace, button: HTMLButtonElement | null): Promise<boolean> {
   clearError();
   try {
     await busy([button], () => openWorkspace(workspace));
   } catch (err) {
-    return showError(err, 'Could not open the workspace');
+    showError(err, 'Could not open the workspace');
+    return false;
   }
   resetViews();
   byId('session-workspace-name').textContent = workspace.name;
@@ -97,6 +118,7 @@ async function enterWorkspace(workspace: Workspace, button: HTMLButtonElement | 
   } catch (err) {
     showError(err, 'Could not load the keys');
   }
+  return true;
 }
 
 async function onCreateWorkspace(event: SubmitEvent): Promise<void> {
@@ -125,9 +147,8 @@ function resetViews(): void {
   resetQuotasView();
 }
 
-async function onSwitchWorkspace(): Promise<void> {
-  clearError();
-  const name = currentWorkspace().name;
+/** Back to the workspace list: the views stop reading and the session key is revoked. */
+async function leaveWorkspace(): Promise<void> {
   // The views stop reading first: no timer's call runs while the session key is being revoked.
   resetViews();
   await closeWorkspace();
@@ -137,6 +158,13 @@ async function onSwitchWorkspace(): Promise<void> {
     showError(err, 'Could not list the workspaces');
   }
   showView('workspaces');
+}
+
+async function onSwitchWorkspace(): Promise<void> {
+  clearError();
+  const name = currentWorkspace().name;
+  await leaveWorkspace();
+  setAddress({ view: 'workspaces' });
   announce(`Left “${name}”; its console session key was revoked.`);
 }
 
@@ -146,14 +174,27 @@ async function onSignOut(): Promise<void> {
   await busy([byId<HTMLButtonElement>('sign-out')], () => signOut());
   clear(byId('workspace-list'));
   showView('sign-in');
+  setAddress({ view: 'sign-in' });
   announce('Signed out: the console session key was revoked and the admin token forgotten.');
 }
 
-const TABS = ['tab-keys', 'tab-pipelines', 'tab-events', 'tab-warehouse', 'tab-webhooks', 'tab-quotas'];
+const TAB_IDS = TABS.map((tab) => `tab-${tab}`);
 
-/** The ARIA tabs pattern: one tab in the tab order, arrow keys move between tabs. */
+/** What each tab shows on its own, for its address. */
+const SHOWN: Record<Tab, () => Detail | undefined> = {
+  keys: shownKey,
+  pipelines: shownPipeline,
+  events: shownEvent,
+  warehouse: shownWarehouse,
+  webhooks: shownWebhook,
+  quotas: () => undefined,
+};
+
+/** The ARIA tabs pattern: one tab in the tab order, arrow keys move between tabs. The address follows the tab. */
 function selectTab(tabId: string, focus = true): void {
-  for (const id of TABS) {
+  const chosen = TABS[TAB_IDS.indexOf(tabId)];
+  if (chosen) setWorkspaceAddress(chosen, SHOWN[chosen]());
+  for (const id of TAB_IDS) {
     const tab = byId(id);
     const selected = id === tabId;
     tab.setAttribute('aria-selected', String(selected));
@@ -171,26 +212,82 @@ function selectTab(tabId: string, focus = true): void {
 }
 
 function initTabs(): void {
-  for (const id of TABS) {
+  for (const id of TAB_IDS) {
     const tab = byId(id);
     tab.addEventListener('click', () => selectTab(id));
     tab.addEventListener('keydown', (event) => {
-      const at = TABS.indexOf(id);
+      const at = TAB_IDS.indexOf(id);
       const next =
         event.key === 'ArrowRight'
-          ? TABS[(at + 1) % TABS.length]
+          ? TAB_IDS[(at + 1) % TAB_IDS.length]
           : event.key === 'ArrowLeft'
-            ? TABS[(at + TABS.length - 1) % TABS.length]
+            ? TAB_IDS[(at + TAB_IDS.length - 1) % TAB_IDS.length]
             : event.key === 'Home'
-              ? TABS[0]
+              ? TAB_IDS[0]
               : event.key === 'End'
-                ? TABS[TABS.length - 1]
+                ? TAB_IDS[TAB_IDS.length - 1]
                 : undefined;
       if (!next) return;
       event.preventDefault();
       selectTab(next);
     });
   }
+}
+
+/** Shows what a tab's address names, or closes what the tab shows when it names nothing. */
+async function followDetail(tab: Tab, detail: Detail | undefined): Promise<void> {
+  switch (tab) {
+    case 'keys':
+      return followKeyAddress(detail?.kind === 'key' ? detail.id : undefined);
+    case 'pipelines':
+      return followPipelineAddress(detail?.kind === 'pipeline' ? detail : undefined);
+    case 'events':
+      return followEventAddress(detail?.kind === 'event' ? detail.id : undefined);
+    case 'warehouse':
+      return followWarehouseAddress(detail);
+    case 'webhooks':
+      return followWebhookAddress(detail?.kind === 'endpoint' ? detail : undefined);
+    case 'quotas':
+      return;
+  }
+}
+
+/**
+ * Shows what an address names (a link opened, back or forward): the workspace (opened by id, with
+ * a new session key when it is another one), its tab and the object. Signed out, the address waits
+ * for the sign-in.
+ */
+async function follow(route: Route | null): Promise<void> {
+  clearError();
+  if (route === null) return showError(new Error('This address names nothing the console shows (a mistyped or cut link?).'));
+  if (!signedIn()) {
+    pending = route;
+    if (route.view === 'workspace') announce('Sign in to open the address.');
+    return;
+  }
+  await followAddress(async () => {
+    if (route.view !== 'workspace') {
+      if (openWorkspaceId() !== null) await leaveWorkspace();
+      else showView('workspaces');
+      return;
+    }
+    if (openWorkspaceId() !== route.workspaceId) {
+      let workspace: Workspace;
+      try {
+        workspace = await admin.getWorkspace(requireAdminToken(), route.workspaceId);
+      } catch (err) {
+        return showError(err, 'Could not open the address');
+      }
+      if (openWorkspaceId() !== null) resetViews();
+      if (!(await enterWorkspace(workspace, null))) return;
+    }
+    selectTab(`tab-${route.tab}`, route.detail === undefined);
+    try {
+      await followDetail(route.tab, route.detail);
+    } catch (err) {
+      showError(err, 'Could not open the address');
+    }
+  });
 }
 
 async function boot(): Promise<void> {
@@ -218,6 +315,13 @@ async function boot(): Promise<void> {
   byId('sign-out').addEventListener('click', () => void onSignOut());
   byId('switch-workspace').addEventListener('click', () => void onSwitchWorkspace());
   window.addEventListener('pagehide', revokeOnPageHide);
+  // Back, forward, or an address typed or pasted: followed once (both events come for a hash change).
+  const onAddress = () => {
+    if (addressMoved()) void follow(parseRoute(location.hash));
+  };
+  window.addEventListener('popstate', onAddress);
+  window.addEventListener('hashchange', onAddress);
+  if (location.hash) void follow(parseRoute(location.hash));
   document.body.dataset.ready = 'true';
 }
 

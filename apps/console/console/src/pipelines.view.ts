@@ -13,7 +13,9 @@ import {
   scheduleFromFields,
   type ScheduleFields,
 } from './pipelines.format.js';
-import { gateway } from './session.js';
+import { setWorkspaceAddress } from './address.js';
+import { routeHash, workspaceRoute, type Detail } from './route.format.js';
+import { currentWorkspace, gateway } from './session.js';
 
 /** How often queued or running runs, open logs and due schedules are read again. */
 const POLL_MS = 1000;
@@ -208,7 +210,12 @@ function createCard(pipeline: Pipeline): Entry {
   const card = h(
     'article',
     { class: 'card pipeline', 'aria-labelledby': titleId, 'data-pipeline-id': pipeline.id },
-    h('header', {}, h('h3', { id: titleId, tabindex: -1 }, pipeline.name), status),
+    h(
+      'header',
+      {},
+      h('h3', { id: titleId, tabindex: -1 }, h('a', { href: pipelineHref(pipeline.id), title: 'This pipeline’s address' }, pipeline.name)),
+      status,
+    ),
     facts,
     h('div', { class: 'actions' }, toggle, refresh),
     schedule.details,
@@ -245,6 +252,9 @@ function createCard(pipeline: Pipeline): Entry {
   schedule.form.addEventListener('submit', (e) => void saveSchedule(entry, e));
   return entry;
 }
+
+/** The pipeline's own address (a link to share, or to show it alone in the address bar). */
+const pipelineHref = (id: string): string => routeHash(workspaceRoute(currentWorkspace().id, 'pipelines', { kind: 'pipeline', id }));
 
 function syncEmpty(): void {
   byId('pipelines-empty').hidden = entries.size > 0;
@@ -455,6 +465,8 @@ async function toggleLog(entry: Entry, runId: string): Promise<void> {
     entry.runsNote.after(region);
   }
   renderRuns(entry);
+  markShown(entry);
+  setWorkspaceAddress('pipelines', { kind: 'pipeline', id: entry.pipeline.id, runId: entry.log?.runId });
   // Focus follows the user: onto the log when it opens, back onto the run's button when it closes.
   const button = [...entry.runsBody.rows].find((row) => row.dataset.runId === runId)?.querySelector<HTMLButtonElement>('button.link');
   if (closing || !entry.log) return button?.focus();
@@ -465,6 +477,37 @@ async function toggleLog(entry: Entry, runId: string): Promise<void> {
   } catch (err) {
     showError(err, 'Could not read the run log');
   }
+}
+
+/** Shows the pipeline an address names (read by id when it is not listed), and the log of its run if one is named. */
+export async function followPipelineAddress(detail: { id: string; runId?: string } | undefined): Promise<void> {
+  if (detail === undefined) return markShown(undefined);
+  const entry =
+    entries.get(detail.id) ??
+    (await showPipeline(await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: { path: { id: detail.id } } }))));
+  markShown(entry);
+  entry.card.querySelector<HTMLElement>('h3')?.focus();
+  if (detail.runId === undefined) {
+    if (entry.log) await toggleLog(entry, entry.log.runId);
+    return;
+  }
+  if (entry.log?.runId === detail.runId) return;
+  // A run of another pipeline, or none: 404 before a log region opens for it.
+  await gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs/{run_id}', { params: ofRun(entry, detail.runId!) }));
+  await toggleLog(entry, detail.runId);
+}
+
+/** Marks the card whose address is shown (aria-current). */
+function markShown(entry: Entry | undefined): void {
+  for (const card of byId('pipeline-list').querySelectorAll('[aria-current]')) card.removeAttribute('aria-current');
+  entry?.card.setAttribute('aria-current', 'true');
+}
+
+/** The pipeline shown by its address, with its open log, for the tab's address. */
+export function shownPipeline(): Detail | undefined {
+  const card = byId('pipeline-list').querySelector<HTMLElement>('[aria-current]');
+  const entry = card?.dataset.pipelineId ? entries.get(card.dataset.pipelineId) : undefined;
+  return entry ? { kind: 'pipeline', id: entry.pipeline.id, runId: entry.log?.runId } : undefined;
 }
 
 /** Reads the open log from its start and shows the lines not shown yet (a log only grows). */

@@ -14,7 +14,9 @@ import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, formToggle, h, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
-import { gateway, getMeta } from './session.js';
+import { setWorkspaceAddress } from './address.js';
+import { routeHash, workspaceRoute, type Detail } from './route.format.js';
+import { currentWorkspace, gateway, getMeta } from './session.js';
 
 /** How often shown deliveries are read again. */
 const DELIVERIES_POLL_MS = 2000;
@@ -36,6 +38,8 @@ interface OpenDeliveries {
 const sections = new Map<string, ServiceSection>();
 const openDeliveries = new Map<string, OpenDeliveries>();
 let loaded = false;
+let restoring = false;
+let shownEndpoint: Extract<Detail, { kind: 'endpoint' }> | undefined;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
@@ -127,7 +131,11 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   const card = h(
     'article',
     { class: 'card', 'aria-labelledby': titleId, 'data-endpoint-id': endpoint.id },
-    h('h4', { id: titleId, class: 'mono' }, endpoint.url),
+    h(
+      'h4',
+      { id: titleId, class: 'mono', tabindex: -1 },
+      h('a', { href: endpointHref(section.service.name, endpoint.id), title: 'This endpoint’s address' }, endpoint.url),
+    ),
     h(
       'dl',
       { class: 'facts' },
@@ -149,7 +157,15 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
     deliveries.hidden = !show;
     toggleDeliveries.setAttribute('aria-expanded', String(show));
     toggleDeliveries.textContent = show ? 'Hide deliveries' : 'Show deliveries';
-    if (!show) return closeDeliveries(endpoint.id);
+    if (!show) {
+      if (shownEndpoint?.id === endpoint.id) shownEndpoint = undefined;
+      if (!restoring) setWorkspaceAddress('webhooks', shownEndpoint);
+      return closeDeliveries(endpoint.id);
+    }
+    if (!restoring) {
+      shownEndpoint = { kind: 'endpoint', service: section.service.name, id: endpoint.id };
+      setWorkspaceAddress('webhooks', shownEndpoint);
+    }
     const open: OpenDeliveries = { endpoint, body, note };
     closeDeliveries(endpoint.id);
     openDeliveries.set(endpoint.id, open);
@@ -175,6 +191,24 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   remove.addEventListener('click', () => void deleteEndpoint(section, endpoint, remove));
   return card;
 }
+
+const endpointHref = (service: string, id: string): string => routeHash(workspaceRoute(currentWorkspace().id, 'webhooks', { kind: 'endpoint', service, id }));
+
+/** Shows the endpoint an address names: its service's list read again, its card's deliveries shown. */
+export async function followWebhookAddress(detail: Extract<Detail, { kind: 'endpoint' }> | undefined): Promise<void> {
+  if (detail === undefined) return;
+  const section = sections.get(detail.service);
+  if (!section) throw new Error(`The console shows no webhook endpoints of a service named ${detail.service}.`);
+  await loadEndpoints(section);
+  const card = [...section.list.children].find((child): child is HTMLElement => child instanceof HTMLElement && child.dataset.endpointId === detail.id);
+  if (!card) throw new Error(`No such ${detail.service} webhook endpoint in this workspace.`);
+  const toggle = card.querySelector<HTMLButtonElement>('button[aria-expanded]');
+  if (toggle?.getAttribute('aria-expanded') === 'false') toggle.click();
+  card.querySelector<HTMLElement>('h4')?.focus();
+}
+
+/** The endpoint whose deliveries were shown last, for the tab's address. */
+export const shownWebhook = (): Detail | undefined => shownEndpoint;
 
 async function deleteEndpoint(section: ServiceSection, endpoint: WebhookEndpoint, button: HTMLButtonElement): Promise<void> {
   const confirmed = await confirmAction({
@@ -208,8 +242,14 @@ async function loadEndpoints(section: ServiceSection): Promise<void> {
   const cards = items.map((endpoint) => endpointCard(section, endpoint));
   section.list.replaceChildren(...cards);
   section.empty.hidden = items.length > 0;
-  for (const card of cards) {
-    if (wasOpen.has(card.dataset.endpointId ?? '')) card.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+  // Shown again as they were: no new address.
+  restoring = true;
+  try {
+    for (const card of cards) {
+      if (wasOpen.has(card.dataset.endpointId ?? '')) card.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+    }
+  } finally {
+    restoring = false;
   }
 }
 
@@ -375,6 +415,7 @@ export async function showWebhooks(): Promise<void> {
 export function resetWebhooksView(): void {
   generation++;
   loaded = false;
+  shownEndpoint = undefined;
   for (const id of [...openDeliveries.keys()]) closeDeliveries(id);
   initWebhooksView();
 }
