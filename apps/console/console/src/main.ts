@@ -1,12 +1,13 @@
 // The workspace console: sign in with the admin token, choose or create a workspace, then manage
 // its API keys (admin API), events, pipelines, warehouse and webhook endpoints (public API with a session key),
 // and see its quotas (admin API).
-import { admin, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
+import { admin, allPages, PlatformApiError, loadMeta, type Page, type Workspace } from './api.js';
 import { busy, byId, clear, formToggleById, h, time, type FormToggle } from './dom.js';
 import { addressMoved, followAddress, setAddress, setWorkspaceAddress } from './address.js';
 import { followEventAddress, initEventsView, leaveEvents, resetEventsView, showEvents, shownEvent } from './events.view.js';
 import { followKeyAddress, initKeysView, loadKeys, resetKeysView, shownKey } from './keys.view.js';
 import { announce, clearError, showError } from './messages.js';
+import { newestFirst, searchNote, workspaceMatches } from './search.format.js';
 import { followPipelineAddress, initPipelinesView, resetPipelinesView, showPipelines, shownPipeline } from './pipelines.view.js';
 import { initQuotasView, resetQuotasView, showQuotas } from './quotas.view.js';
 import { parseRoute, TABS, type Detail, type Route, type Tab } from './route.format.js';
@@ -34,6 +35,8 @@ const VIEWS: Record<View, { section: string; heading: string }> = {
 };
 
 let workspacesCursor: string | null = null;
+/** Every workspace read so far, in the API's order (oldest first); shown newest first, filtered by the search. */
+let workspacesRead: Workspace[] = [];
 /** An address opened before signing in: followed once signed in. */
 let pending: Route | null = null;
 let workspaceForm: FormToggle | undefined;
@@ -65,13 +68,25 @@ function workspaceItem(workspace: Workspace): HTMLLIElement {
   );
 }
 
-function renderWorkspaces(page: Page<Workspace>, replace: boolean): void {
+function renderWorkspaces(): void {
   const list = byId('workspace-list');
-  if (replace) clear(list);
-  list.append(...page.data.map(workspaceItem));
-  if (replace && page.data.length === 0) list.append(h('li', {}, 'No workspace yet: create the first one with New workspace.'));
-  workspacesCursor = page.next_cursor;
+  const query = byId<HTMLInputElement>('workspace-search').value;
+  const shown = newestFirst(workspacesRead).filter((workspace) => workspaceMatches(workspace, query));
+  list.replaceChildren(...shown.map(workspaceItem));
+  if (workspacesRead.length === 0) list.append(h('li', {}, 'No workspace yet: create the first one with New workspace.'));
+  byId('workspaces-note').textContent =
+    workspacesRead.length === 0 ? '' : searchNote(['workspace', 'workspaces'], shown.length, workspacesRead.length, query, workspacesCursor === null);
   byId('workspaces-more').hidden = workspacesCursor === null;
+}
+
+/** Reads the workspaces from `first` on (up to 5 pages of 100 at a time) and shows them. */
+async function readWorkspaces(first: Page<Workspace> | null, replace: boolean): Promise<void> {
+  const token = requireAdminToken();
+  const head = first ?? (await admin.listWorkspaces(token, workspacesCursor));
+  const rest = head.next_cursor === null ? { items: [], next: null } : await allPages((cursor) => admin.listWorkspaces(token, cursor), 4, head.next_cursor);
+  workspacesRead = [...(replace ? [] : workspacesRead), ...head.data, ...rest.items];
+  workspacesCursor = rest.next;
+  renderWorkspaces();
 }
 
 async function onSignIn(event: SubmitEvent): Promise<void> {
@@ -85,7 +100,7 @@ async function onSignIn(event: SubmitEvent): Promise<void> {
   try {
     const submit = (event.currentTarget as HTMLFormElement).querySelector<HTMLButtonElement>('button[type="submit"]');
     const page = await busy([submit], () => signIn(token));
-    renderWorkspaces(page, true);
+    await readWorkspaces(page, true);
     const target = pending;
     pending = null;
     if (target?.view === 'workspace') return await follow(target);
@@ -153,7 +168,8 @@ async function leaveWorkspace(): Promise<void> {
   resetViews();
   await closeWorkspace();
   try {
-    renderWorkspaces(await admin.listWorkspaces(requireAdminToken()), true);
+    workspacesCursor = null;
+    await readWorkspaces(null, true);
   } catch (err) {
     showError(err, 'Could not list the workspaces');
   }
@@ -173,6 +189,10 @@ async function onSignOut(): Promise<void> {
   resetViews();
   await busy([byId<HTMLButtonElement>('sign-out')], () => signOut());
   clear(byId('workspace-list'));
+  workspacesRead = [];
+  workspacesCursor = null;
+  byId<HTMLInputElement>('workspace-search').value = '';
+  byId('workspaces-note').textContent = '';
   showView('sign-in');
   setAddress({ view: 'sign-in' });
   announce('Signed out: the console session key was revoked and the admin token forgotten.');
@@ -307,11 +327,12 @@ async function boot(): Promise<void> {
   workspaceForm = formToggleById('workspace-new', 'workspace-form', 'workspace-form-cancel');
   byId('workspace-form').addEventListener('submit', (e) => void onCreateWorkspace(e));
   byId('workspaces-more').addEventListener('click', () => {
-    admin.listWorkspaces(requireAdminToken(), workspacesCursor).then(
-      (page) => renderWorkspaces(page, false),
+    readWorkspaces(null, false).then(
+      () => undefined,
       (err: unknown) => showError(err, 'Could not list more workspaces'),
     );
   });
+  byId('workspace-search').addEventListener('input', renderWorkspaces);
   byId('sign-out').addEventListener('click', () => void onSignOut());
   byId('switch-workspace').addEventListener('click', () => void onSwitchWorkspace());
   window.addEventListener('pagehide', revokeOnPageHide);
