@@ -1,6 +1,8 @@
 // DOM helpers. Text always goes through textContent or attributes: the page's CSP requires
 // Trusted Types, so an accidental innerHTML would throw instead of becoming markup.
 
+import { formatInZone, formatTime } from './time.format.js';
+
 type Child = Node | string | null | undefined | false;
 type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
 
@@ -35,10 +37,13 @@ export function clear(element: Element): void {
   element.replaceChildren();
 }
 
-/** A `<time>` showing a timestamp in the reader's locale, or a dash. */
-export function time(iso: string | null | undefined, empty = '—'): Node {
+/**
+ * A `<time>` showing a timestamp in the reader's locale and zone, the zone named ("03:00:05 CET"),
+ * or in `zone` (a schedule's own) with UTC beside it; a dash when there is none.
+ */
+export function time(iso: string | null | undefined, empty = '—', zone?: string): Node {
   if (!iso) return document.createTextNode(empty);
-  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+  return h('time', { datetime: iso, title: iso }, zone ? formatInZone(iso, zone) : formatTime(iso));
 }
 
 export function badge(text: string, kind = text): HTMLElement {

@@ -12,6 +12,7 @@ import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
 import type { Detail } from './route.format.js';
 import { keyMatches, newestFirst, searchNote } from './search.format.js';
+import { browserZone } from './time.format.js';
 import { currentWorkspace, getMeta, requireAdminToken, sessionKeyId } from './session.js';
 
 /** How long the old token of a rolled key keeps working (the API's default is 24 hours). */
@@ -364,6 +365,7 @@ function syncExpiry(): void {
 }
 
 export function initKeysView(): void {
+  byId('key-expiry-custom-label').textContent = `Expiry date and time (${browserZone()})`;
   byId('key-scope-groups').replaceChildren(...scopeChoices('key', []));
   byId('key-limits').append(...limitFields('key', null));
   keyForm = formToggleById('key-new', 'key-form', 'key-form-cancel', () => {

@@ -14,6 +14,7 @@ import {
   type ScheduleFields,
 } from './pipelines.format.js';
 import { setWorkspaceAddress } from './address.js';
+import { formatInZone, formatTime, scheduleZone } from './time.format.js';
 import { routeHash, workspaceRoute, type Detail } from './route.format.js';
 import { currentWorkspace, gateway } from './session.js';
 
@@ -74,7 +75,8 @@ const ofRun = (entry: Entry, runId: string) => ({ path: { id: entry.pipeline.id,
 function nextRun(pipeline: Pipeline): Node | string {
   if (pipeline.schedule === null) return '—';
   if (pipeline.status === 'paused') return 'none while paused';
-  return time(pipeline.next_run_at);
+  // A cron runs in its own zone: its next run reads in that zone, with UTC beside it.
+  return time(pipeline.next_run_at, '—', scheduleZone(pipeline.schedule));
 }
 
 function renderPipeline(entry: Entry): void {
@@ -127,7 +129,7 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
     cell('Run', h('code', { class: 'nowrap', title: run.id }, shortId(run.id)), run.dry_run ? ' (dry run)' : ''),
     cell('Status', badge(run.status)),
     cell('Trigger', run.trigger),
-    cell('Scheduled for', time(run.scheduled_for)),
+    cell('Scheduled for', time(run.scheduled_for, '—', scheduleZone(entry.pipeline.schedule))),
     cell('Records read', String(run.stats.records_read)),
     cell('Records written', String(run.stats.records_written)),
     cell('Attempts', String(run.attempts)),
@@ -359,7 +361,8 @@ async function saveSchedule(entry: Entry, event: SubmitEvent): Promise<void> {
     );
     entry.pipeline = pipeline;
     renderPipeline(entry);
-    const next = pipeline.next_run_at ? `; next run ${new Date(pipeline.next_run_at).toLocaleString()}` : '';
+    const zone = scheduleZone(pipeline.schedule);
+    const next = pipeline.next_run_at ? `; next run ${zone ? formatInZone(pipeline.next_run_at, zone) : formatTime(pipeline.next_run_at)}` : '';
     announce(`Schedule of “${pipeline.name}”: ${describeSchedule(pipeline.schedule)}${next}.`);
     schedulePoll();
   } catch (err) {
