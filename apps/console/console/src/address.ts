@@ -26,12 +26,12 @@ export function setWorkspaceAddress(tab: Tab, detail?: Detail): void {
   setAddress(workspaceRoute(currentWorkspace().id, tab, detail));
 }
 
-/** Runs `work`, which shows the address now in the address bar; the views' address changes meanwhile are ignored. */
-export async function followAddress(work: () => Promise<void>): Promise<void> {
+/** Runs `work`, the way to the address now in the address bar; the views' address changes meanwhile are ignored. */
+export async function followAddress<T>(work: () => Promise<T>): Promise<T> {
   shown = location.hash;
   following++;
   try {
-    await work();
+    return await work();
   } finally {
     following--;
   }

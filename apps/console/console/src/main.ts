@@ -285,29 +285,35 @@ async function follow(route: Route | null): Promise<void> {
     if (route.view === 'workspace') announce('Sign in to open the address.');
     return;
   }
-  await followAddress(async () => {
+  // The way there (the workspace's first tab, then the tab) sets no address of its own.
+  const arrived = await followAddress(async () => {
     if (route.view !== 'workspace') {
       if (openWorkspaceId() !== null) await leaveWorkspace();
       else showView('workspaces');
-      return;
+      return false;
     }
     if (openWorkspaceId() !== route.workspaceId) {
       let workspace: Workspace;
       try {
         workspace = await admin.getWorkspace(requireAdminToken(), route.workspaceId);
       } catch (err) {
-        return showError(err, 'Could not open the address');
+        showError(err, 'Could not open the address');
+        return false;
       }
       if (openWorkspaceId() !== null) resetViews();
-      if (!(await enterWorkspace(workspace, null))) return;
+      if (!(await enterWorkspace(workspace, null))) return false;
     }
     selectTab(`tab-${route.tab}`, route.detail === undefined);
-    try {
-      await followDetail(route.tab, route.detail);
-    } catch (err) {
-      showError(err, 'Could not open the address');
-    }
+    return true;
   });
+  if (!arrived || route.view !== 'workspace') return;
+  // The object: the view sets the address it shows, the one followed, so what the user does
+  // meanwhile (another tab while an event loads) still gets its own address.
+  try {
+    await followDetail(route.tab, route.detail);
+  } catch (err) {
+    showError(err, 'Could not open the address');
+  }
 }
 
 async function boot(): Promise<void> {

@@ -546,14 +546,15 @@ function createItemRegion(item: Item): OpenItem {
   return entry;
 }
 
-async function openItemView(item: Item, button: HTMLButtonElement | null): Promise<void> {
+/** Opens an item below the list; `address`: its address is set (not when a reservation's address opens it). */
+async function openItemView(item: Item, button: HTMLButtonElement | null, address = true): Promise<void> {
   clearError();
   closeItem();
   const entry = createItemRegion(item);
   openItem = entry;
   byId('item-detail').replaceChildren(entry.region);
   entry.region.querySelector('h3')?.focus();
-  setWorkspaceAddress('warehouse', { kind: 'item', id: item.id });
+  if (address) setWorkspaceAddress('warehouse', { kind: 'item', id: item.id });
   try {
     await busy([button], () => refreshItem(entry));
   } catch (err) {
@@ -583,7 +584,7 @@ export async function followWarehouseAddress(detail: Detail | undefined): Promis
     // The locations first: the item's levels and forms name them.
     if (locations.size === 0) await loadLocations();
     const item = await gateway((platform) => platform.warehouse.GET('/items/{id}', { params: ofId(itemId) }));
-    await openItemView(item, null);
+    await openItemView(item, null, detail.kind === 'item');
   }
   for (const row of openItem?.reservationsBody.rows ?? []) {
     if (row.dataset.reservationId === detail.id) row.setAttribute('aria-current', 'true');
