@@ -140,10 +140,13 @@ export const admin = {
   listWorkspaces: (token: string, cursor?: string | null) =>
     unwrap(adminApiWith(token).GET('/workspaces', { params: { query: { limit: 100, cursor: cursor ?? undefined } } })),
   createWorkspace: (token: string, name: string) => unwrap(adminApiWith(token).POST('/workspaces', { body: { name } })),
+  getWorkspace: (token: string, workspaceId: string) => unwrap(adminApiWith(token).GET('/workspaces/{id}', { params: { path: { id: workspaceId } } })),
   listKeys: (token: string, workspaceId: string, cursor?: string | null) =>
     unwrap(adminApiWith(token).GET('/workspaces/{id}/api-keys', { params: { path: { id: workspaceId }, query: { limit: 100, cursor: cursor ?? undefined } } })),
   createKey: (token: string, workspaceId: string, body: { name: string; scopes: Scope[] | null; expires_at: string | null; rate_limits?: RateLimits | null }) =>
     unwrap(adminApiWith(token).POST('/workspaces/{id}/api-keys', { params: { path: { id: workspaceId } }, body })),
+  getKey: (token: string, workspaceId: string, keyId: string) =>
+    unwrap(adminApiWith(token).GET('/workspaces/{id}/api-keys/{key_id}', { params: keyParams(workspaceId, keyId) })),
   /** `keepalive`: the request outlives the page (the session key's revocation on pagehide). */
   revokeKey: (token: string, workspaceId: string, keyId: string, keepalive = false) =>
     unwrap(adminApiWith(token).DELETE('/workspaces/{id}/api-keys/{key_id}', { params: keyParams(workspaceId, keyId), keepalive })),

@@ -1,6 +1,8 @@
 // DOM helpers. Text always goes through textContent or attributes: the page's CSP requires
 // Trusted Types, so an accidental innerHTML would throw instead of becoming markup.
 
+import { formatInZone, formatTime } from './time.format.js';
+
 type Child = Node | string | null | undefined | false;
 type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
 
@@ -35,10 +37,13 @@ export function clear(element: Element): void {
   element.replaceChildren();
 }
 
-/** A `<time>` showing a timestamp in the reader's locale, or a dash. */
-export function time(iso: string | null | undefined, empty = '—'): Node {
+/**
+ * A `<time>` showing a timestamp in the reader's locale and zone, the zone named ("03:00:05 CET"),
+ * or in `zone` (a schedule's own) with UTC beside it; a dash when there is none.
+ */
+export function time(iso: string | null | undefined, empty = '—', zone?: string): Node {
   if (!iso) return document.createTextNode(empty);
-  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+  return h('time', { datetime: iso, title: iso }, zone ? formatInZone(iso, zone) : formatTime(iso));
 }
 
 export function badge(text: string, kind = text): HTMLElement {
@@ -68,3 +73,34 @@ export async function busy<T>(controls: (HTMLButtonElement | HTMLFieldSetElement
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }
+
+/** A create form that opens from its button (which says whether it is open) and closes on Cancel or once it was sent. */
+export interface FormToggle {
+  open(): void;
+  close(): void;
+}
+
+/** Lists come first on every tab: each create form stays hidden until its button opens it. */
+export function formToggle(button: HTMLButtonElement, form: HTMLFormElement, cancel: HTMLButtonElement, onClose?: () => void): FormToggle {
+  const close = () => {
+    form.hidden = true;
+    form.reset();
+    button.setAttribute('aria-expanded', 'false');
+    onClose?.();
+  };
+  const open = () => {
+    form.hidden = false;
+    button.setAttribute('aria-expanded', 'true');
+    form.querySelector<HTMLElement>('input:not([type="radio"]):not([type="checkbox"]), select')?.focus();
+  };
+  button.addEventListener('click', () => (form.hidden ? open() : close()));
+  cancel.addEventListener('click', () => {
+    close();
+    button.focus();
+  });
+  return { open, close };
+}
+
+/** The same, for a form of the page (body.html) named by its ids. */
+export const formToggleById = (buttonId: string, formId: string, cancelId: string, onClose?: () => void): FormToggle =>
+  formToggle(byId<HTMLButtonElement>(buttonId), byId<HTMLFormElement>(formId), byId<HTMLButtonElement>(cancelId), onClose);

@@ -19,7 +19,9 @@ import {
   ticketGate,
   type ChangesMark,
 } from './events.format.js';
+import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
+import type { Detail } from './route.format.js';
 import { gateway } from './session.js';
 
 /** How often the open event's figures, its changed tickets and an open history are read again. */
@@ -258,6 +260,7 @@ function createEventRegion(event: PlatformEvent): OpenEvent {
   close.addEventListener('click', () => {
     const button = [...eventsBody().rows].find((row) => row.dataset.eventId === event.id)?.querySelector('button');
     closeEvent();
+    setWorkspaceAddress('events');
     button?.focus();
   });
   entry.statusFilter.addEventListener('change', () => {
@@ -595,6 +598,7 @@ async function openEvent(event: PlatformEvent, button: HTMLButtonElement | null)
   open = entry;
   byId('event-detail').replaceChildren(entry.region);
   entry.region.querySelector('h3')?.focus();
+  setWorkspaceAddress('events', { kind: 'event', id: event.id });
   try {
     await busy([button], async () => {
       // The figures first: changes after their as_of are read later, and the tickets page, read after it, holds every earlier one.
@@ -607,6 +611,17 @@ async function openEvent(event: PlatformEvent, button: HTMLButtonElement | null)
   }
   scheduleRefresh();
 }
+
+/** Opens the event an address names (read by id), or closes the open one. */
+export async function followEventAddress(eventId: string | undefined): Promise<void> {
+  if (eventId === undefined) return closeEvent();
+  if (open?.event.id === eventId) return open.region.querySelector<HTMLElement>('h3')?.focus();
+  const event = await gateway((platform) => platform.events.GET('/events/{id}', { params: ofEvent(eventId) }));
+  await openEvent(event, null);
+}
+
+/** The open event, for the tab's address. */
+export const shownEvent = (): Detail | undefined => (open ? { kind: 'event', id: open.event.id } : undefined);
 
 function closeEvent(): void {
   stopRefresh();

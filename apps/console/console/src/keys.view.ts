@@ -1,14 +1,18 @@
 // API keys: create (name, scopes, rate limits, expiry; token shown once), list, revoke with
 // confirmation; an open key shows its usage chart, edits its name, scopes and rate limits, and rolls
 // (a new token shown once, the old one working for a chosen overlap).
-import { admin, PlatformApiError, type ApiKey, type RateLimits } from './api.js';
+import { admin, allPages, PlatformApiError, type ApiKey, type RateLimits } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, time, type FormToggle } from './dom.js';
 import { describeLimits, keyState, oldTokenOutcome } from './keys.format.js';
 import { accessFields, limitFields, limitsFromForm, scopeChoices, scopesFromForm } from './keys.fields.js';
 import { usageView, type UsageView } from './keys.usage.js';
+import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
+import type { Detail } from './route.format.js';
+import { keyMatches, newestFirst, searchNote } from './search.format.js';
+import { browserZone } from './time.format.js';
 import { currentWorkspace, getMeta, requireAdminToken, sessionKeyId } from './session.js';
 
 /** How long the old token of a rolled key keeps working (the API's default is 24 hours). */
@@ -32,7 +36,9 @@ interface OpenKey extends ShownKey {
 }
 
 let nextCursor: string | null = null;
+let keysRead: ApiKey[] = [];
 let open: OpenKey | undefined;
+let keyForm: FormToggle | undefined;
 
 const form = () => byId<HTMLFormElement>('key-form');
 const tbody = () => byId<HTMLTableElement>('keys-table').tBodies[0]!;
@@ -86,27 +92,39 @@ function keyRow(key: ApiKey): HTMLTableRowElement {
 /** What an open key's region shows of it: a change in any of these redraws the region. */
 const shownFacts = (key: ApiKey): string => JSON.stringify([key.name, key.scopes, key.rate_limits, key.expires_at, key.revoked_at, keyState(key, Date.now())]);
 
+/** The keys read (oldest first, as listed), shown newest first and filtered by the search box. */
+function renderKeys(): void {
+  const query = byId<HTMLInputElement>('key-search').value;
+  const shown = newestFirst(keysRead).filter((key) => keyMatches(key, query));
+  tbody().replaceChildren(...shown.map(keyRow));
+  byId('keys-note').textContent = searchNote(['key', 'keys'], shown.length, keysRead.length, query, nextCursor === null);
+  byId('keys-more').hidden = nextCursor === null;
+}
+
 function showKeys(keys: ApiKey[], replace: boolean): void {
-  if (replace) clear(tbody());
-  tbody().append(...keys.map(keyRow));
+  keysRead = replace ? keys : [...keysRead, ...keys];
+  renderKeys();
   // The open key as just read (a roll set its expiry, someone revoked it meanwhile).
   const current = open && keys.find((key) => key.id === open!.key.id);
   if (current && shownFacts(current) !== shownFacts(open!.key)) openKey(current, false);
 }
 
-/** Reloads the key list of the current workspace (first page; more on demand). */
+/** Reads the keys from `cursor` on: up to 5 pages of 100 (the admin API lists oldest first and has no search). */
+async function readKeys(cursor: string | null): Promise<ApiKey[]> {
+  const token = requireAdminToken();
+  const workspaceId = currentWorkspace().id;
+  const { items, next } = await allPages((at) => admin.listKeys(token, workspaceId, at), 5, cursor);
+  nextCursor = next;
+  return items;
+}
+
+/** Reloads the key list of the current workspace (500 keys; more on demand). */
 export async function loadKeys(): Promise<void> {
-  const page = await admin.listKeys(requireAdminToken(), currentWorkspace().id);
-  showKeys(page.data, true);
-  nextCursor = page.next_cursor;
-  byId('keys-more').hidden = nextCursor === null;
+  showKeys(await readKeys(null), true);
 }
 
 async function loadMoreKeys(): Promise<void> {
-  const page = await admin.listKeys(requireAdminToken(), currentWorkspace().id, nextCursor);
-  showKeys(page.data, false);
-  nextCursor = page.next_cursor;
-  byId('keys-more').hidden = nextCursor === null;
+  showKeys(await readKeys(nextCursor), false);
 }
 
 async function revokeKey(key: ApiKey, button: HTMLButtonElement): Promise<void> {
@@ -160,6 +178,7 @@ function editForm(entry: ShownKey): HTMLFormElement {
     };
     busy([submit], async () => {
       const saved = await admin.updateKey(requireAdminToken(), currentWorkspace().id, key.id, changes());
+      keysRead = keysRead.map((read) => (read.id === saved.id ? saved : read));
       tbody().querySelector(`tr[data-key-id="${key.id}"]`)?.replaceWith(keyRow(saved));
       entry.key = saved;
       entry.title.textContent = keyTitle(saved);
@@ -252,6 +271,7 @@ function keyRegion(key: ApiKey): OpenKey {
   );
   close.addEventListener('click', () => {
     closeKey();
+    setWorkspaceAddress('keys');
     tbody().querySelector<HTMLButtonElement>(`tr[data-key-id="${key.id}"] button`)?.focus();
   });
   // The same object the forms hold, so a save shows in `open.key`.
@@ -263,9 +283,22 @@ function openKey(key: ApiKey, focus = true): void {
   closeKey();
   open = keyRegion(key);
   byId('key-detail').replaceChildren(open.region);
-  if (focus) open.region.querySelector('h3')?.focus();
+  if (focus) {
+    open.region.querySelector('h3')?.focus();
+    setWorkspaceAddress('keys', { kind: 'key', id: key.id });
+  }
   open.usage.refresh().catch((err: unknown) => showError(err, 'Could not read the usage'));
 }
+
+/** Shows the key an address names (read by id, so one on a later page opens too), or none. */
+export async function followKeyAddress(keyId: string | undefined): Promise<void> {
+  if (keyId === undefined) return closeKey();
+  if (open?.key.id === keyId) return open.title.focus();
+  openKey(await admin.getKey(requireAdminToken(), currentWorkspace().id, keyId));
+}
+
+/** The open key, for the tab's address. */
+export const shownKey = (): Detail | undefined => (open ? { kind: 'key', id: open.key.id } : undefined);
 
 function closeKey(): void {
   open?.usage.destroy();
@@ -298,10 +331,8 @@ async function createKey(event: SubmitEvent): Promise<void> {
     const created = await busy([submit], () =>
       admin.createKey(requireAdminToken(), currentWorkspace().id, { name, scopes, expires_at: expiresAt, rate_limits: rateLimits }),
     );
+    keyForm?.close();
     showToken(created.token);
-    form().reset();
-    syncAccess();
-    syncExpiry();
     announce(`Key “${created.name}” created. Copy its token now: it is shown only once.`);
     await loadKeys();
   } catch (err) {
@@ -334,8 +365,13 @@ function syncExpiry(): void {
 }
 
 export function initKeysView(): void {
+  byId('key-expiry-custom-label').textContent = `Expiry date and time (${browserZone()})`;
   byId('key-scope-groups').replaceChildren(...scopeChoices('key', []));
   byId('key-limits').append(...limitFields('key', null));
+  keyForm = formToggleById('key-new', 'key-form', 'key-form-cancel', () => {
+    syncAccess();
+    syncExpiry();
+  });
   form().addEventListener('submit', (e) => void createKey(e));
   for (const radio of form().querySelectorAll<HTMLInputElement>('input[name="key-access"]')) radio.addEventListener('change', syncAccess);
   byId('key-expiry').addEventListener('change', syncExpiry);
@@ -346,6 +382,7 @@ export function initKeysView(): void {
       (err: unknown) => showError(err, 'Could not load the keys'),
     );
   });
+  byId('key-search').addEventListener('input', renderKeys);
   byId('keys-more').addEventListener('click', () => void loadMoreKeys().catch((err: unknown) => showError(err, 'Could not load more keys')));
   byId('new-token-copy').addEventListener('click', () => {
     void copyText(byId<HTMLInputElement>('new-token-value')).then((copied) =>
@@ -355,7 +392,7 @@ export function initKeysView(): void {
   byId('new-token-done').addEventListener('click', () => {
     hideToken();
     announce('Token removed from the page.');
-    byId('key-name').focus();
+    byId('key-new').focus();
   });
 }
 
@@ -364,8 +401,9 @@ export function resetKeysView(): void {
   closeKey();
   clear(tbody());
   nextCursor = null;
+  keysRead = [];
+  byId<HTMLInputElement>('key-search').value = '';
+  byId('keys-note').textContent = '';
   byId('keys-more').hidden = true;
-  form().reset();
-  syncAccess();
-  syncExpiry();
+  keyForm?.close();
 }

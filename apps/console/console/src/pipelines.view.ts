@@ -2,7 +2,7 @@
 // and edit it, the next run), trigger a run and watch it live (polling), and read a run's log.
 import { allPages, pageAt, PlatformApiError, type NewPipeline, type Pipeline, type Run, type RunLogLine } from './api.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, shortId, time, type FormToggle } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import {
   describeAttempt,
@@ -13,7 +13,10 @@ import {
   scheduleFromFields,
   type ScheduleFields,
 } from './pipelines.format.js';
-import { gateway } from './session.js';
+import { setWorkspaceAddress } from './address.js';
+import { formatInZone, formatTime, scheduleZone } from './time.format.js';
+import { routeHash, workspaceRoute, type Detail } from './route.format.js';
+import { currentWorkspace, gateway } from './session.js';
 
 /** How often queued or running runs, open logs and due schedules are read again. */
 const POLL_MS = 1000;
@@ -61,6 +64,7 @@ interface OpenLog {
 const entries = new Map<string, Entry>();
 let pollTimer: number | undefined;
 let loaded = false;
+let pipelineForm: FormToggle | undefined;
 let nextPageCursor: string | null = null;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
@@ -71,7 +75,8 @@ const ofRun = (entry: Entry, runId: string) => ({ path: { id: entry.pipeline.id,
 function nextRun(pipeline: Pipeline): Node | string {
   if (pipeline.schedule === null) return '—';
   if (pipeline.status === 'paused') return 'none while paused';
-  return time(pipeline.next_run_at);
+  // A cron runs in its own zone: its next run reads in that zone, with UTC beside it.
+  return time(pipeline.next_run_at, '—', scheduleZone(pipeline.schedule));
 }
 
 function renderPipeline(entry: Entry): void {
@@ -124,7 +129,7 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
     cell('Run', h('code', { class: 'nowrap', title: run.id }, shortId(run.id)), run.dry_run ? ' (dry run)' : ''),
     cell('Status', badge(run.status)),
     cell('Trigger', run.trigger),
-    cell('Scheduled for', time(run.scheduled_for)),
+    cell('Scheduled for', time(run.scheduled_for, '—', scheduleZone(entry.pipeline.schedule))),
     cell('Records read', String(run.stats.records_read)),
     cell('Records written', String(run.stats.records_written)),
     cell('Attempts', String(run.attempts)),
@@ -207,7 +212,12 @@ function createCard(pipeline: Pipeline): Entry {
   const card = h(
     'article',
     { class: 'card pipeline', 'aria-labelledby': titleId, 'data-pipeline-id': pipeline.id },
-    h('header', {}, h('h3', { id: titleId, tabindex: -1 }, pipeline.name), status),
+    h(
+      'header',
+      {},
+      h('h3', { id: titleId, tabindex: -1 }, h('a', { href: pipelineHref(pipeline.id), title: 'This pipeline’s address' }, pipeline.name)),
+      status,
+    ),
     facts,
     h('div', { class: 'actions' }, toggle, refresh),
     schedule.details,
@@ -244,6 +254,9 @@ function createCard(pipeline: Pipeline): Entry {
   schedule.form.addEventListener('submit', (e) => void saveSchedule(entry, e));
   return entry;
 }
+
+/** The pipeline's own address (a link to share, or to show it alone in the address bar). */
+const pipelineHref = (id: string): string => routeHash(workspaceRoute(currentWorkspace().id, 'pipelines', { kind: 'pipeline', id }));
 
 function syncEmpty(): void {
   byId('pipelines-empty').hidden = entries.size > 0;
@@ -348,7 +361,8 @@ async function saveSchedule(entry: Entry, event: SubmitEvent): Promise<void> {
     );
     entry.pipeline = pipeline;
     renderPipeline(entry);
-    const next = pipeline.next_run_at ? `; next run ${new Date(pipeline.next_run_at).toLocaleString()}` : '';
+    const zone = scheduleZone(pipeline.schedule);
+    const next = pipeline.next_run_at ? `; next run ${zone ? formatInZone(pipeline.next_run_at, zone) : formatTime(pipeline.next_run_at)}` : '';
     announce(`Schedule of “${pipeline.name}”: ${describeSchedule(pipeline.schedule)}${next}.`);
     schedulePoll();
   } catch (err) {
@@ -454,6 +468,8 @@ async function toggleLog(entry: Entry, runId: string): Promise<void> {
     entry.runsNote.after(region);
   }
   renderRuns(entry);
+  markShown(entry);
+  setWorkspaceAddress('pipelines', { kind: 'pipeline', id: entry.pipeline.id, runId: entry.log?.runId });
   // Focus follows the user: onto the log when it opens, back onto the run's button when it closes.
   const button = [...entry.runsBody.rows].find((row) => row.dataset.runId === runId)?.querySelector<HTMLButtonElement>('button.link');
   if (closing || !entry.log) return button?.focus();
@@ -464,6 +480,37 @@ async function toggleLog(entry: Entry, runId: string): Promise<void> {
   } catch (err) {
     showError(err, 'Could not read the run log');
   }
+}
+
+/** Shows the pipeline an address names (read by id when it is not listed), and the log of its run if one is named. */
+export async function followPipelineAddress(detail: { id: string; runId?: string } | undefined): Promise<void> {
+  if (detail === undefined) return markShown(undefined);
+  const entry =
+    entries.get(detail.id) ??
+    (await showPipeline(await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: { path: { id: detail.id } } }))));
+  markShown(entry);
+  entry.card.querySelector<HTMLElement>('h3')?.focus();
+  if (detail.runId === undefined) {
+    if (entry.log) await toggleLog(entry, entry.log.runId);
+    return;
+  }
+  if (entry.log?.runId === detail.runId) return;
+  // A run of another pipeline, or none: 404 before a log region opens for it.
+  await gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs/{run_id}', { params: ofRun(entry, detail.runId!) }));
+  await toggleLog(entry, detail.runId);
+}
+
+/** Marks the card whose address is shown (aria-current). */
+function markShown(entry: Entry | undefined): void {
+  for (const card of byId('pipeline-list').querySelectorAll('[aria-current]')) card.removeAttribute('aria-current');
+  entry?.card.setAttribute('aria-current', 'true');
+}
+
+/** The pipeline shown by its address, with its open log, for the tab's address. */
+export function shownPipeline(): Detail | undefined {
+  const card = byId('pipeline-list').querySelector<HTMLElement>('[aria-current]');
+  const entry = card?.dataset.pipelineId ? entries.get(card.dataset.pipelineId) : undefined;
+  return entry ? { kind: 'pipeline', id: entry.pipeline.id, runId: entry.log?.runId } : undefined;
 }
 
 /** Reads the open log from its start and shows the lines not shown yet (a log only grows). */
@@ -577,8 +624,7 @@ async function createPipeline(event: SubmitEvent): Promise<void> {
     const body = { name, ...connectorConfig(), ...(schedule.schedule ? { schedule: schedule.schedule } : {}) };
     const pipeline = await busy([submit], () => gateway((platform) => platform.pipelines.POST('/pipelines', { body })));
     const entry = await showPipeline(pipeline);
-    form.reset();
-    syncCreateForm();
+    pipelineForm?.close();
     announce(`Pipeline “${pipeline.name}” created.`);
     entry.card.querySelector<HTMLElement>('h3')?.focus();
   } catch (err) {
@@ -605,6 +651,7 @@ function fillTimezones(): void {
 }
 
 export function initPipelinesView(): void {
+  pipelineForm = formToggleById('pipeline-new', 'pipeline-form', 'pipeline-form-cancel', syncCreateForm);
   byId('pipeline-form').addEventListener('submit', (e) => void createPipeline(e));
   byId('pipeline-source').addEventListener('change', syncCreateForm);
   byId('new-schedule-type').addEventListener('change', syncCreateForm);
@@ -642,5 +689,6 @@ function resetList(): void {
 /** Forgets every pipeline of the previous workspace and stops polling. */
 export function resetPipelinesView(): void {
   loaded = false;
+  pipelineForm?.close();
   resetList();
 }

@@ -55,6 +55,11 @@ export function requireAdminToken(): string {
   return adminToken;
 }
 
+export const signedIn = (): boolean => adminToken !== null;
+
+/** The open workspace's id, or null when none is open. */
+export const openWorkspaceId = (): string | null => workspace?.id ?? null;
+
 export function currentWorkspace(): Workspace {
   if (!workspace) throw new Error('No workspace chosen.');
   return workspace;

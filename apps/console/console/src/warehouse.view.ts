@@ -3,7 +3,7 @@
 // between locations and reserves it; an active reservation is committed or released. Lists come
 // first; each form opens from its button. A refused write shows the API's own words.
 import { allPages, pageAt, type AdjustmentReason, type Item, type Location, type LocationStockEntry, type Reservation, type StockLevel } from './api.js';
-import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggleById, h, shortId, time } from './dom.js';
 import {
   describeReservation,
   levelsLine,
@@ -15,7 +15,9 @@ import {
   settleable,
   textField,
 } from './warehouse.format.js';
+import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
+import type { Detail } from './route.format.js';
 import { gateway } from './session.js';
 
 /** Items per page: each shown item's levels are read too (GET /items/{id}/stock). */
@@ -228,11 +230,13 @@ async function openLocationView(location: Location, button: HTMLButtonElement | 
   );
   const entry: OpenLocation = { location, region, body, note, more, cursor: null, count: 0 };
   openLocation = entry;
+  setWorkspaceAddress('warehouse', { kind: 'location', id: location.id });
   byId('location-detail').replaceChildren(region);
   region.querySelector('h4')?.focus();
   close.addEventListener('click', () => {
     openLocation = undefined;
     region.remove();
+    setWorkspaceAddress('warehouse', shownWarehouse());
     button?.focus();
   });
   more.addEventListener('click', () => {
@@ -536,23 +540,62 @@ function createItemRegion(item: Item): OpenItem {
   close.addEventListener('click', () => {
     const open = [...itemsBody().rows].find((row) => row.dataset.itemId === item.id)?.querySelector('button');
     closeItem();
+    setWorkspaceAddress('warehouse', shownWarehouse());
     open?.focus();
   });
   return entry;
 }
 
-async function openItemView(item: Item, button: HTMLButtonElement | null): Promise<void> {
+/** Opens an item below the list; `address`: its address is set (not when a reservation's address opens it). */
+async function openItemView(item: Item, button: HTMLButtonElement | null, address = true): Promise<void> {
   clearError();
   closeItem();
   const entry = createItemRegion(item);
   openItem = entry;
   byId('item-detail').replaceChildren(entry.region);
   entry.region.querySelector('h3')?.focus();
+  if (address) setWorkspaceAddress('warehouse', { kind: 'item', id: item.id });
   try {
     await busy([button], () => refreshItem(entry));
   } catch (err) {
     showError(err, `Could not open item ${item.sku}`);
   }
+}
+
+/** Opens what an address names: an item, a location's stock, or a reservation (in its item, its row marked). */
+export async function followWarehouseAddress(detail: Detail | undefined): Promise<void> {
+  if (detail === undefined) {
+    closeItem();
+    openLocation = undefined;
+    return clear(byId('location-detail'));
+  }
+  if (detail.kind === 'location') {
+    if (openLocation?.location.id === detail.id) return;
+    await loadLocations();
+    const location = locations.get(detail.id);
+    if (!location) throw new Error('No such location in this workspace.');
+    return openLocationView(location, null);
+  }
+  let itemId = detail.id;
+  if (detail.kind === 'reservation') {
+    itemId = (await gateway((platform) => platform.warehouse.GET('/reservations/{id}', { params: ofId(detail.id) }))).item_id;
+  } else if (detail.kind !== 'item') return;
+  if (openItem?.item.id !== itemId) {
+    // The locations first: the item's levels and forms name them.
+    if (locations.size === 0) await loadLocations();
+    const item = await gateway((platform) => platform.warehouse.GET('/items/{id}', { params: ofId(itemId) }));
+    await openItemView(item, null, detail.kind === 'item');
+  }
+  for (const row of openItem?.reservationsBody.rows ?? []) {
+    if (row.dataset.reservationId === detail.id) row.setAttribute('aria-current', 'true');
+    else row.removeAttribute('aria-current');
+  }
+}
+
+/** The open item, or else the open location, for the tab's address. */
+export function shownWarehouse(): Detail | undefined {
+  if (openItem) return { kind: 'item', id: openItem.item.id };
+  return openLocation ? { kind: 'location', id: openLocation.location.id } : undefined;
 }
 
 function closeItem(): void {
@@ -561,28 +604,6 @@ function closeItem(): void {
 }
 
 // ---- The tab ----
-
-/** A form that opens from its button (the button says whether it is open), and closes on Cancel or once it was sent. */
-function formToggle(buttonId: string, formId: string, cancelId: string): { open: () => void; close: () => void } {
-  const button = byId<HTMLButtonElement>(buttonId);
-  const form = byId<HTMLFormElement>(formId);
-  const close = () => {
-    form.hidden = true;
-    form.reset();
-    button.setAttribute('aria-expanded', 'false');
-  };
-  const open = () => {
-    form.hidden = false;
-    button.setAttribute('aria-expanded', 'true');
-    form.querySelector<HTMLElement>('input, select')?.focus();
-  };
-  button.addEventListener('click', () => (form.hidden ? open() : close()));
-  byId(cancelId).addEventListener('click', () => {
-    close();
-    button.focus();
-  });
-  return { open, close };
-}
 
 async function reloadAll(): Promise<void> {
   generation++;
@@ -594,8 +615,8 @@ async function reloadAll(): Promise<void> {
 }
 
 export function initWarehouseView(): void {
-  const itemForm = formToggle('item-new', 'item-form', 'item-form-cancel');
-  const locationForm = formToggle('location-new', 'location-form', 'location-form-cancel');
+  const itemForm = formToggleById('item-new', 'item-form', 'item-form-cancel');
+  const locationForm = formToggleById('location-new', 'location-form', 'location-form-cancel');
   byId<HTMLFormElement>('item-form').addEventListener('submit', (event) => {
     event.preventDefault();
     clearError();

@@ -12,9 +12,11 @@ import {
 } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, h, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggle, h, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
-import { gateway, getMeta } from './session.js';
+import { setWorkspaceAddress } from './address.js';
+import { routeHash, workspaceRoute, type Detail } from './route.format.js';
+import { currentWorkspace, gateway, getMeta } from './session.js';
 
 /** How often shown deliveries are read again. */
 const DELIVERIES_POLL_MS = 2000;
@@ -36,6 +38,8 @@ interface OpenDeliveries {
 const sections = new Map<string, ServiceSection>();
 const openDeliveries = new Map<string, OpenDeliveries>();
 let loaded = false;
+let restoring = false;
+let shownEndpoint: Extract<Detail, { kind: 'endpoint' }> | undefined;
 /** Bumped when the workspace changes, so answers for the previous one are dropped. */
 let generation = 0;
 
@@ -127,7 +131,11 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   const card = h(
     'article',
     { class: 'card', 'aria-labelledby': titleId, 'data-endpoint-id': endpoint.id },
-    h('h4', { id: titleId, class: 'mono' }, endpoint.url),
+    h(
+      'h4',
+      { id: titleId, class: 'mono', tabindex: -1 },
+      h('a', { href: endpointHref(section.service.name, endpoint.id), title: 'This endpoint’s address' }, endpoint.url),
+    ),
     h(
       'dl',
       { class: 'facts' },
@@ -149,7 +157,15 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
     deliveries.hidden = !show;
     toggleDeliveries.setAttribute('aria-expanded', String(show));
     toggleDeliveries.textContent = show ? 'Hide deliveries' : 'Show deliveries';
-    if (!show) return closeDeliveries(endpoint.id);
+    if (!show) {
+      if (shownEndpoint?.id === endpoint.id) shownEndpoint = undefined;
+      if (!restoring) setWorkspaceAddress('webhooks', shownEndpoint);
+      return closeDeliveries(endpoint.id);
+    }
+    if (!restoring) {
+      shownEndpoint = { kind: 'endpoint', service: section.service.name, id: endpoint.id };
+      setWorkspaceAddress('webhooks', shownEndpoint);
+    }
     const open: OpenDeliveries = { endpoint, body, note };
     closeDeliveries(endpoint.id);
     openDeliveries.set(endpoint.id, open);
@@ -175,6 +191,24 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   remove.addEventListener('click', () => void deleteEndpoint(section, endpoint, remove));
   return card;
 }
+
+const endpointHref = (service: string, id: string): string => routeHash(workspaceRoute(currentWorkspace().id, 'webhooks', { kind: 'endpoint', service, id }));
+
+/** Shows the endpoint an address names: its service's list read again, its card's deliveries shown. */
+export async function followWebhookAddress(detail: Extract<Detail, { kind: 'endpoint' }> | undefined): Promise<void> {
+  if (detail === undefined) return;
+  const section = sections.get(detail.service);
+  if (!section) throw new Error(`The console shows no webhook endpoints of a service named ${detail.service}.`);
+  await loadEndpoints(section);
+  const card = [...section.list.children].find((child): child is HTMLElement => child instanceof HTMLElement && child.dataset.endpointId === detail.id);
+  if (!card) throw new Error(`No such ${detail.service} webhook endpoint in this workspace.`);
+  const toggle = card.querySelector<HTMLButtonElement>('button[aria-expanded]');
+  if (toggle?.getAttribute('aria-expanded') === 'false') toggle.click();
+  card.querySelector<HTMLElement>('h4')?.focus();
+}
+
+/** The endpoint whose deliveries were shown last, for the tab's address. */
+export const shownWebhook = (): Detail | undefined => shownEndpoint;
 
 async function deleteEndpoint(section: ServiceSection, endpoint: WebhookEndpoint, button: HTMLButtonElement): Promise<void> {
   const confirmed = await confirmAction({
@@ -208,12 +242,24 @@ async function loadEndpoints(section: ServiceSection): Promise<void> {
   const cards = items.map((endpoint) => endpointCard(section, endpoint));
   section.list.replaceChildren(...cards);
   section.empty.hidden = items.length > 0;
-  for (const card of cards) {
-    if (wasOpen.has(card.dataset.endpointId ?? '')) card.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+  // Shown again as they were: no new address.
+  restoring = true;
+  try {
+    for (const card of cards) {
+      if (wasOpen.has(card.dataset.endpointId ?? '')) card.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+    }
+  } finally {
+    restoring = false;
   }
 }
 
-function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInput: HTMLInputElement): HTMLFormElement {
+/** The form of a new endpoint; `onCreated` closes it before the secret is shown. */
+function createForm(
+  section: ServiceSection,
+  secretPanel: HTMLElement,
+  secretInput: HTMLInputElement,
+  onCreated: () => void,
+): { form: HTMLFormElement; cancel: HTMLButtonElement } {
   const { service } = section;
   const id = (name: string) => `webhook-${service.name}-${name}`;
   const all = h('input', { type: 'checkbox', id: id('all'), name: 'events-all', checked: true });
@@ -224,10 +270,11 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
     for (const box of types) box.disabled = all.checked;
   });
   const submit = h('button', { type: 'submit' }, 'Create endpoint');
+  const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
   const form = h(
     'form',
-    { class: 'stack' },
-    h('h4', {}, 'Add an endpoint'),
+    { id: id('form'), class: 'card stack', 'aria-labelledby': id('form-title'), hidden: true },
+    h('h5', { id: id('form-title') }, 'New endpoint'),
     h(
       'div',
       { class: 'field' },
@@ -241,8 +288,11 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
       h('label', { class: 'choice', for: id('all') }, all, 'All events (*)'),
       h('div', { class: 'scope-groups' }, ...types.map((box) => h('label', { class: 'choice', for: box.id }, box, box.value))),
     ),
-    submit,
+    h('div', { class: 'actions' }, submit, cancel),
   );
+  form.addEventListener('reset', () => {
+    for (const box of types) box.disabled = true;
+  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     clearError();
@@ -253,17 +303,16 @@ function createForm(section: ServiceSection, secretPanel: HTMLElement, secretInp
     void busy([submit], () => gateway((platform) => webhooksOf(platform, service).POST('/webhook-endpoints', { body: { url, events } }))).then(
       async (created) => {
         secretInput.value = created.secret ?? '';
+        onCreated();
         secretPanel.hidden = false;
         secretPanel.querySelector<HTMLElement>('h4')?.focus();
-        form.reset();
-        for (const box of types) box.disabled = true;
         announce(`Endpoint ${created.url} created. Copy its signing secret now: it is shown only once.`);
         await loadEndpoints(section);
       },
       (err: unknown) => showError(err, 'Could not create the endpoint'),
     );
   });
-  return form;
+  return { form, cancel };
 }
 
 function secretPanel(service: ServiceMeta): { panel: HTMLElement; input: HTMLInputElement } {
@@ -316,6 +365,9 @@ function serviceSection(service: ServiceMeta): HTMLElement {
   sections.set(service.name, section);
   const { panel, input } = secretPanel(service);
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh endpoints');
+  const { form, cancel } = createForm(section, panel, input, () => toggle.close());
+  const newEndpoint = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-controls': form.id }, 'New endpoint');
+  const toggle = formToggle(newEndpoint, form, cancel);
   refresh.addEventListener('click', () => {
     clearError();
     loadEndpoints(section).then(
@@ -328,9 +380,9 @@ function serviceSection(service: ServiceMeta): HTMLElement {
     { class: 'card', 'aria-labelledby': titleId },
     title,
     path,
-    createForm(section, panel, input),
+    h('div', { class: 'list-head' }, h('h4', {}, 'Endpoints'), newEndpoint, refresh),
+    form,
     panel,
-    h('div', { class: 'list-head' }, h('h4', {}, 'Endpoints'), refresh),
     empty,
     list,
   );
@@ -363,6 +415,7 @@ export async function showWebhooks(): Promise<void> {
 export function resetWebhooksView(): void {
   generation++;
   loaded = false;
+  shownEndpoint = undefined;
   for (const id of [...openDeliveries.keys()]) closeDeliveries(id);
   initWebhooksView();
 }
