@@ -132,7 +132,13 @@ describe('.dockerignore', () => {
     const copied = dockerfile
       .split('\n')
       .filter((line) => /^COPY\s/.test(line) && !/--from=/.test(line))
-      .flatMap((line) => line.trim().split(/\s+/).slice(1, -1).filter((arg) => !arg.startsWith('--')));
+      .flatMap((line) =>
+        line
+          .trim()
+          .split(/\s+/)
+          .slice(1, -1)
+          .filter((arg) => !arg.startsWith('--')),
+      );
     expect(copied.length).toBeGreaterThan(0);
     for (const path of copied.filter((p) => p !== '.')) expect([path, existsSync(join(ROOT, path))]).toEqual([path, true]);
   });
