@@ -60,6 +60,8 @@ export const WEBHOOK_ENDPOINT_ROUTES = {
   'DELETE /webhook-endpoints/:id': { scope: 'webhooks:write' },
   'GET /webhook-endpoints/:id/deliveries': { scope: 'webhooks:read' },
   'POST /webhook-endpoints/:id/rotate-secret': { scope: 'webhooks:write' },
+  'GET /webhook-endpoints/:id/stats/series': { scope: 'webhooks:read' },
+  'POST /webhook-endpoints/:id/deliveries/:delivery_id/resend': { scope: 'webhooks:write' },
 } as const satisfies Record<RouteKey, RouteSpec>;
 export type WebhookRouteKey = keyof typeof WEBHOOK_ENDPOINT_ROUTES;
 
