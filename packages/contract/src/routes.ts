@@ -74,6 +74,7 @@ export const ROUTES = {
     'GET /events/:id/tickets': { scope: 'events:read' },
     'POST /events/:id/scans': { scope: 'tickets:write' },
     'GET /events/:id/stats': { scope: 'events:read' },
+    'GET /events/:id/stats/series': { scope: 'events:read' },
     'GET /tickets/:id': { scope: 'tickets:read' },
     'POST /tickets/:id/validate': { scope: 'tickets:write' },
     'POST /tickets/:id/unvalidate': { scope: 'tickets:write' },
