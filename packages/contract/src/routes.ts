@@ -114,6 +114,7 @@ export const ROUTES = {
     'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
     'POST /pipelines/:id/runs/:run_id/retry': { scope: 'runs:write', bucket: 'pipeline-runs' },
     'GET /pipelines/:id/runs/:run_id/logs': { scope: 'runs:read' },
+    'GET /pipelines/:id/stats/series': { scope: 'runs:read' },
     'GET /connectors': { scope: 'pipelines:read' },
     'POST /connectors/check': { scope: 'pipelines:write' },
     ...WEBHOOK_ENDPOINT_ROUTES,

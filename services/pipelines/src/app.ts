@@ -40,6 +40,7 @@ export function createApp(deps: PipelinesDeps): Express {
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
     runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, admission, logger: deps.logger },
+    runSeries: stores.runSeries,
     publicBasePath: deps.publicBasePath,
     webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
     connectors: deps.connectors,
