@@ -17,7 +17,7 @@ import { startDeliveryWorker } from './deliveries.worker';
 import { recordOutboxEvents } from './outbox';
 import { startOutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
-import { verifyWebhook } from './webhook-signature';
+import { verifyWebhook, type WebhookSecret } from './webhook-signature';
 
 const { pool, sql } = testSql();
 let receiver: Receiver;
@@ -58,7 +58,7 @@ function hookPath(...answers: Answer[]): { path: string; url: string } {
   return { path, url: receiver.url(path) };
 }
 
-async function createEndpoint(c: ServiceClient, url: string): Promise<{ id: string; secret: string }> {
+async function createEndpoint(c: ServiceClient, url: string): Promise<{ id: string; secret: WebhookSecret }> {
   return (await c.post('/webhook-endpoints', { url, events: ['*'] }).expect(201)).body;
 }
 
@@ -102,7 +102,7 @@ describe('POST /webhook-endpoints/{id}/deliveries/{delivery_id}/resend', () => {
     const [original] = receiver.at(hook.path);
     expect(again!.headers['webhook-id']).toBe(event.id);
     expect(again!.body).toBe(original!.body);
-    expect(verifyWebhook(endpoint.secret, again!.headers, again!.body)).toMatchObject({ id: event.id, type: 'ticket.validated' });
+    expect(verifyWebhook(again!.body, again!.headers, endpoint.secret)).toMatchObject({ id: event.id, type: 'ticket.validated' });
     const list = await recordsUntil(c, endpoint.id, 2);
     expect(list.map((r) => [r.event_id, r.attempt, r.status])).toEqual([
       [event.id, 1, 'succeeded'],

@@ -842,6 +842,7 @@ export interface components {
          *       "buckets": [
          *         {
          *           "start": "2024-12-01T08:00:00.000Z",
+         *           "pending": 0,
          *           "queued": 0,
          *           "running": 0,
          *           "succeeded": 11,
@@ -850,6 +851,7 @@ export interface components {
          *         },
          *         {
          *           "start": "2024-12-01T09:00:00.000Z",
+         *           "pending": 0,
          *           "queued": 0,
          *           "running": 1,
          *           "succeeded": 10,
@@ -884,6 +886,8 @@ export interface components {
                  * @example 2024-12-01T09:30:00.000Z
                  */
                 start: string;
+                /** @description Runs triggered in the bucket that are `pending` now. */
+                pending: number;
                 /** @description Runs triggered in the bucket that are `queued` now. */
                 queued: number;
                 /** @description Runs triggered in the bucket that are `running` now. */
@@ -5563,6 +5567,7 @@ export interface operations {
                      *       "buckets": [
                      *         {
                      *           "start": "2024-12-01T08:00:00.000Z",
+                     *           "pending": 0,
                      *           "queued": 0,
                      *           "running": 0,
                      *           "succeeded": 11,
@@ -5571,6 +5576,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "start": "2024-12-01T09:00:00.000Z",
+                     *           "pending": 0,
                      *           "queued": 0,
                      *           "running": 1,
                      *           "succeeded": 10,
