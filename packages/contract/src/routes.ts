@@ -60,6 +60,8 @@ export const WEBHOOK_ENDPOINT_ROUTES = {
   'DELETE /webhook-endpoints/:id': { scope: 'webhooks:write' },
   'GET /webhook-endpoints/:id/deliveries': { scope: 'webhooks:read' },
   'POST /webhook-endpoints/:id/rotate-secret': { scope: 'webhooks:write' },
+  'GET /webhook-endpoints/:id/stats/series': { scope: 'webhooks:read' },
+  'POST /webhook-endpoints/:id/deliveries/:delivery_id/resend': { scope: 'webhooks:write' },
 } as const satisfies Record<RouteKey, RouteSpec>;
 export type WebhookRouteKey = keyof typeof WEBHOOK_ENDPOINT_ROUTES;
 
@@ -72,6 +74,7 @@ export const ROUTES = {
     'GET /events/:id/tickets': { scope: 'events:read' },
     'POST /events/:id/scans': { scope: 'tickets:write' },
     'GET /events/:id/stats': { scope: 'events:read' },
+    'GET /events/:id/stats/series': { scope: 'events:read' },
     'GET /tickets/:id': { scope: 'tickets:read' },
     'POST /tickets/:id/validate': { scope: 'tickets:write' },
     'POST /tickets/:id/unvalidate': { scope: 'tickets:write' },
@@ -111,6 +114,7 @@ export const ROUTES = {
     'POST /pipelines/:id/runs/:run_id/cancel': { scope: 'runs:write' },
     'POST /pipelines/:id/runs/:run_id/retry': { scope: 'runs:write', bucket: 'pipeline-runs' },
     'GET /pipelines/:id/runs/:run_id/logs': { scope: 'runs:read' },
+    'GET /pipelines/:id/stats/series': { scope: 'runs:read' },
     'GET /connectors': { scope: 'pipelines:read' },
     'POST /connectors/check': { scope: 'pipelines:write' },
     ...WEBHOOK_ENDPOINT_ROUTES,

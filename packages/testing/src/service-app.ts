@@ -6,15 +6,15 @@ import { deleteRedisKeys } from './redis';
 type Logger = ReturnType<typeof createLogger>;
 
 /** What tells one service's test app from another's: what its main.ts gives core's runService, for the test database. */
-export interface ServiceTestAppOptions<Db, Stores extends ServiceStores> {
+export interface ServiceTestAppOptions<Db, Stores extends ServiceStores, Webhooks extends WebhooksRuntime = WebhooksRuntime> {
   service: string;
   createDatabase: (url: string) => Db;
   /** The service's stores over the client, as its main.ts builds them: the app gets these, never the client. */
   createStores: (db: Db) => Stores;
   /** The service's createApp, or a function that builds what the service needs besides (its own queues) and returns its app with their shutdown steps. */
-  createApp: (deps: ServiceAppDeps<Stores>) => RequestListener | ServiceAppParts;
+  createApp: (deps: ServiceAppDeps<Stores, Webhooks>) => RequestListener | ServiceAppParts;
   /** Starts the service's webhooks runtime under `queuePrefix` (a test's own); called when `webhooks` is set. */
-  startWebhooks: (deps: { service: string; sql: Db; redis: string; queuePrefix: string; logger: Logger; metrics?: Registry }) => WebhooksRuntime;
+  startWebhooks: (deps: { service: string; sql: Db; redis: string; queuePrefix: string; logger: Logger; metrics?: Registry }) => Webhooks;
   webhooks?: boolean;
   metrics?: Registry;
   /** The key prefix of the test's queues (its webhook queue and the service's own); default a fresh one. close() deletes its keys. */
@@ -41,9 +41,11 @@ export function listenOnFreePort(app: RequestListener): Promise<Server> {
  * also its outbox relay and delivery worker on a queue of their own (a key prefix whose keys
  * close() deletes) with the test retry schedule. close() ends them in the order runService does.
  */
-export async function startServiceTestApp<Db extends { $disconnect(): Promise<void> }, Stores extends ServiceStores>(
-  options: ServiceTestAppOptions<Db, Stores>,
-): Promise<ServiceTestApp<Db>> {
+export async function startServiceTestApp<
+  Db extends { $disconnect(): Promise<void> },
+  Stores extends ServiceStores,
+  Webhooks extends WebhooksRuntime = WebhooksRuntime,
+>(options: ServiceTestAppOptions<Db, Stores, Webhooks>): Promise<ServiceTestApp<Db>> {
   const { service } = options;
   const db = options.createDatabase(testDatabaseUrl(service));
   const logger = createLogger(`${service}-test`, 'silent');
@@ -58,6 +60,7 @@ export async function startServiceTestApp<Db extends { $disconnect(): Promise<vo
     metrics: options.metrics && new HttpMetrics(options.metrics),
     allowPrivateWebhooks: true,
     redisReady: async () => webhooks?.ping(),
+    webhooks,
   });
   const { app, drain = [], disconnect = [] } = typeof created === 'function' ? { app: created } : created;
   const server = await listenOnFreePort(app);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES, listOf, Uuid, UtcTimestamp } from '@platform/core';
+import { EVENT_TYPES, listOf, seriesOf, Uuid, UtcTimestamp } from '@platform/core';
 
 /**
  * Webhook endpoints and deliveries as the API returns them (contract section 11). The render
@@ -116,3 +116,46 @@ export type Delivery = z.infer<typeof Delivery>;
 
 export const EndpointList = listOf(Endpoint, 'WebhookEndpointList');
 export const DeliveryList = listOf(Delivery, 'WebhookDeliveryList');
+
+const count = (description: string) => z.int().min(0).meta({ description });
+
+/** An endpoint's delivery attempts over time (decision 0016). */
+export const DeliverySeries = seriesOf(
+  'WebhookDeliverySeries',
+  "An endpoint's delivery attempts per bucket by outcome, counted by when each attempt was recorded (its `created_at`).",
+  { endpoint_id: Uuid },
+  {
+    succeeded: count('Attempts the receiver answered with a 2xx.'),
+    failed: count('Attempts that failed: another status, no answer, or not sent (the endpoint was disabled).'),
+  },
+  {
+    endpoint_id: EXAMPLE_ENDPOINT_ID,
+    interval: 'hour',
+    from: '2024-12-01T08:00:00.000Z',
+    to: '2024-12-01T10:00:00.000Z',
+    buckets: [
+      { start: '2024-12-01T08:00:00.000Z', succeeded: 41, failed: 0 },
+      { start: '2024-12-01T09:00:00.000Z', succeeded: 38, failed: 3 },
+    ],
+  },
+);
+export type DeliverySeries = z.infer<typeof DeliverySeries>;
+
+/** The answer to a resend: the attempt it queued. */
+export const DeliveryResend = z
+  .object({
+    endpoint_id: Uuid,
+    event_id: z.string().meta({ description: 'The event sent again: the same `webhook-id` and body as its first delivery.' }),
+    event_type: z.string(),
+    attempt: z
+      .int()
+      .min(1)
+      .meta({ description: "The number the attempt's delivery record will carry: one after the latest recorded for this event and endpoint." }),
+    status: z.enum(['queued']).meta({ description: 'The attempt is queued; its outcome appears as a delivery record.' }),
+  })
+  .meta({
+    id: 'WebhookDeliveryResend',
+    description: 'One more delivery attempt of a recorded event, queued.',
+    examples: [{ endpoint_id: EXAMPLE_ENDPOINT_ID, event_id: 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W', event_type: 'ticket.validated', attempt: 2, status: 'queued' }],
+  });
+export type DeliveryResend = z.infer<typeof DeliveryResend>;

@@ -10,12 +10,13 @@ import {
   route,
   type RouteDeclaration,
   type RouteDefinition,
+  SeriesQuery,
   Uuid,
   WEBHOOK_ENDPOINT_ROUTES,
   type WebhookRouteKey,
 } from '@platform/core';
-import { DeliveryList, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
-import { endpointsService, renderDelivery, renderEndpoint, type EndpointsOptions } from './endpoints.service';
+import { DeliveryList, DeliveryResend, DeliverySeries, Endpoint, EndpointList, EndpointWithSecret } from './endpoints.resources';
+import { endpointsService, renderDelivery, renderDeliverySeries, renderEndpoint, renderResend, type EndpointsOptions } from './endpoints.service';
 import type { EndpointRow } from './webhooks.store';
 
 /** The webhook routes every service has (contract section 11); the table lives in core's contract. */
@@ -62,6 +63,7 @@ export const UpdateEndpointBody = z.strictObject({
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
 const IdParams = z.object({ id: Uuid });
+const DeliveryParams = z.object({ id: Uuid, delivery_id: Uuid });
 const NoBody = z.strictObject({});
 
 const TAG = 'Webhook endpoints';
@@ -78,6 +80,15 @@ const ENDPOINT_ANSWER = { 200: { description: 'The endpoint.', schema: Endpoint 
 
 /** The routes on one endpoint (`:id`): the webhook endpoints' tag, and 404 when the workspace has no endpoint with that id. */
 const oneEndpoint = resource({ name: 'webhook endpoint', params: IdParams, schema: Endpoint, tag: TAG });
+
+/** The resend route: an endpoint and one of its delivery records. */
+const oneDelivery = resource({
+  name: 'webhook delivery',
+  params: DeliveryParams,
+  schema: DeliveryResend,
+  tag: TAG,
+  notFound: 'No webhook endpoint with this id in the workspace, or no delivery record with this id at that endpoint.',
+});
 
 /** What each webhook endpoint route takes and answers (no handlers): the routes below validate it, API documents describe it. */
 export const webhookRouteDeclarations = {
@@ -151,6 +162,35 @@ export const webhookRouteDeclarations = {
       responses: { 200: { description: 'The endpoint with its new secret.', schema: EndpointWithSecret } },
     },
   }),
+  'GET /webhook-endpoints/:id/stats/series': oneEndpoint.route({
+    query: SeriesQuery,
+    docs: {
+      operationId: 'getWebhookDeliverySeries',
+      summary: "An endpoint's delivery attempts over time",
+      description:
+        'Delivery attempts per hour or day by outcome, counted by when each attempt was recorded; every bucket of the range is present, ' +
+        'zeros included, so a chart needs no gap filling. Records older than the delivery retention (30 days by default) are no longer counted.',
+      responses: { 200: { description: 'The series.', schema: DeliverySeries } },
+    },
+  }),
+  'POST /webhook-endpoints/:id/deliveries/:delivery_id/resend': oneDelivery.route({
+    body: NoBody,
+    docs: {
+      operationId: 'resendWebhookDelivery',
+      summary: 'Resend a delivery',
+      description:
+        "Queues one more attempt of the delivery's event to this endpoint: the same `webhook-id` and body, signed with the endpoint's current secret. " +
+        'Its outcome is recorded as a new delivery record numbered after the latest attempt; a failed resend is retried on what is left of the retry ' +
+        "schedule after that number. While the event's delivery is waiting for a retry, that retry is made now instead; while an attempt is under way, " +
+        'that attempt is the resend.',
+      responses: { 202: { description: 'The attempt is queued.', schema: DeliveryResend } },
+      errors: {
+        409:
+          'The endpoint is disabled (`errors[0].code: endpoint_disabled`), or the event is older than the outbox keeps events ' +
+          '(7 days by default) and can no longer be sent (`errors[0].code: event_expired`).',
+      },
+    },
+  }),
 } satisfies Record<WebhookRouteKey, RouteDeclaration>;
 
 /** The webhook endpoint route declarations wired to handlers with the webhooks store, keyed like core's contract routes. */
@@ -189,6 +229,22 @@ export function webhookRoutes(options: EndpointsOptions): Record<WebhookRouteKey
       const { endpoint, secret } = await endpoints.rotateSecret(identity.workspaceId, params.id);
       return { status: 200, body: withSecret(endpoint, secret) };
     }),
+
+    'GET /webhook-endpoints/:id/stats/series': route(
+      webhookRouteDeclarations['GET /webhook-endpoints/:id/stats/series'],
+      async ({ identity, params, query }) => ({
+        status: 200,
+        body: renderDeliverySeries(params.id, query, await endpoints.deliverySeries(identity.workspaceId, params.id, query)),
+      }),
+    ),
+
+    'POST /webhook-endpoints/:id/deliveries/:delivery_id/resend': route(
+      webhookRouteDeclarations['POST /webhook-endpoints/:id/deliveries/:delivery_id/resend'],
+      async ({ identity, params }) => ({
+        status: 202,
+        body: renderResend(await endpoints.resend(identity.workspaceId, params.id, params.delivery_id)),
+      }),
+    ),
   };
 }
 

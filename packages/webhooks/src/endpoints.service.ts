@@ -1,8 +1,20 @@
-import { invalidRequest, notFound, quotaExceeded, timestamp, type Cursor, type WorkspaceId } from '@platform/core';
+import {
+  conflict,
+  invalidRequest,
+  notFound,
+  seriesFrame,
+  quotaExceeded,
+  temporarilyUnavailable,
+  timestamp,
+  type Cursor,
+  type SeriesWindow,
+  type WorkspaceId,
+} from '@platform/core';
 import { createAddressGuard, hostOfUrl, NonPublicAddressError, type Resolver } from '@platform/address-guard';
-import { redactUrlPassword, type Delivery, type Endpoint } from './endpoints.resources';
+import { redactUrlPassword, type Delivery, type DeliveryResend, type DeliverySeries, type Endpoint } from './endpoints.resources';
 import { generateWebhookSecret } from './webhook-signature';
-import type { DeliveryRow, EndpointRow, WebhooksStore } from './webhooks.store';
+import { queueResend, type ResendOutcome, type ResendQueue } from './deliveries.resend';
+import type { DeliveryBucketRow, DeliveryRow, EndpointRow, WebhooksStore } from './webhooks.store';
 
 /** How long a rotated-out secret keeps signing deliveries (contract section 11). */
 export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
@@ -14,6 +26,18 @@ export interface EndpointsOptions {
   allowPrivate: boolean;
   /** Host name resolution for the SSRF guard (default: the OS resolver). */
   resolve?: Resolver;
+  /** The service's delivery queue (its webhooks runtime's), where a resend goes; without it a resend answers 503. */
+  queue?: ResendQueue;
+}
+
+/** A resend as the service decided it: the attempt it queued. */
+export interface Resend {
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  /** The number the attempt's delivery record is expected to carry: one after the pair's latest. */
+  attempt: number;
+  outcome: ResendOutcome;
 }
 
 /** The endpoint as the API renders it; the secret is never part of it. */
@@ -40,6 +64,19 @@ export function renderDelivery(delivery: DeliveryRow): Delivery {
     error: delivery.error,
     created_at: timestamp(delivery.createdAt),
   };
+}
+
+/** An endpoint's delivery series: the window's frame and its buckets. */
+export function renderDeliverySeries(endpointId: string, window: SeriesWindow, buckets: DeliveryBucketRow[]): DeliverySeries {
+  return {
+    endpoint_id: endpointId,
+    ...seriesFrame(window),
+    buckets: buckets.map((b) => ({ start: timestamp(b.start), succeeded: b.succeeded, failed: b.failed })),
+  };
+}
+
+export function renderResend(resend: Resend): DeliveryResend {
+  return { endpoint_id: resend.endpointId, event_id: resend.eventId, event_type: resend.eventType, attempt: resend.attempt, status: 'queued' };
 }
 
 /** `["*"]` alone, or the listed types once each in the order given. */
@@ -118,6 +155,43 @@ export function endpointsService(options: EndpointsOptions) {
     async deliveries(workspaceId: WorkspaceId, endpointId: string, page: { after?: Cursor; take: number }): Promise<DeliveryRow[]> {
       await mustFind(workspaceId, endpointId);
       return store.listDeliveries(workspaceId, endpointId, page);
+    },
+
+    /** The endpoint's delivery attempts by outcome in each bucket of the window. */
+    async deliverySeries(workspaceId: WorkspaceId, endpointId: string, window: SeriesWindow): Promise<DeliveryBucketRow[]> {
+      await mustFind(workspaceId, endpointId);
+      return store.deliverySeries(workspaceId, endpointId, window);
+    },
+
+    /**
+     * One more attempt of a recorded delivery's event to its endpoint (decision 0016): 404 for an
+     * unknown endpoint or delivery, 409 while the endpoint is disabled or once the event left the
+     * outbox (retention), 503 when the delivery queue cannot be reached.
+     */
+    async resend(workspaceId: WorkspaceId, endpointId: string, deliveryId: string): Promise<Resend> {
+      const endpoint = await mustFind(workspaceId, endpointId);
+      const delivery = await store.findDelivery(workspaceId, endpointId, deliveryId);
+      if (!delivery) throw notFound('Webhook delivery');
+      if (!endpoint.enabled) {
+        const message = 'The endpoint is disabled; enable it (PATCH enabled: true) to resend.';
+        throw conflict(message, undefined, [{ in: 'path', field: 'id', code: 'endpoint_disabled', message }]);
+      }
+      const event = await store.findOutboxEvent(workspaceId, delivery.eventId);
+      if (!event) {
+        const message = 'The event is older than the outbox keeps events and can no longer be sent.';
+        throw conflict(message, undefined, [{ in: 'path', field: 'delivery_id', code: 'event_expired', message }]);
+      }
+      const { queue } = options;
+      if (!queue) throw temporarilyUnavailable('Webhook deliveries are not running; retry.');
+      const latest = await store.latestAttempt(workspaceId, endpointId, event.id);
+      let outcome: ResendOutcome;
+      try {
+        outcome = await queueResend(queue, event, endpointId, latest);
+      } catch {
+        // The producer fails fast while Redis is away (deliveries.queue.ts): nothing was queued.
+        throw temporarilyUnavailable('The delivery queue is briefly unreachable; retry.');
+      }
+      return { endpointId, eventId: event.id, eventType: event.type, attempt: latest + 1, outcome };
     },
   };
 }

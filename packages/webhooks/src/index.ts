@@ -13,3 +13,4 @@ export * from './webhooks.store';
 export * from './runtime';
 export * from './endpoints.resources';
 export * from './service-config';
+export * from './deliveries.resend';

@@ -10,6 +10,7 @@ import {
 import type { WebhooksConfig } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
 import { startDeliveryRequeue } from './deliveries.requeue';
+import type { ResendQueue } from './deliveries.resend';
 import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
 import { startOutboxRelay } from './outbox-relay';
 import { PRUNED_TABLES, startRetentionPruner, type RetentionPrunerOptions } from './retention';
@@ -38,6 +39,8 @@ function labelledCounter<V extends string>(
 export interface ServiceWebhooks {
   /** Resolves when Redis answers (for /readyz). */
   ping(): Promise<void>;
+  /** The delivery queue's producer side, which the API's resend adds to (it fails fast while Redis is down). */
+  queue: ResendQueue;
   /** Stops the relay, the requeue and the retention pruner, lets the delivery and the delete in progress finish, closes the queue; idempotent. */
   close(): Promise<void>;
 }
@@ -140,6 +143,7 @@ export function startServiceWebhooks(options: {
   });
   let closing: Promise<void> | undefined;
   return {
+    queue,
     async ping() {
       await queue.getJobCounts('wait');
     },

@@ -1,4 +1,4 @@
-import { lockWorkspaceQuota, quotaReached, workspaceScoped, type Cursor, type QuotaReached, type WorkspaceId } from '@platform/core';
+import { lockWorkspaceQuota, quotaReached, workspaceScoped, type Cursor, type QuotaReached, type SeriesWindow, type WorkspaceId } from '@platform/core';
 import type { Sql, SqlClient } from './sql';
 
 /** A row of `webhook_endpoints`. */
@@ -29,6 +29,13 @@ export interface DeliveryRow {
   responseStatus: number | null;
   error: string | null;
   createdAt: Date;
+}
+
+/** One bucket of an endpoint's delivery attempts by outcome. */
+export interface DeliveryBucketRow {
+  start: Date;
+  succeeded: number;
+  failed: number;
 }
 
 /** A row of `outbox_events` (core outbox.ts). */
@@ -195,6 +202,67 @@ export function webhooksStore(sql: Sql) {
           workspaceId,
           page.take,
           ...keyset.values,
+        ),
+      );
+    },
+
+    async findDelivery(workspaceId: WorkspaceId, endpointId: string, id: string): Promise<DeliveryRow | null> {
+      const rows = await sql.$queryRawUnsafe<DeliveryRow[]>(
+        `SELECT ${DELIVERY} FROM "webhook_deliveries" WHERE "id" = $1::uuid AND "endpoint_id" = $2::uuid AND "workspace_id" = $3::uuid`,
+        id,
+        endpointId,
+        workspaceId,
+      );
+      return rows[0] ?? null;
+    },
+
+    /** The highest attempt number recorded for the event at the endpoint (0 when none), by the (event, endpoint, created_at) index. */
+    async latestAttempt(workspaceId: WorkspaceId, endpointId: string, eventId: string): Promise<number> {
+      const rows = await sql.$queryRawUnsafe<{ attempt: number | null }[]>(
+        `SELECT max("attempt")::int AS "attempt" FROM "webhook_deliveries" WHERE "event_id" = $1::text AND "endpoint_id" = $2::uuid AND "workspace_id" = $3::uuid`,
+        eventId,
+        endpointId,
+        workspaceId,
+      );
+      return rows[0]?.attempt ?? 0;
+    },
+
+    /** The event as the outbox kept it; null once retention pruned it (WEBHOOKS_OUTBOX_RETENTION_DAYS). */
+    async findOutboxEvent(workspaceId: WorkspaceId, eventId: string): Promise<OutboxRow | null> {
+      const rows = await sql.$queryRawUnsafe<OutboxRow[]>(
+        `SELECT "id", "workspace_id" AS "workspaceId", "type", "data", "created_at" AS "createdAt", "traceparent"
+           FROM "outbox_events" WHERE "id" = $1::text AND "workspace_id" = $2::uuid`,
+        eventId,
+        workspaceId,
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * The endpoint's delivery attempts per bucket of the window by outcome, every bucket present
+     * (zeros included), oldest first. Reads one range of the ("endpoint_id", "created_at", "id") index.
+     */
+    deliverySeries(workspaceId: WorkspaceId, endpointId: string, window: SeriesWindow): Promise<DeliveryBucketRow[]> {
+      return Promise.resolve(
+        sql.$queryRawUnsafe<DeliveryBucketRow[]>(
+          `WITH "counts" AS (
+             SELECT date_trunc($5::text, "created_at", 'UTC') AS "start",
+                    count(*) FILTER (WHERE "status" = 'succeeded')::int AS "succeeded",
+                    count(*) FILTER (WHERE "status" = 'failed')::int AS "failed"
+               FROM "webhook_deliveries"
+              WHERE "endpoint_id" = $1::uuid AND "workspace_id" = $2::uuid AND "created_at" >= $3::timestamptz AND "created_at" < $4::timestamptz
+              GROUP BY 1
+           )
+           SELECT b."start", COALESCE(c."succeeded", 0) AS "succeeded", COALESCE(c."failed", 0) AS "failed"
+             FROM generate_series($3::timestamptz, $4::timestamptz - $6::interval, $6::interval) AS b("start")
+             LEFT JOIN "counts" c ON c."start" = b."start"
+            ORDER BY b."start"`,
+          endpointId,
+          workspaceId,
+          window.from,
+          window.to,
+          window.interval,
+          window.step,
         ),
       );
     },

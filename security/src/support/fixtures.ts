@@ -1,5 +1,6 @@
 import { SERVICES, type ServiceName } from '@platform/core';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { sleep, type Answer } from './http';
 import { expectStatus, type Battlefield, type Tenant } from './platform';
 import { idSourcesOf, operationOf, routeName, type Route } from './routes';
@@ -105,12 +106,34 @@ export async function createFixtures(field: Battlefield, tenant: Tenant): Promis
         created(await post(`${prefix}/webhook-endpoints`, { url: PUBLIC_WEBHOOK_URL, events: ['*'], enabled: false }), `${service} webhook endpoint`),
       );
     }
+    add(`${service}:deliveries`, await deliveryRecord(field, service, tenant.workspaceId, ids[`${service}:webhook-endpoints`]![0]!));
   }
 
   add('admin:workspaces', tenant.workspaceId);
   const victim = expectStatus(await field.admin('POST', `/admin/v1/workspaces/${tenant.workspaceId}/api-keys`, { name: `${t} victim` }), 201, 'victim key');
   add('admin:api-keys', victim.json.id);
   return { tenant, ids, victimToken: victim.json.token };
+}
+
+/**
+ * A delivery record of a disabled endpoint, written into the service's database as the delivery
+ * worker writes one: the endpoints send nothing (no address of the battery's is reachable or may be
+ * reached), so no attempt can make one. A resend of it is refused (409, the endpoint is disabled).
+ */
+async function deliveryRecord(field: Battlefield, service: ServiceName, workspaceId: string, endpointId: string): Promise<string> {
+  const client = new pg.Client({ connectionString: field.platform.databaseUrls[service] });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>(
+      `INSERT INTO "webhook_deliveries" ("workspace_id", "endpoint_id", "event_id", "event_type", "attempt", "status", "response_status", "error")
+       VALUES ($1::uuid, $2::uuid, 'evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W', 'item.created', 1, 'failed', NULL, 'not sent: the endpoint is disabled')
+       RETURNING "id"`,
+      [workspaceId, endpointId],
+    );
+    return rows[0]!.id;
+  } finally {
+    await client.end();
+  }
 }
 
 /** The path parameter values of a route from these fixtures; throws when the map has no source for one. */

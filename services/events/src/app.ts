@@ -1,16 +1,19 @@
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
-import { webhookRoutes } from '@platform/webhooks';
+import { webhookRoutes, type ServiceWebhooks } from '@platform/webhooks';
 import type { Express } from 'express';
 import { eventsApiDocument } from './events.openapi';
 import { eventsRouteDefinitions } from './events.routes';
 import type { EventsServiceStores } from './events.store';
 
-/** `redisReady`: the webhook queue's Redis. */
-export type EventsDeps = ServiceAppDeps<EventsServiceStores>;
+/** `redisReady`: the webhook queue's Redis; `webhooks`: its runtime, whose queue a resend adds to. */
+export type EventsDeps = ServiceAppDeps<EventsServiceStores, ServiceWebhooks>;
 
 export function createApp(deps: EventsDeps): Express {
   const { stores } = deps;
-  const definitions = eventsRouteDefinitions(stores, webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }));
+  const definitions = eventsRouteDefinitions(
+    stores,
+    webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
+  );
   return createServiceApp({
     service: 'events',
     logger: deps.logger,

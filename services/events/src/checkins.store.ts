@@ -1,4 +1,4 @@
-import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type SeriesWindow, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents } from '@platform/webhooks';
 import type { Database } from './database';
 import { renderTicket } from './events.render';
@@ -15,6 +15,15 @@ import {
 } from './checkins';
 
 export type { Checkin };
+
+/** A bucket's check-ins at one gate ('' for none; null: the window has no check-in at all). */
+export interface CheckinBucketRow {
+  start: Date;
+  gate: string | null;
+  validated: number;
+  unvalidated: number;
+  rejectedDuplicates: number;
+}
 
 type Tx = Prisma.TransactionClient;
 
@@ -218,6 +227,33 @@ export function checkinsStore(db: Database) {
           FROM "events" e
          WHERE e."id" = ${eventId}::uuid AND e."workspace_id" = ${workspaceId}::uuid`;
       return row && { ...row, rejectedDuplicates: Number(row.rejectedDuplicates) };
+    },
+
+    /**
+     * The event's check-ins per bucket of the window and gate, by action and by `at`: one row per
+     * bucket and gate seen anywhere in the window (zeros included), or one row with gate null per
+     * bucket when the window has none. Reads one range of the ("event_id", "at") index.
+     */
+    series(workspaceId: WorkspaceId, eventId: string, window: SeriesWindow): Promise<CheckinBucketRow[]> {
+      return db.$queryRaw<CheckinBucketRow[]>`
+        WITH "counts" AS (
+          SELECT date_trunc(${window.interval}::text, c."at", 'UTC') AS "start", COALESCE(c."gate", '') AS "gate",
+                 count(*) FILTER (WHERE c."action" = 'validated')::int AS "validated",
+                 count(*) FILTER (WHERE c."action" = 'unvalidated')::int AS "unvalidated",
+                 count(*) FILTER (WHERE c."action" = 'rejected_duplicate')::int AS "rejectedDuplicates"
+            FROM "checkins" c
+           WHERE c."event_id" = ${eventId}::uuid AND c."workspace_id" = ${workspaceId}::uuid
+             AND c."at" >= ${window.from}::timestamptz AND c."at" < ${window.to}::timestamptz
+           GROUP BY 1, 2
+        ), "gates" AS (
+          SELECT DISTINCT "gate" FROM "counts"
+        )
+        SELECT b."start", g."gate", COALESCE(n."validated", 0) AS "validated", COALESCE(n."unvalidated", 0) AS "unvalidated",
+               COALESCE(n."rejectedDuplicates", 0) AS "rejectedDuplicates"
+          FROM generate_series(${window.from}::timestamptz, ${window.to}::timestamptz - ${window.step}::interval, ${window.step}::interval) AS b("start")
+          LEFT JOIN "gates" g ON true
+          LEFT JOIN "counts" n ON n."start" = b."start" AND n."gate" = g."gate"
+         ORDER BY b."start", g."gate" = '', g."gate" COLLATE "C"`;
     },
   });
 }

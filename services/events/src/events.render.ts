@@ -1,6 +1,7 @@
-import { timestamp } from '@platform/core';
+import { seriesFrame, timestamp, type SeriesWindow } from '@platform/core';
 import type { Checkin as CheckinRow, Event as EventRow, Ticket as TicketRow } from './generated/prisma/client';
-import type { Checkin, Event, EventStats, ScanResult, Ticket, Validation } from './events.resources';
+import type { Checkin, CheckinSeries, Event, EventStats, ScanResult, Ticket, Validation } from './events.resources';
+import type { CheckinBucketRow } from './checkins.store';
 import type { EventFigures, ScanResult as ScanResultRow } from './checkins';
 
 type Metadata = Ticket['metadata'];
@@ -81,4 +82,21 @@ export function renderStats(eventId: string, figures: EventFigures): EventStats 
     rejected_duplicates: figures.rejectedDuplicates,
     as_of: timestamp(figures.asOf),
   };
+}
+
+/** An event's check-in series: the store's rows (one per bucket and gate, in order) grouped into buckets with their totals. */
+export function renderCheckinSeries(eventId: string, window: SeriesWindow, rows: CheckinBucketRow[]): CheckinSeries {
+  const buckets: CheckinSeries['buckets'] = [];
+  for (const row of rows) {
+    const start = timestamp(row.start);
+    let bucket = buckets[buckets.length - 1];
+    if (bucket?.start !== start) buckets.push((bucket = { start, validated: 0, unvalidated: 0, rejected_duplicates: 0, gates: [] }));
+    if (row.gate === null) continue;
+    const counts = { validated: row.validated, unvalidated: row.unvalidated, rejected_duplicates: row.rejectedDuplicates };
+    bucket.gates.push({ gate: row.gate === '' ? null : row.gate, ...counts });
+    bucket.validated += counts.validated;
+    bucket.unvalidated += counts.unvalidated;
+    bucket.rejected_duplicates += counts.rejected_duplicates;
+  }
+  return { event_id: eventId, ...seriesFrame(window), buckets };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listOf, Uuid, UtcTimestamp } from '@platform/core';
+import { listOf, seriesOf, Uuid, UtcTimestamp } from '@platform/core';
 
 /**
  * The events service's resources as the API returns them (contract section 8). The render
@@ -215,5 +215,53 @@ export const EventStats = z
     ],
   });
 export type EventStats = z.infer<typeof EventStats>;
+
+const checkinCounts = {
+  validated: z.int().min(0).meta({ description: 'Validations (online and by offline scans).' }),
+  unvalidated: z.int().min(0).meta({ description: 'Validations undone.' }),
+  rejected_duplicates: z.int().min(0).meta({ description: 'Refused duplicate validations and scans.' }),
+};
+
+/** An event's check-ins over time (decision 0016). */
+export const CheckinSeries = seriesOf(
+  'EventCheckinSeries',
+  "An event's check-ins per bucket by action, in total and per gate, counted by each check-in's `at` (a scan's `scanned_at`, the request's time otherwise).",
+  { event_id: Uuid },
+  {
+    ...checkinCounts,
+    gates: z
+      .array(z.object({ gate: z.string().nullable().meta({ description: 'null: check-ins without a gate.' }), ...checkinCounts }))
+      .meta({ description: 'Every gate with a check-in anywhere in the range, in every bucket (zeros included), by name; no gate last.' }),
+  },
+  {
+    event_id: EXAMPLE_EVENT_ID,
+    interval: 'hour',
+    from: '2025-06-01T18:00:00.000Z',
+    to: '2025-06-01T20:00:00.000Z',
+    buckets: [
+      {
+        start: '2025-06-01T18:00:00.000Z',
+        validated: 412,
+        unvalidated: 1,
+        rejected_duplicates: 6,
+        gates: [
+          { gate: 'north-1', validated: 250, unvalidated: 1, rejected_duplicates: 4 },
+          { gate: 'south-2', validated: 162, unvalidated: 0, rejected_duplicates: 2 },
+        ],
+      },
+      {
+        start: '2025-06-01T19:00:00.000Z',
+        validated: 0,
+        unvalidated: 0,
+        rejected_duplicates: 0,
+        gates: [
+          { gate: 'north-1', validated: 0, unvalidated: 0, rejected_duplicates: 0 },
+          { gate: 'south-2', validated: 0, unvalidated: 0, rejected_duplicates: 0 },
+        ],
+      },
+    ],
+  },
+);
+export type CheckinSeries = z.infer<typeof CheckinSeries>;
 
 export const EXAMPLE_IDS = { event: EXAMPLE_EVENT_ID, ticket: EXAMPLE_TICKET_ID, validator: EXAMPLE_VALIDATOR_ID };

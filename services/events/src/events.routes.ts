@@ -6,6 +6,7 @@ import {
   pageOf,
   resource,
   route,
+  SeriesQuery,
   type RouteDeclaration,
   type RouteDefinition,
   type RoutesOf,
@@ -20,6 +21,7 @@ import type { CheckinsStore } from './checkins.store';
 import {
   ALREADY_VALIDATED_EXAMPLE,
   CheckinList,
+  CheckinSeries,
   Event,
   EventList,
   EventStats,
@@ -32,12 +34,14 @@ import {
 } from './events.resources';
 import type { EventsStore } from './events.store';
 import {
+  checkinSeries,
   createEvent,
   eventFigures,
   getEvent,
   getTicket,
   issueTicket,
   renderCheckin,
+  renderCheckinSeries,
   renderEvent,
   renderScanResult,
   renderStats,
@@ -197,6 +201,19 @@ export const eventsRouteDeclarations = {
       responses: { 200: { description: "The event's figures.", schema: EventStats } },
     },
   }),
+  'GET /events/:id/stats/series': event.route({
+    query: SeriesQuery,
+    docs: {
+      operationId: 'getEventCheckinSeries',
+      summary: 'Check-ins over time',
+      tag: 'Check-in',
+      description:
+        "Check-ins per hour or day by action (validated, unvalidated, refused duplicates), in total and per gate, counted by each check-in's `at`: " +
+        'an offline scan counts in the bucket of its `scanned_at`, so an upload can add to past buckets. Every bucket of the range is present and ' +
+        'lists every gate of the range, zeros included, so a chart needs no gap filling.',
+      responses: { 200: { description: 'The series.', schema: CheckinSeries } },
+    },
+  }),
   'GET /tickets/:id': ticket.retrieve(),
   'POST /tickets/:id/validate': ticket.route({
     body: ValidateTicketBody,
@@ -297,6 +314,11 @@ export function eventsRouteDefinitions(
     'GET /events/:id/stats': route(eventsRouteDeclarations['GET /events/:id/stats'], async ({ identity, params }) => ({
       status: 200,
       body: renderStats(params.id, await eventFigures(checkins, identity.workspaceId, params.id)),
+    })),
+
+    'GET /events/:id/stats/series': route(eventsRouteDeclarations['GET /events/:id/stats/series'], async ({ identity, params, query }) => ({
+      status: 200,
+      body: renderCheckinSeries(params.id, query, await checkinSeries(store, checkins, identity.workspaceId, params.id, query)),
     })),
 
     'GET /tickets/:id': route(eventsRouteDeclarations['GET /tickets/:id'], async ({ identity, params }) => ({

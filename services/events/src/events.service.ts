@@ -1,9 +1,9 @@
-import { conflict, invalidRequest, notFound, timestamp, type WorkspaceId } from '@platform/core';
+import { conflict, invalidRequest, notFound, timestamp, type SeriesWindow, type WorkspaceId } from '@platform/core';
 import { firstOfEachScanId, type Attempt, type EventFigures, type ScanInput, type ScanResult } from './checkins';
-import type { CheckinsStore } from './checkins.store';
+import type { CheckinBucketRow, CheckinsStore } from './checkins.store';
 import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
 
-export { renderCheckin, renderEvent, renderScanResult, renderStats, renderTicket, renderValidation } from './events.render';
+export { renderCheckin, renderCheckinSeries, renderEvent, renderScanResult, renderStats, renderTicket, renderValidation } from './events.render';
 
 export async function createEvent(
   store: EventsStore,
@@ -93,4 +93,16 @@ export async function eventFigures(store: CheckinsStore, workspaceId: WorkspaceI
   const figures = await store.figures(workspaceId, eventId);
   if (!figures) throw notFound('Event');
   return figures;
+}
+
+/** The event's check-ins per bucket of the window and gate (404 for an unknown event). */
+export async function checkinSeries(
+  events: EventsStore,
+  checkins: CheckinsStore,
+  workspaceId: WorkspaceId,
+  eventId: string,
+  window: SeriesWindow,
+): Promise<CheckinBucketRow[]> {
+  await getEvent(events, workspaceId, eventId);
+  return checkins.series(workspaceId, eventId, window);
 }

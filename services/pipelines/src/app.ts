@@ -1,5 +1,5 @@
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
-import { webhookRoutes } from '@platform/webhooks';
+import { webhookRoutes, type ServiceWebhooks } from '@platform/webhooks';
 import type { Express } from 'express';
 import type { ConnectorPolicy } from './connectors';
 import type { ConnectorsStore } from './connectors.store';
@@ -11,7 +11,7 @@ import { admittedRunsCounter, DEFAULT_WORKSPACE_MAX_ACTIVE_RUNS, runAdmission } 
 import type { RunsProducer } from './runs.queue';
 
 /** `redisReady`: the run producer's Redis (triggers answer 503 without it). */
-export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores> {
+export interface PipelinesDeps extends ServiceAppDeps<PipelinesServiceStores, ServiceWebhooks> {
   producer: RunsProducer;
   /** Prefix of the Location header's path, e.g. `/pipelines/v3` (the gateway does not rewrite headers). */
   publicBasePath: string;
@@ -40,8 +40,9 @@ export function createApp(deps: PipelinesDeps): Express {
   const definitions = pipelinesRouteDefinitions({
     pipelines: stores.pipelines,
     runs: { runs: stores.runs, logs: stores.runLogs, pipelines: stores.pipelines, producer: deps.producer, admission, logger: deps.logger },
+    runSeries: stores.runSeries,
     publicBasePath: deps.publicBasePath,
-    webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
+    webhooks: webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
     connectors: deps.connectors,
     connectorCheck: deps.connectorCheck,
     schedules,

@@ -39,6 +39,8 @@ import type { PipelinesStore } from './pipelines.store';
 import type { Run as RunRow } from './runs.store';
 import { requiredEnum } from './validation';
 import { cancelRun, getRun, listRunLogs, listRuns, retryRun, startPendingRuns, triggerRun, type RunsContext } from './runs.service';
+import { runSeriesRouteDeclarations, runSeriesRouteDefinitions } from './runs.series';
+import type { RunSeriesStore } from './runs.series.store';
 import { DEFAULT_MIN_INTERVAL_S, scheduleSchema } from './schedule';
 
 const PipelineParams = z.object({ id: Uuid });
@@ -80,6 +82,8 @@ export const ListPipelinesQuery = ListQuery.extend({ status: z.enum(['active', '
 export interface PipelinesRoutesDeps {
   pipelines: PipelinesStore;
   runs: RunsContext;
+  /** GET /pipelines/{id}/stats/series. */
+  runSeries: RunSeriesStore;
   /** The gateway's public base path of this service, put in front of the Location header's path. */
   publicBasePath: string;
   webhooks: Record<WebhookRouteKey, RouteDefinition>;
@@ -133,6 +137,7 @@ export function pipelinesRouteDeclarationsFor(limits: ScheduleLimits) {
   return {
     ...webhookRouteDeclarations,
     ...connectorRouteDeclarations,
+    ...runSeriesRouteDeclarations,
     'POST /pipelines': {
       body: bodies.create,
       docs: {
@@ -297,6 +302,7 @@ export const pipelinesRouteDeclarations = pipelinesRouteDeclarationsFor({ minInt
 export function pipelinesRouteDefinitions({
   pipelines,
   runs,
+  runSeries,
   publicBasePath,
   webhooks,
   connectors,
@@ -312,6 +318,7 @@ export function pipelinesRouteDefinitions({
   return {
     ...webhooks,
     ...connectorRouteDefinitions({ policy: connectors, ...connectorCheck }),
+    ...runSeriesRouteDefinitions({ pipelines, series: runSeries }),
     'POST /pipelines': route(pipelinesRouteDeclarations['POST /pipelines'], async ({ identity, body }) => {
       const refused = await verifyConnectors(body, connectors);
       if (refused.length > 0) throw invalidRequest(refused);

@@ -15,6 +15,7 @@ import { runsStore } from './runs.store';
 import { runLogsStore } from './run-logs.store';
 import { addsSchedule, createRefusal, scheduleTimes, setsSchedule, statusChange, updateRefusal } from './pipelines';
 import type { Schedule } from './schedule';
+import { runSeriesStore } from './runs.series.store';
 
 export type { Pipeline, PipelineStatus };
 
@@ -175,6 +176,13 @@ export type PipelinesStore = ReturnType<typeof pipelinesStore>;
 
 /** The pipelines API's stores over one client: what its app is given instead of the client. */
 export function pipelinesServiceStores(db: Database) {
-  return { pipelines: pipelinesStore(db), runs: runsStore(db), runLogs: runLogsStore(db), webhooks: webhooksStore(db), ping: () => db.$queryRaw`SELECT 1` };
+  return {
+    pipelines: pipelinesStore(db),
+    runs: runsStore(db),
+    runLogs: runLogsStore(db),
+    runSeries: runSeriesStore(db),
+    webhooks: webhooksStore(db),
+    ping: () => db.$queryRaw`SELECT 1`,
+  };
 }
 export type PipelinesServiceStores = ReturnType<typeof pipelinesServiceStores>;

@@ -1,18 +1,18 @@
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
-import { webhookRoutes } from '@platform/webhooks';
+import { webhookRoutes, type ServiceWebhooks } from '@platform/webhooks';
 import type { Express } from 'express';
 import { warehouseApiDocument } from './warehouse.openapi';
 import { warehouseRouteDefinitions } from './warehouse.routes';
 import type { WarehouseServiceStores } from './warehouse.store';
 
-/** `redisReady`: the webhook queue's Redis. */
-export type WarehouseDeps = ServiceAppDeps<WarehouseServiceStores>;
+/** `redisReady`: the webhook queue's Redis; `webhooks`: its runtime, whose queue a resend adds to. */
+export type WarehouseDeps = ServiceAppDeps<WarehouseServiceStores, ServiceWebhooks>;
 
 export function createApp(deps: WarehouseDeps): Express {
   const { stores } = deps;
   const definitions = warehouseRouteDefinitions(
     stores.warehouse,
-    webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks }),
+    webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
     deps.logger,
   );
   return createServiceApp({

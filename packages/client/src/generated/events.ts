@@ -114,6 +114,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/{id}/stats/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check-ins over time
+         * @description Check-ins per hour or day by action (validated, unvalidated, refused duplicates), in total and per gate, counted by each check-in's `at`: an offline scan counts in the bucket of its `scanned_at`, so an upload can add to past buckets. Every bucket of the range is present and lists every gate of the range, zeros included, so a chart needs no gap filling.
+         *
+         *     **Scope:** `events:read` · **Rate limit:** 400 requests per minute per key (bucket `events`).
+         */
+        get: operations["getEventCheckinSeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tickets/{id}": {
         parameters: {
             query?: never;
@@ -292,6 +314,50 @@ export interface paths {
          *     **Scope:** `webhooks:write` · **Rate limit:** 400 requests per minute per key (bucket `events`).
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/stats/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery attempts over time
+         * @description Delivery attempts per hour or day by outcome, counted by when each attempt was recorded; every bucket of the range is present, zeros included, so a chart needs no gap filling. Records older than the delivery retention (30 days by default) are no longer counted.
+         *
+         *     **Scope:** `webhooks:read` · **Rate limit:** 400 requests per minute per key (bucket `events`).
+         */
+        get: operations["getWebhookDeliverySeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a delivery
+         * @description Queues one more attempt of the delivery's event to this endpoint: the same `webhook-id` and body, signed with the endpoint's current secret. Its outcome is recorded as a new delivery record numbered after the latest attempt; a failed resend is retried on what is left of the retry schedule after that number. While the event's delivery is waiting for a retry, that retry is made now instead; while an attempt is under way, that attempt is the resend.
+         *
+         *     **Scope:** `webhooks:write` · **Rate limit:** 400 requests per minute per key (bucket `events`).
+         */
+        post: operations["resendWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -539,6 +605,101 @@ export interface components {
             as_of: string;
         };
         /**
+         * @description An event's check-ins per bucket by action, in total and per gate, counted by each check-in's `at` (a scan's `scanned_at`, the request's time otherwise).
+         * @example {
+         *       "event_id": "0f8e6c1a-3d2b-4a5c-9e7f-1a2b3c4d5e6f",
+         *       "interval": "hour",
+         *       "from": "2025-06-01T18:00:00.000Z",
+         *       "to": "2025-06-01T20:00:00.000Z",
+         *       "buckets": [
+         *         {
+         *           "start": "2025-06-01T18:00:00.000Z",
+         *           "validated": 412,
+         *           "unvalidated": 1,
+         *           "rejected_duplicates": 6,
+         *           "gates": [
+         *             {
+         *               "gate": "north-1",
+         *               "validated": 250,
+         *               "unvalidated": 1,
+         *               "rejected_duplicates": 4
+         *             },
+         *             {
+         *               "gate": "south-2",
+         *               "validated": 162,
+         *               "unvalidated": 0,
+         *               "rejected_duplicates": 2
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "start": "2025-06-01T19:00:00.000Z",
+         *           "validated": 0,
+         *           "unvalidated": 0,
+         *           "rejected_duplicates": 0,
+         *           "gates": [
+         *             {
+         *               "gate": "north-1",
+         *               "validated": 0,
+         *               "unvalidated": 0,
+         *               "rejected_duplicates": 0
+         *             },
+         *             {
+         *               "gate": "south-2",
+         *               "validated": 0,
+         *               "unvalidated": 0,
+         *               "rejected_duplicates": 0
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        EventCheckinSeries: {
+            /** Format: uuid */
+            event_id: string;
+            /** @enum {string} */
+            interval: "hour" | "day";
+            /**
+             * Format: date-time
+             * @description Start of the first bucket.
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the last bucket (exclusive).
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            to: string;
+            /** @description Every bucket from `from` to `to`, oldest first, zero counts included. */
+            buckets: {
+                /**
+                 * Format: date-time
+                 * @description The bucket's start; it ends where the next one starts.
+                 * @example 2024-12-01T09:30:00.000Z
+                 */
+                start: string;
+                /** @description Validations (online and by offline scans). */
+                validated: number;
+                /** @description Validations undone. */
+                unvalidated: number;
+                /** @description Refused duplicate validations and scans. */
+                rejected_duplicates: number;
+                /** @description Every gate with a check-in anywhere in the range, in every bucket (zeros included), by name; no gate last. */
+                gates: {
+                    /** @description null: check-ins without a gate. */
+                    gate: string | null;
+                    /** @description Validations (online and by offline scans). */
+                    validated: number;
+                    /** @description Validations undone. */
+                    unvalidated: number;
+                    /** @description Refused duplicate validations and scans. */
+                    rejected_duplicates: number;
+                }[];
+            }[];
+        };
+        /**
          * @description The validation of a ticket: exactly one call validates it.
          * @example {
          *       "ticket_id": "5b7d9f1e-2c4a-4e6b-8d0f-3a5c7e9b1d2f",
@@ -756,6 +917,82 @@ export interface components {
              * @example 2024-12-01T09:30:00.000Z
              */
             created_at: string;
+        };
+        /**
+         * @description An endpoint's delivery attempts per bucket by outcome, counted by when each attempt was recorded (its `created_at`).
+         * @example {
+         *       "endpoint_id": "2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a",
+         *       "interval": "hour",
+         *       "from": "2024-12-01T08:00:00.000Z",
+         *       "to": "2024-12-01T10:00:00.000Z",
+         *       "buckets": [
+         *         {
+         *           "start": "2024-12-01T08:00:00.000Z",
+         *           "succeeded": 41,
+         *           "failed": 0
+         *         },
+         *         {
+         *           "start": "2024-12-01T09:00:00.000Z",
+         *           "succeeded": 38,
+         *           "failed": 3
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookDeliverySeries: {
+            /** Format: uuid */
+            endpoint_id: string;
+            /** @enum {string} */
+            interval: "hour" | "day";
+            /**
+             * Format: date-time
+             * @description Start of the first bucket.
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the last bucket (exclusive).
+             * @example 2024-12-01T09:30:00.000Z
+             */
+            to: string;
+            /** @description Every bucket from `from` to `to`, oldest first, zero counts included. */
+            buckets: {
+                /**
+                 * Format: date-time
+                 * @description The bucket's start; it ends where the next one starts.
+                 * @example 2024-12-01T09:30:00.000Z
+                 */
+                start: string;
+                /** @description Attempts the receiver answered with a 2xx. */
+                succeeded: number;
+                /** @description Attempts that failed: another status, no answer, or not sent (the endpoint was disabled). */
+                failed: number;
+            }[];
+        };
+        /**
+         * @description One more delivery attempt of a recorded event, queued.
+         * @example {
+         *       "endpoint_id": "2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a",
+         *       "event_id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+         *       "event_type": "ticket.validated",
+         *       "attempt": 2,
+         *       "status": "queued"
+         *     }
+         */
+        WebhookDeliveryResend: {
+            /** Format: uuid */
+            endpoint_id: string;
+            /** @description The event sent again: the same `webhook-id` and body as its first delivery. */
+            event_id: string;
+            event_type: string;
+            /** @description The number the attempt's delivery record will carry: one after the latest recorded for this event and endpoint. */
+            attempt: number;
+            /**
+             * @description The attempt is queued; its outcome appears as a delivery record.
+             * @enum {string}
+             */
+            status: "queued";
         };
         /** @description The ticket, `issued` again, and why its validation was undone. */
         UnvalidatedTicket: {
@@ -2868,6 +3105,324 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["EventStats"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `events:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope events:read.",
+                     *         "required_scope": "events:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No event with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `events` bucket (400 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEventCheckinSeries: {
+        parameters: {
+            query?: {
+                /** @description Bucket width, aligned to UTC hours or days. Default `hour`. */
+                interval?: "hour" | "day";
+                /** @description Start (RFC 3339), rounded down to its bucket. Default: 24 hourly or 30 daily buckets before `to`. At most 168 hourly or 90 daily buckets per answer (400 `too_many_buckets` on `from`); `from` must be before `to` (400 `invalid_range`). */
+                from?: string;
+                /** @description End (RFC 3339, exclusive), rounded up to a bucket boundary. Default: now, so the last bucket is the current one. */
+                to?: string;
+            };
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "0f8e6c1a-3d2b-4a5c-9e7f-1a2b3c4d5e6f",
+                     *       "interval": "hour",
+                     *       "from": "2025-06-01T18:00:00.000Z",
+                     *       "to": "2025-06-01T20:00:00.000Z",
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2025-06-01T18:00:00.000Z",
+                     *           "validated": 412,
+                     *           "unvalidated": 1,
+                     *           "rejected_duplicates": 6,
+                     *           "gates": [
+                     *             {
+                     *               "gate": "north-1",
+                     *               "validated": 250,
+                     *               "unvalidated": 1,
+                     *               "rejected_duplicates": 4
+                     *             },
+                     *             {
+                     *               "gate": "south-2",
+                     *               "validated": 162,
+                     *               "unvalidated": 0,
+                     *               "rejected_duplicates": 2
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "start": "2025-06-01T19:00:00.000Z",
+                     *           "validated": 0,
+                     *           "unvalidated": 0,
+                     *           "rejected_duplicates": 0,
+                     *           "gates": [
+                     *             {
+                     *               "gate": "north-1",
+                     *               "validated": 0,
+                     *               "unvalidated": 0,
+                     *               "rejected_duplicates": 0
+                     *             },
+                     *             {
+                     *               "gate": "south-2",
+                     *               "validated": 0,
+                     *               "unvalidated": 0,
+                     *               "rejected_duplicates": 0
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventCheckinSeries"];
                 };
             };
             /**
@@ -6465,6 +7020,670 @@ export interface operations {
              * @description Conflict (`conflict`).
              *
              *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Only while the first request with the same `Idempotency-Key` still runs. */
+                    "Retry-After"?: number;
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "header",
+                     *             "field": "Idempotency-Key",
+                     *             "code": "reused_with_different_body",
+                     *             "message": "was first used with a different request body"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Body too large (`payload_too_large`).
+             *
+             *     The body exceeds 1048576 bytes (1 MiB).
+             */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The request body exceeds 1048576 bytes.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Encoded body (`unsupported_media_type`).
+             *
+             *     The body was sent with a `content-encoding` other than `identity` (compressed request bodies are not accepted).
+             */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies are accepted without content-encoding (identity) only.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `events` bucket (400 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookDeliverySeries: {
+        parameters: {
+            query?: {
+                /** @description Bucket width, aligned to UTC hours or days. Default `hour`. */
+                interval?: "hour" | "day";
+                /** @description Start (RFC 3339), rounded down to its bucket. Default: 24 hourly or 30 daily buckets before `to`. At most 168 hourly or 90 daily buckets per answer (400 `too_many_buckets` on `from`); `from` must be before `to` (400 `invalid_range`). */
+                from?: string;
+                /** @description End (RFC 3339, exclusive), rounded up to a bucket boundary. Default: now, so the last bucket is the current one. */
+                to?: string;
+            };
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint_id": "2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a",
+                     *       "interval": "hour",
+                     *       "from": "2024-12-01T08:00:00.000Z",
+                     *       "to": "2024-12-01T10:00:00.000Z",
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2024-12-01T08:00:00.000Z",
+                     *           "succeeded": 41,
+                     *           "failed": 0
+                     *         },
+                     *         {
+                     *           "start": "2024-12-01T09:00:00.000Z",
+                     *           "succeeded": 38,
+                     *           "failed": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliverySeries"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `webhooks:read`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope webhooks:read.",
+                     *         "required_scope": "webhooks:read",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No webhook endpoint with this id in the workspace.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Rate limited (`rate_limited`).
+             *
+             *     - The key used up its `events` bucket (400 requests per rolling minute by default); wait `Retry-After` seconds. Rejected requests do not count.
+             *     - After 100 failed authentications in a minute, requests from that address without a valid token get 429 instead of 401.
+             */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded; retry after the time in Retry-After.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error (`internal_error`).
+             *
+             *     Something failed on our side; the body never carries details. Quote `request_id` when asking for support.
+             */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "Something went wrong on our side.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Temporarily unavailable (`temporarily_unavailable`).
+             *
+             *     The service, or a database or queue it needs, is briefly unreachable or slower than the gateway timeout; retry idempotently after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "temporarily_unavailable",
+                     *         "message": "A backend is briefly unreachable; retry idempotently.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The platform version to serve; absent: `2024-12-01`. Any other value is a 400 (`unsupported_version`). */
+                "platform-version"?: components["parameters"]["PlatformVersion"];
+                /** @description Your id for the request (1-128 visible ASCII characters); echoed back and written in every log line. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe (Stripe semantics), kept 24 h per workspace, method and path. The same key with the same body replays the first answer (`idempotent-replayed: true`, nothing runs again; 5xx answers are not kept); with another body it is a 409 (`reused_with_different_body`); while the first request still runs, a 409 with `Retry-After`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Every field is optional; an empty body counts as `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The attempt is queued. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint_id": "2e4c6a8b-0d1f-4e3a-9b5c-7d9f1b3d5f7a",
+                     *       "event_id": "evt_01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+                     *       "event_type": "ticket.validated",
+                     *       "attempt": 2,
+                     *       "status": "queued"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryResend"];
+                };
+            };
+            /**
+             * @description Invalid request (`invalid_request`).
+             *
+             *     - The request failed validation: `error.errors[]` lists every problem at once (`in`, `field`, `code`, `message`).
+             *     - The body is not a JSON object sent as `application/json`, or unknown body fields were sent; or the `Idempotency-Key` is empty, too long or not visible ASCII.
+             *     - The `platform-version` header names an unsupported version (`errors[0].code: unsupported_version`).
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Request validation failed.",
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "name",
+                     *             "code": "required",
+                     *             "message": "is required"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not authenticated (`unauthorized`).
+             *
+             *     The bearer token is missing, malformed, unknown, revoked or expired.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "Missing or invalid bearer token.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Missing scope (`forbidden_scope`).
+             *
+             *     The API key lacks the scope `webhooks:write`; `error.required_scope` names it.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_scope",
+                     *         "message": "This token lacks the scope webhooks:write.",
+                     *         "required_scope": "webhooks:write",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found (`not_found`).
+             *
+             *     No webhook endpoint with this id in the workspace, or no delivery record with this id at that endpoint.
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Resource not found.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Request too slow (`request_timeout`).
+             *
+             *     The client did not send its whole request (headers and body) in time; the connection is closed after this answer.
+             */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "request_timeout",
+                     *         "message": "The request was not received in time.",
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict (`conflict`).
+             *
+             *     - The endpoint is disabled (`errors[0].code: endpoint_disabled`), or the event is older than the outbox keeps events (7 days by default) and can no longer be sent (`errors[0].code: event_expired`).
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {

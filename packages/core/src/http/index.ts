@@ -13,3 +13,4 @@ export * from './service-app';
 export * from './signed-request';
 export * from './internal-signature';
 export * from './readiness';
+export * from './series';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import express, { Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
@@ -27,6 +28,9 @@ function app() {
     ),
     'POST /bulk': route({ body: z.strictObject({ items: z.array(z.unknown()) }), entries: ['items'] }, ({ body }) => ({ status: 200, body })),
     'GET /plain': route({}, () => ({ status: 200, body: { ok: true } })),
+    // Two routes of one depth with a param at the same place, under different literals.
+    'POST /others/:other_id/parts/:part_id': route({ params: z.object({ other_id: Uuid, part_id: Uuid }) }, () => ({ status: 200 })),
+    'POST /things/:id/parts/:thing_part_id': route({ params: z.object({ id: Uuid, thing_part_id: Uuid }) }, () => ({ status: 200 })),
   };
   const specs = Object.fromEntries(Object.keys(definitions).map((key) => [key, { scope: 'events:read' as const }]));
   const a = express();
@@ -85,6 +89,11 @@ describe('the string rule, applied by the route builder to everything a client s
     const res = await request(app()).post(`/things/${escape}`).expect(400);
     expect(res.body.error).toMatchObject({ code: 'invalid_request', request_id: expect.any(String) });
     expect(problems(res.body)).toEqual([['path', field, 'invalid_format']]);
+  });
+
+  test("a param that does not decode is named after the route the request's literal segments match", async () => {
+    const res = await request(app()).post(`/things/${randomUUID()}/parts/%C0`).expect(400);
+    expect(problems(res.body)).toEqual([['path', 'thing_part_id', 'invalid_format']]);
   });
 
   test.each([

@@ -126,7 +126,10 @@ export function pathEscapeErrors(paths: readonly string[]): ErrorRequestHandler 
     if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
     const bad = segments.findIndex((segment) => strictDecode(segment.replace(/\+/g, '%2B')) === undefined);
     if (bad === -1) return next(err);
-    const pattern = patterns.find((p) => p.length === segments.length && p[bad]?.startsWith(':'));
+    // The route whose literal segments are the request's: several routes may have a param at this depth.
+    const pattern = patterns.find(
+      (p) => p.length === segments.length && p[bad]?.startsWith(':') && p.every((part, i) => part.startsWith(':') || part === segments[i]),
+    );
     const field = pattern ? pattern[bad]!.slice(1) : '';
     next(invalidRequest([{ in: 'path', field, code: 'invalid_format', message: `${TEXT_RULE_MESSAGE} (as UTF-8, percent-encoded)` }]));
   };

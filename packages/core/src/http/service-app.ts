@@ -40,11 +40,20 @@ export interface ServiceStores {
   ping(): PromiseLike<unknown>;
 }
 
+/** A service's webhooks runtime (`startServiceWebhooks` of @platform/webhooks): its outbox relay, delivery worker and retention pruner. */
+export interface WebhooksRuntime {
+  /** Resolves when Redis answers. */
+  ping(): Promise<void>;
+  /** Stops the relay and the pruner and lets the deliveries and the delete in flight finish; idempotent. */
+  close(): Promise<void>;
+}
+
 /**
  * What every service's `createApp` is given (a service may take more): its stores, never the
  * database client, so no handler can run a query a store has not scoped to the workspace.
+ * `Webhooks`: the type of the process's webhooks runtime, whose delivery queue the API adds to (a resend).
  */
-export interface ServiceAppDeps<Stores extends ServiceStores> {
+export interface ServiceAppDeps<Stores extends ServiceStores, Webhooks extends WebhooksRuntime = WebhooksRuntime> {
   stores: Stores;
   logger: Logger;
   /** PLATFORM_INTERNAL_SECRET shared with the gateway. */
@@ -55,6 +64,8 @@ export interface ServiceAppDeps<Stores extends ServiceStores> {
   redisReady: () => PromiseLike<unknown>;
   /** Request counts and latencies by route (GET /metrics); none when absent. */
   metrics?: HttpMetrics;
+  /** The process's webhooks runtime; absent where the app runs without one (tests that deliver nothing). */
+  webhooks?: Webhooks;
 }
 
 export interface JsonApiAppOptions {

@@ -6,7 +6,7 @@ import { createLogger } from './logger';
 import { createMetricsRegistry, HttpMetrics, startMetricsServer } from '../observability/metrics';
 import { redisTarget, type RedisConfig, type RedisTarget } from '../redis/redis-config';
 import { closeServer, listen } from '../http/server';
-import type { ServiceAppDeps, ServiceStores } from '../http/service-app';
+import type { ServiceAppDeps, ServiceStores, WebhooksRuntime } from '../http/service-app';
 import { gracefulShutdown, onShutdownSignals, type ShutdownStep } from './shutdown';
 import type { Tracing } from '../observability/tracing';
 
@@ -67,16 +67,8 @@ export interface ServiceConfig extends ProcessConfig, RedisConfig {
   WEBHOOKS_ALLOW_PRIVATE: boolean;
 }
 
-/** A service's webhooks runtime (`startServiceWebhooks` of @platform/webhooks): its outbox relay, delivery worker and retention pruner. */
-export interface WebhooksRuntime {
-  /** Resolves when Redis answers. */
-  ping(): Promise<void>;
-  /** Stops the relay and the pruner and lets the deliveries and the delete in flight finish; idempotent. */
-  close(): Promise<void>;
-}
-
 /** Starts a service's webhooks runtime over its client (the runtime's raw-SQL surface), as `startServiceWebhooks` does. */
-export type StartWebhooks<Db, Config> = (options: {
+export type StartWebhooks<Db, Config, Webhooks extends WebhooksRuntime = WebhooksRuntime> = (options: {
   service: ServiceName;
   sql: Db;
   /** The process's Redis (its topology and credentials); every connection is made from it. */
@@ -84,7 +76,7 @@ export type StartWebhooks<Db, Config> = (options: {
   config: Config;
   logger: Logger;
   metrics: Registry;
-}) => WebhooksRuntime;
+}) => Webhooks;
 
 /** A service's app, with the shutdown steps of what the service built for it beyond the shared dependencies (pipelines: its run producer). */
 export interface ServiceAppParts {
@@ -96,7 +88,7 @@ export interface ServiceAppParts {
 }
 
 /** What tells one service's process from another's. */
-export interface ServiceDefinition<Db, Stores extends ServiceStores, Config extends ServiceConfig> {
+export interface ServiceDefinition<Db, Stores extends ServiceStores, Config extends ServiceConfig, Webhooks extends WebhooksRuntime = WebhooksRuntime> {
   service: ServiceName;
   config: Config;
   /** The API's port. */
@@ -104,9 +96,9 @@ export interface ServiceDefinition<Db, Stores extends ServiceStores, Config exte
   /** The service's Prisma client: its stores are built over it, the webhooks runtime writes through it, and it is disconnected last. */
   database: Db;
   createStores: (db: Db) => Stores;
-  startWebhooks: StartWebhooks<Db, Config>;
+  startWebhooks: StartWebhooks<Db, Config, Webhooks>;
   /** The service's createApp, or a function that builds what the service needs besides and returns its app with their shutdown steps. */
-  createApp: (deps: ServiceAppDeps<Stores>) => RequestListener | ServiceAppParts;
+  createApp: (deps: ServiceAppDeps<Stores, Webhooks>) => RequestListener | ServiceAppParts;
   /** The service's tracing (its src/tracing.ts, imported first by its main.ts). */
   tracing?: Tracing;
 }
@@ -116,9 +108,12 @@ export interface ServiceDefinition<Db, Stores extends ServiceStores, Config exte
  * Shutdown closes the HTTP server, drains (the service's own steps, then the webhooks runtime),
  * closes the metrics server, then disconnects the database (then the service's own connections).
  */
-export function runService<Db extends { $disconnect(): Promise<void> }, Stores extends ServiceStores, Config extends ServiceConfig>(
-  definition: ServiceDefinition<Db, Stores, Config>,
-): void {
+export function runService<
+  Db extends { $disconnect(): Promise<void> },
+  Stores extends ServiceStores,
+  Config extends ServiceConfig,
+  Webhooks extends WebhooksRuntime = WebhooksRuntime,
+>(definition: ServiceDefinition<Db, Stores, Config, Webhooks>): void {
   const { service, config, database } = definition;
   runProcess({ name: service, config, tracing: definition.tracing }, ({ logger, metrics, metricsServerStep }) => {
     const webhooks = definition.startWebhooks({ service, sql: database, redis: redisTarget(config), config, logger, metrics });
@@ -129,6 +124,7 @@ export function runService<Db extends { $disconnect(): Promise<void> }, Stores e
       metrics: new HttpMetrics(metrics),
       allowPrivateWebhooks: config.WEBHOOKS_ALLOW_PRIVATE,
       redisReady: () => webhooks.ping(),
+      webhooks,
     });
     const { app, drain = [], disconnect = [] } = typeof created === 'function' ? { app: created } : created;
     const server = listen(app, definition.port, logger, `${service} service`, config.HOST);

@@ -5,6 +5,7 @@ import { createLogger, createServiceApp } from '@platform/core';
 import { prepareTestDatabase, TEST_INTERNAL_SECRET, testDatabaseUrl } from '@platform/testing';
 import { webhooksRouter } from '../endpoints.routes';
 import type { Resolver } from '@platform/address-guard';
+import type { ResendQueue } from '../deliveries.resend';
 import { pgSql, type Sql } from '../sql';
 import { webhooksStore } from '../webhooks.store';
 
@@ -36,7 +37,7 @@ export async function freshTestDatabase(name: string): Promise<{ pool: pg.Pool; 
 }
 
 /** The webhook routes in the app every service shares, with the internal usage route, as a service mounts them. */
-export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Resolver }): Express {
+export function testApp(sql: Sql, options: { allowPrivate: boolean; resolve?: Resolver; queue?: ResendQueue }): Express {
   const store = webhooksStore(sql);
   return createServiceApp({
     service: 'events',
