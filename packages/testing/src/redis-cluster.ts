@@ -2,16 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePorts } from './processes';
-import {
-  findRedisBinaries,
-  redisProcessGroup,
-  parseInfo,
-  redisCommand,
-  redisInfo,
-  spawnRedisProcess,
-  type RedisNode,
-  type RedisProcess,
-} from './redis-processes';
+import { findRedisBinaries, redisProcessGroup, parseInfo, redisCommand, redisInfo, spawnRedisProcess, type RedisNode } from './redis-processes';
 import { waitFor } from './wait';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePorts } from './processes';
-import { findRedisBinaries, redisProcessGroup, redisCommand, redisInfo, spawnRedisProcess, type RedisNode, type RedisProcess } from './redis-processes';
+import { findRedisBinaries, redisProcessGroup, redisCommand, redisInfo, spawnRedisProcess, type RedisNode } from './redis-processes';
 import { waitFor } from './wait';
 
 /**
