@@ -144,7 +144,7 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
         'button',
         {
           type: 'button',
-          class: 'secondary',
+          class: 'link',
           'aria-label': `Retry run ${shortId(run.id)}`,
           onclick: (e: Event) => void retryRun(entry, run, e.currentTarget as HTMLButtonElement),
         },
