@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { sleep, waitFor } from '@platform/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { openBrowser, screenshot, WAIT_MS, type BrowserSession } from './browser';
+import { ARTIFACTS_DIR } from './platform';
 
 // One browser session walks through the console as a user would; the steps share the page.
 const gatewayUrl = process.env.E2E_GATEWAY_URL!;
@@ -547,6 +549,167 @@ describe('workspace console in Chromium', () => {
     await card.getByRole('button', { name: 'Save schedule' }).click();
     await eventually(async () => expect(await card.locator('dd[data-fact="Schedule"]').textContent()).toBe('none (runs only when triggered)'));
     expect(await card.locator('dd[data-fact="Next run"]').textContent()).toBe('—');
+  });
+
+  test('steering runs: enqueue and a run timeout set in the page; runs wait in line as pending, one is cancelled there; a cancelled and a timed-out run are retried (retry_of shown); the 21st pending run is refused in the API’s words', async () => {
+    // An http-json source that holds its answer while `holding`: the run reading it stays running.
+    let holding = true;
+    const held: http.ServerResponse[] = [];
+    const records = JSON.stringify([{ id: 'steered-1', name: 'one' }]);
+    const answer = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(records);
+    const source = http.createServer((_req, res) => (holding ? held.push(res) : answer(res)));
+    const release = () => {
+      holding = false;
+      for (const res of held.splice(0)) if (!res.destroyed) answer(res);
+    };
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    try {
+      const key = await adminApi('POST', `/workspaces/${workspaceId}/api-keys`, {
+        name: 'e2e steering',
+        scopes: ['pipelines:read', 'pipelines:write', 'runs:read', 'runs:write'],
+      });
+      expect(key.status).toBe(201);
+      const pipelinesApi = (method: string, path: string, body?: unknown) => api(key.body.token, method, `/pipelines/v3/pipelines${path}`, body);
+      const created = await pipelinesApi('POST', '', {
+        name: 'e2e steered',
+        source: { connector: 'http-json', config: { url: `http://127.0.0.1:${(source.address() as AddressInfo).port}/records` } },
+        destination: { connector: 'postgres', config: { table: 'e2e_console_steered' } },
+      });
+      expect(created.status).toBe(201);
+      const pipelineId: string = created.body.id;
+      /** The pipeline's runs, oldest (first triggered) first. */
+      const runsOf = async (): Promise<{ id: string; status: string; retry_of: string | null; error: { code: string } | null }[]> =>
+        (await pipelinesApi('GET', `/${pipelineId}/runs?limit=100`)).body.data;
+
+      await page.getByRole('tab', { name: 'Pipelines' }).click();
+      await page.getByRole('button', { name: 'Refresh pipelines' }).click();
+      const card = page.getByRole('article', { name: 'e2e steered' });
+      await card.waitFor();
+      const fact = (name: string) => card.locator(`dd[data-fact="${name}"]`).textContent();
+      expect(await fact('Concurrency policy')).toMatch(/^reject \(/);
+      expect(await fact('Run timeout')).toBe('none');
+
+      // The run settings beside the schedule: a timeout out of range is refused in the API's words, then saved.
+      await card.getByText('Edit run settings').click();
+      await card.getByLabel('Concurrency policy').selectOption('enqueue');
+      const timeout = card.getByLabel(/^Run timeout/);
+      await timeout.fill('5');
+      await card.getByRole('button', { name: 'Save run settings' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Could not save the run settings' }).filter({ hasText: 'run_timeout_seconds' }).waitFor();
+      await timeout.fill('600');
+      await card.getByRole('button', { name: 'Save run settings' }).click();
+      await eventually(async () => expect(await fact('Run timeout')).toBe('fail after 10 minutes running'));
+      expect(await fact('Concurrency policy')).toMatch(/^enqueue \(/);
+      expect((await pipelinesApi('GET', `/${pipelineId}`)).body).toMatchObject({ concurrency_policy: 'enqueue', run_timeout_seconds: 600 });
+
+      // Three triggers: the first runs (its source holds the answer), the others wait in line, in trigger order.
+      const trigger = card.getByRole('button', { name: 'Trigger run' });
+      await trigger.click();
+      await eventually(async () => expect(held).toHaveLength(1), RUN_WAIT_MS);
+      const pending = card.locator('tbody tr[data-status="pending"]');
+      await trigger.click();
+      await eventually(async () => expect(await pending.count()).toBe(1));
+      await trigger.click();
+      await eventually(async () => expect(await pending.count()).toBe(2));
+      const [first, second, third] = await runsOf();
+      expect([first!.status, second!.status, third!.status]).toEqual(['running', 'pending', 'pending']);
+      const row = (id: string, status = '') => card.locator(`tbody tr[data-run-id="${id}"]${status && `[data-status="${status}"]`}`);
+      /** The row of the run that retries `id`, in `status`. */
+      const retryRow = (id: string, status = '') => card.locator(`tbody tr${status && `[data-status="${status}"]`}:has([data-retry-of="${id}"])`);
+      const statusOf = (id: string) => row(id).locator('td[data-label="Status"]').textContent();
+      await eventually(async () => expect(await statusOf(first!.id)).toBe('running'));
+      expect(await statusOf(second!.id)).toBe('pending next to start, of 2 in line');
+      expect(await statusOf(third!.id)).toBe('pending 2nd of 2 in line');
+      await card.screenshot({ path: join(ARTIFACTS_DIR, 'console-runs-pending.png') });
+
+      // A pending run is cancelled in the page; the one before it stays next.
+      await row(third!.id)
+        .getByRole('button', { name: `Cancel run ${third!.id.slice(0, 8)}` })
+        .click();
+      const dialog = page.getByRole('dialog', { name: `Cancel run ${third!.id.slice(0, 8)}?` });
+      expect(await dialog.textContent()).toContain('leaves the line');
+      await dialog.getByRole('button', { name: 'Cancel run' }).click();
+      await row(third!.id, 'cancelled').waitFor();
+      await eventually(async () => expect(await statusOf(second!.id)).toBe('pending next to start'));
+
+      // The running one is cancelled too; the next in line then runs (its source answers now) and succeeds.
+      await row(first!.id)
+        .getByRole('button', { name: `Cancel run ${first!.id.slice(0, 8)}` })
+        .click();
+      await page
+        .getByRole('dialog', { name: `Cancel run ${first!.id.slice(0, 8)}?` })
+        .getByRole('button', { name: 'Cancel run' })
+        .click();
+      await row(first!.id, 'cancelled').waitFor();
+      release();
+      await row(second!.id, 'succeeded').waitFor({ timeout: RUN_WAIT_MS });
+      expect(
+        await row(second!.id)
+          .getByRole('button', { name: /^Retry run/ })
+          .count(),
+      ).toBe(0);
+
+      // Retry the cancelled run: a new run names it in retry_of and succeeds.
+      await row(first!.id)
+        .getByRole('button', { name: `Retry run ${first!.id.slice(0, 8)}` })
+        .click();
+      const retryOfFirst = retryRow(first!.id);
+      await retryOfFirst.waitFor();
+      expect(await retryOfFirst.locator('td[data-label="Run"]').textContent()).toMatch(new RegExp(`retry of ${first!.id.slice(0, 8)}$`));
+      await retryRow(first!.id, 'succeeded').waitFor({ timeout: RUN_WAIT_MS });
+      expect((await runsOf()).find((run) => run.retry_of === first!.id)).toMatchObject({ status: 'succeeded' });
+
+      // A 10 s timeout set in the page ends a run whose source never answers: failed (timeout); its retry succeeds.
+      await timeout.fill('10');
+      await card.getByRole('button', { name: 'Save run settings' }).click();
+      await eventually(async () => expect(await fact('Run timeout')).toBe('fail after 10 seconds running'));
+      holding = true;
+      await trigger.click();
+      await eventually(async () => expect(held).toHaveLength(1), RUN_WAIT_MS);
+      const timedOut = (await runsOf()).at(-1)!;
+      await row(timedOut.id, 'failed').waitFor({ timeout: RUN_WAIT_MS + 10_000 });
+      expect((await runsOf()).at(-1)).toMatchObject({ id: timedOut.id, status: 'failed', error: { code: 'timeout' } });
+      expect(await row(timedOut.id).locator('td[data-label="Error"]').textContent()).toMatch(/limit of 10/);
+      release();
+      await row(timedOut.id)
+        .getByRole('button', { name: `Retry run ${timedOut.id.slice(0, 8)}` })
+        .click();
+      await retryRow(timedOut.id, 'succeeded').waitFor({ timeout: RUN_WAIT_MS });
+      await eventually(async () => expect(await statusText()).toMatch(/succeeded/));
+      await card.screenshot({ path: join(ARTIFACTS_DIR, 'console-runs-retry.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      await card.screenshot({ path: join(ARTIFACTS_DIR, 'console-runs-retry-phone.png') });
+      await page.setViewportSize({ width: 1280, height: 900 });
+
+      // Empty is no timeout. With one run held and 20 waiting, one more trigger is refused in the API's words.
+      await timeout.fill('');
+      await card.getByRole('button', { name: 'Save run settings' }).click();
+      await eventually(async () => expect(await fact('Run timeout')).toBe('none'));
+      holding = true;
+      await trigger.click();
+      await eventually(async () => expect(held).toHaveLength(1), RUN_WAIT_MS);
+      const line: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const queued = await pipelinesApi('POST', `/${pipelineId}/runs`, { trigger: 'manual' });
+        expect(queued.body.status).toBe('pending');
+        line.push(queued.body.id);
+      }
+      await trigger.click();
+      await page.getByRole('alert').filter({ hasText: 'Could not trigger a run' }).filter({ hasText: 'at most 20 pending runs' }).waitFor();
+      // Runs triggered elsewhere show once the pipeline is read again: the newest 10, all waiting.
+      await card.getByRole('button', { name: 'Refresh', exact: true }).click();
+      await eventually(async () => expect(await pending.count()).toBe(10));
+      expect(await statusOf(line.at(-1)!)).toBe('pending 20th of 20 in line');
+      for (const id of [...line, (await runsOf()).find((run) => run.status === 'running')!.id]) {
+        expect((await pipelinesApi('POST', `/${pipelineId}/runs/${id}/cancel`)).status).toBe(200);
+      }
+      await eventually(async () => expect(await pending.count()).toBe(0));
+    } finally {
+      release();
+      source.closeAllConnections();
+      await new Promise((resolve) => source.close(resolve));
+    }
   });
 
   test("lists the workspace's events; an open event's figures per gate follow validations made through the API, without a click", async () => {

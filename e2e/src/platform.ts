@@ -62,6 +62,10 @@ export async function startE2ePlatform(): Promise<Platform> {
         WEBHOOKS_TIMEOUT_MS: '5000',
         // The console test sets a schedule of a few seconds.
         PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1',
+        // The console's steering test reads an http-json source on 127.0.0.1 that holds its answer
+        // while runs wait in line; a run ends by cancel or by its run timeout (10 s), not the fetch's.
+        CONNECTORS_ALLOW_PRIVATE: 'true',
+        HTTP_JSON_TIMEOUT_MS: '120000',
       },
       onOutput: (name, line) => log(name).write(`${line}\n`),
     });

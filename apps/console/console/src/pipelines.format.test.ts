@@ -1,4 +1,21 @@
-import { describeAttempt, describeConnector, describeInterval, describeLogData, describeSchedule, fieldsOf, scheduleFromFields } from './pipelines.format';
+import {
+  canCancel,
+  canRetry,
+  describeAttempt,
+  describeConcurrencyPolicy,
+  describeConnector,
+  describeDuration,
+  describeInterval,
+  describeLinePlace,
+  describeLogData,
+  describeRunTimeout,
+  describeSchedule,
+  fieldsOf,
+  linePlaces,
+  runSettingsFieldsOf,
+  runSettingsFromFields,
+  scheduleFromFields,
+} from './pipelines.format';
 
 describe('describeSchedule', () => {
   test.each([
@@ -75,4 +92,89 @@ describe('run log lines', () => {
 test('describeConnector shows a connector with its config', () => {
   expect(describeConnector({ connector: 'sample', config: { records: 100, seed: 7 } })).toBe('sample (records: 100, seed: 7)');
   expect(describeConnector({ connector: 'postgres', config: {} })).toBe('postgres');
+});
+
+describe('run settings (contract section 19)', () => {
+  test.each([
+    [10, '10 seconds'],
+    [1, '1 second'],
+    [60, '1 minute'],
+    [90, '90 seconds'],
+    [600, '10 minutes'],
+    [3_600, '1 hour'],
+    [86_400, '1 day'],
+  ])('a span of %i s reads "%s"', (seconds, words) => {
+    expect(describeDuration(seconds)).toBe(words);
+  });
+
+  test('the timeout and the policy in words; no timeout is none', () => {
+    expect(describeRunTimeout(null)).toBe('none');
+    expect(describeRunTimeout(600)).toBe('fail after 10 minutes running');
+    expect(describeConcurrencyPolicy('reject')).toMatch(/^reject \(.*refused\)$/);
+    expect(describeConcurrencyPolicy('enqueue')).toMatch(/^enqueue \(.*pending\)$/);
+  });
+
+  test('an empty timeout is none (null); a whole number of seconds is sent as it is, its range left to the API', () => {
+    expect(runSettingsFromFields({ policy: 'enqueue', timeoutSeconds: ' ' })).toEqual({
+      settings: { concurrency_policy: 'enqueue', run_timeout_seconds: null },
+    });
+    expect(runSettingsFromFields({ policy: 'reject', timeoutSeconds: ' 600 ' })).toEqual({
+      settings: { concurrency_policy: 'reject', run_timeout_seconds: 600 },
+    });
+    expect(runSettingsFromFields({ policy: 'reject', timeoutSeconds: '5' })).toEqual({ settings: { concurrency_policy: 'reject', run_timeout_seconds: 5 } });
+    for (const bad of ['1.5', '-10', 'ten', '1e3']) {
+      expect(runSettingsFromFields({ policy: 'reject', timeoutSeconds: bad })).toEqual({ problem: expect.stringMatching(/whole number of seconds/) });
+    }
+    expect(runSettingsFromFields({ policy: 'queue', timeoutSeconds: '' })).toEqual({ problem: expect.stringMatching(/policy/) });
+  });
+
+  test('the editor shows the stored settings as they were saved', () => {
+    for (const settings of [
+      { concurrency_policy: 'reject', run_timeout_seconds: null },
+      { concurrency_policy: 'enqueue', run_timeout_seconds: 86_400 },
+    ] as const) {
+      expect(runSettingsFromFields(runSettingsFieldsOf(settings))).toEqual({ settings });
+    }
+  });
+});
+
+describe('runs an operator steers', () => {
+  const statuses = ['pending', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+  test('pending, queued and running runs can be cancelled; failed and cancelled ones retried', () => {
+    expect(statuses.filter(canCancel)).toEqual(['pending', 'queued', 'running']);
+    expect(statuses.filter(canRetry)).toEqual(['failed', 'cancelled']);
+  });
+
+  test('pending runs take their places in trigger order (created_at, then id), whatever order they are listed in', () => {
+    const at = (ms: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, 0, ms)).toISOString();
+    const runs = [
+      { id: 'e', status: 'pending', created_at: at(40) },
+      { id: 'd', status: 'pending', created_at: at(30) },
+      { id: 'c2', status: 'pending', created_at: at(20) },
+      { id: 'c1', status: 'pending', created_at: at(20) },
+      { id: 'b', status: 'running', created_at: at(10) },
+      { id: 'a', status: 'cancelled', created_at: at(0) },
+    ] as const;
+    expect([...linePlaces(runs)]).toEqual([
+      ['c1', 1],
+      ['c2', 2],
+      ['d', 3],
+      ['e', 4],
+    ]);
+    expect(linePlaces(runs.slice(4)).size).toBe(0);
+  });
+
+  test.each([
+    [1, 1, 'next to start'],
+    [1, 3, 'next to start, of 3 in line'],
+    [2, 3, '2nd of 3 in line'],
+    [3, 20, '3rd of 20 in line'],
+    [4, 20, '4th of 20 in line'],
+    [11, 20, '11th of 20 in line'],
+    [12, 20, '12th of 20 in line'],
+    [13, 20, '13th of 20 in line'],
+  ])('place %i of %i reads "%s"', (place, waiting, words) => {
+    expect(describeLinePlace(place, waiting)).toBe(words);
+  });
 });

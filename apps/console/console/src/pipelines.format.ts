@@ -1,6 +1,6 @@
-// What the pipelines page says about a pipeline, a schedule and a run's log: plain functions of
-// the API's answers (contract sections 10, 13, 14), without the DOM, so they are tested alone.
-import type { ConnectorSpec, RunLogLine, Schedule } from './api.js';
+// What the pipelines page says about a pipeline, a schedule, its runs and a run's log: plain
+// functions of the API's answers (contract sections 10, 13, 14, 19), without the DOM, so they are tested alone.
+import type { ConnectorSpec, Pipeline, Run, RunLogLine, RunStatus, Schedule } from './api.js';
 
 /** `sample (records: 100, seed: 7)`: a connector and its config on one line. */
 export function describeConnector(connector: ConnectorSpec): string {
@@ -86,4 +86,79 @@ function describeValue(value: unknown): string {
 /** `attempt 2` (attempt 0 is before the first attempt: the run was queued). */
 export function describeAttempt(attempt: number): string {
   return attempt === 0 ? 'before the first attempt' : `attempt ${attempt}`;
+}
+
+/** `10 minutes`, `1 hour`, `90 seconds`: a span in the largest unit that divides it. */
+export function describeDuration(seconds: number): string {
+  for (const [size, one, many] of UNITS) {
+    if (seconds % size === 0) return seconds === size ? `1 ${one}` : `${seconds / size} ${many}`;
+  }
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
+}
+
+/** What a trigger (or a retry) does while a run of the pipeline is queued or running. */
+export function describeConcurrencyPolicy(policy: Pipeline['concurrency_policy']): string {
+  return policy === 'enqueue' ? 'enqueue (a trigger while a run is active waits in line as pending)' : 'reject (a trigger while a run is active is refused)';
+}
+
+/** `none` or `fail after 10 minutes running`. */
+export function describeRunTimeout(seconds: number | null): string {
+  return seconds === null ? 'none' : `fail after ${describeDuration(seconds)} running`;
+}
+
+/** The run settings editor's fields, as typed. */
+export interface RunSettingsFields {
+  policy: string;
+  timeoutSeconds: string;
+}
+
+export type RunSettings = Pick<Pipeline, 'concurrency_policy' | 'run_timeout_seconds'>;
+
+/**
+ * The PATCH body of the run settings: an empty timeout is none (`null`). The range (10 to
+ * 86,400 s) is the API's to say: its 400 names the field, and the page shows it.
+ */
+export function runSettingsFromFields(fields: RunSettingsFields): { settings: RunSettings } | { problem: string } {
+  if (fields.policy !== 'reject' && fields.policy !== 'enqueue') return { problem: `Unknown concurrency policy ${fields.policy}.` };
+  const text = fields.timeoutSeconds.trim();
+  if (text !== '' && !/^\d+$/.test(text)) return { problem: 'Give the run timeout as a whole number of seconds, or leave it empty for none.' };
+  return { settings: { concurrency_policy: fields.policy, run_timeout_seconds: text === '' ? null : Number(text) } };
+}
+
+/** The editor's fields showing a pipeline's stored run settings. */
+export function runSettingsFieldsOf(pipeline: RunSettings): RunSettingsFields {
+  return { policy: pipeline.concurrency_policy, timeoutSeconds: pipeline.run_timeout_seconds === null ? '' : String(pipeline.run_timeout_seconds) };
+}
+
+/** A pending, queued or running run can be cancelled (contract sections 10 and 19). */
+export function canCancel(status: RunStatus): boolean {
+  return status === 'pending' || status === 'queued' || status === 'running';
+}
+
+/** Only a failed or cancelled run can be retried (contract section 19). */
+export function canRetry(status: RunStatus): boolean {
+  return status === 'failed' || status === 'cancelled';
+}
+
+/**
+ * Each pending run's place in its pipeline's line, 1 for the next to start: pending runs start
+ * in trigger order, which is `(created_at, id)`.
+ */
+export function linePlaces(runs: readonly Pick<Run, 'id' | 'status' | 'created_at'>[]): Map<string, number> {
+  const line = runs
+    .filter((run) => run.status === 'pending')
+    .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return new Map(line.map((run, i) => [run.id, i + 1]));
+}
+
+/** `next to start`, `3rd of 5 in line`. */
+export function describeLinePlace(place: number, waiting: number): string {
+  if (place === 1) return waiting === 1 ? 'next to start' : `next to start, of ${waiting} in line`;
+  return `${ordinal(place)} of ${waiting} in line`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return `${n}${['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'}`;
 }

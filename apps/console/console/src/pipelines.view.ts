@@ -1,16 +1,26 @@
 // Pipelines: the workspace's list (GET /pipelines), create, pause and resume, the schedule (see
-// and edit it, the next run), trigger a run and watch it live (polling), and read a run's log.
+// and edit it, the next run), the run settings (concurrency policy, run timeout), trigger a run
+// and watch it live (polling), runs waiting in line, retry a failed or cancelled run, and read a run's log.
 import { allPages, pageAt, PlatformApiError, type NewPipeline, type Pipeline, type Run, type RunLogLine } from './api.js';
 import { confirmAction } from './confirm.js';
 import { badge, busy, byId, cell, clear, formToggleById, h, shortId, time, type FormToggle } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import {
+  canCancel,
+  canRetry,
   describeAttempt,
+  describeConcurrencyPolicy,
   describeConnector,
+  describeLinePlace,
   describeLogData,
+  describeRunTimeout,
   describeSchedule,
   fieldsOf,
+  linePlaces,
+  runSettingsFieldsOf,
+  runSettingsFromFields,
   scheduleFromFields,
+  type RunSettingsFields,
   type ScheduleFields,
 } from './pipelines.format.js';
 import { setWorkspaceAddress } from './address.js';
@@ -37,6 +47,7 @@ interface Entry {
   runsBody: HTMLTableSectionElement;
   runsNote: HTMLElement;
   schedule: ScheduleEditor;
+  settings: RunSettingsEditor;
   /** The run whose log is open below the runs table, if any. */
   log?: OpenLog;
 }
@@ -50,6 +61,13 @@ interface ScheduleEditor {
   timezone: HTMLInputElement;
   intervalFields: HTMLElement;
   cronFields: HTMLElement;
+}
+
+interface RunSettingsEditor {
+  details: HTMLDetailsElement;
+  form: HTMLFormElement;
+  policy: HTMLSelectElement;
+  timeoutSeconds: HTMLInputElement;
 }
 
 interface OpenLog {
@@ -89,6 +107,8 @@ function renderPipeline(entry: Entry): void {
     ...fact('Destination', describeConnector(pipeline.destination)),
     ...fact('Schedule', describeSchedule(pipeline.schedule)),
     ...fact('Next run', nextRun(pipeline)),
+    ...fact('Concurrency policy', describeConcurrencyPolicy(pipeline.concurrency_policy)),
+    ...fact('Run timeout', describeRunTimeout(pipeline.run_timeout_seconds)),
     ...fact('Last successful run', time(pipeline.last_successful_run_at, 'none yet')),
     ...fact('Created', time(pipeline.created_at)),
   );
@@ -96,10 +116,11 @@ function renderPipeline(entry: Entry): void {
   entry.toggle.textContent = pipeline.status === 'active' ? 'Pause' : 'Resume';
   // A closed editor follows the stored schedule; an open one keeps what is being typed.
   if (!entry.schedule.details.open) showScheduleFields(entry.schedule, fieldsOf(pipeline.schedule));
+  if (!entry.settings.details.open) showRunSettings(entry.settings, runSettingsFieldsOf(pipeline));
 }
 
 function runRow(entry: Entry, run: Run): HTMLTableRowElement {
-  const cancel = ACTIVE.has(run.status)
+  const cancel = canCancel(run.status)
     ? h(
         'button',
         {
@@ -123,11 +144,23 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
     },
     logOpen ? 'Hide log' : 'Log',
   );
+  const retry = canRetry(run.status)
+    ? h(
+        'button',
+        {
+          type: 'button',
+          class: 'link',
+          'aria-label': `Retry run ${shortId(run.id)}`,
+          onclick: (e: Event) => void retryRun(entry, run, e.currentTarget as HTMLButtonElement),
+        },
+        'Retry',
+      )
+    : null;
   return h(
     'tr',
     { 'data-run-id': run.id, 'data-status': run.status },
-    cell('Run', h('code', { class: 'nowrap', title: run.id }, shortId(run.id)), run.dry_run ? ' (dry run)' : ''),
-    cell('Status', badge(run.status)),
+    cell('Run', h('code', { class: 'nowrap', title: run.id }, shortId(run.id)), run.dry_run ? ' (dry run)' : '', retryOf(run)),
+    cell('Status', badge(run.status), linePlace(entry, run)),
     cell('Trigger', run.trigger),
     cell('Scheduled for', time(run.scheduled_for, '—', scheduleZone(entry.pipeline.schedule))),
     cell('Records read', String(run.stats.records_read)),
@@ -137,8 +170,26 @@ function runRow(entry: Entry, run: Run): HTMLTableRowElement {
     cell('Started', time(run.started_at)),
     cell('Finished', time(run.finished_at)),
     run.error ? h('td', { 'data-label': 'Error', class: 'error-cell' }, h('span', {}, run.error.message)) : cell('Error', '—'),
-    cell('', log, cancel),
+    cell('', log, cancel, retry),
   );
+}
+
+/** ` retry of 1a2b3c4d` after the run's id, for a run that retries another. */
+function retryOf(run: Run): HTMLElement | null {
+  if (run.retry_of === null) return null;
+  return h(
+    'span',
+    { class: 'retry-of', 'data-retry-of': run.retry_of },
+    ' retry of ',
+    h('code', { class: 'nowrap', title: run.retry_of }, shortId(run.retry_of)),
+  );
+}
+
+/** ` 2nd of 3 in line` beside a pending run's status. */
+function linePlace(entry: Entry, run: Run): string {
+  const places = linePlaces(entry.runs);
+  const place = places.get(run.id);
+  return place === undefined ? '' : ` ${describeLinePlace(place, places.size)}`;
 }
 
 function renderRuns(entry: Entry): void {
@@ -196,6 +247,33 @@ function readScheduleFields(editor: ScheduleEditor): ScheduleFields {
   return { type: editor.type.value, everySeconds: editor.everySeconds.value, cron: editor.cron.value, timezone: editor.timezone.value };
 }
 
+/** The run settings editor of one card: the concurrency policy and the run timeout (contract section 19). */
+function runSettingsEditor(pipeline: Pipeline): RunSettingsEditor {
+  const id = (name: string) => `pipeline-${pipeline.id}-${name}`;
+  const policy = h(
+    'select',
+    { id: id('concurrency-policy') },
+    h('option', { value: 'reject' }, 'Reject a trigger while a run is active'),
+    h('option', { value: 'enqueue' }, 'Enqueue it (pending, in trigger order)'),
+  );
+  const timeoutSeconds = h('input', { id: id('run-timeout'), type: 'number', step: 1, inputmode: 'numeric', placeholder: 'none' });
+  const field = (input: HTMLElement, label: string) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input);
+  const form = h(
+    'form',
+    { class: 'run-settings-form stack', 'aria-label': `Run settings of ${pipeline.name}` },
+    field(policy, 'Concurrency policy'),
+    field(timeoutSeconds, 'Run timeout (seconds, 10 to 86,400; empty for none)'),
+    h('button', { type: 'submit' }, 'Save run settings'),
+  );
+  const details = h('details', { class: 'schedule run-settings' }, h('summary', {}, 'Edit run settings'), form);
+  return { details, form, policy, timeoutSeconds };
+}
+
+function showRunSettings(editor: RunSettingsEditor, fields: RunSettingsFields): void {
+  editor.policy.value = fields.policy;
+  editor.timeoutSeconds.value = fields.timeoutSeconds;
+}
+
 function createCard(pipeline: Pipeline): Entry {
   const titleId = `pipeline-${pipeline.id}-title`;
   const runsId = `pipeline-${pipeline.id}-runs`;
@@ -209,6 +287,7 @@ function createCard(pipeline: Pipeline): Entry {
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
   const trigger = h('button', { type: 'button' }, 'Trigger run');
   const schedule = scheduleEditor(pipeline);
+  const settings = runSettingsEditor(pipeline);
   const card = h(
     'article',
     { class: 'card pipeline', 'aria-labelledby': titleId, 'data-pipeline-id': pipeline.id },
@@ -221,6 +300,7 @@ function createCard(pipeline: Pipeline): Entry {
     facts,
     h('div', { class: 'actions' }, toggle, refresh),
     schedule.details,
+    settings.details,
     h('div', { class: 'trigger-row' }, h('label', { class: 'choice', for: dryRunId }, dryRun, 'Dry run (read and validate, write nothing)'), trigger),
     h(
       'div',
@@ -246,12 +326,13 @@ function createCard(pipeline: Pipeline): Entry {
     ),
     runsNote,
   );
-  const entry: Entry = { pipeline, runs: [], truncated: false, card, status, facts, toggle, dryRun, runsBody, runsNote, schedule };
+  const entry: Entry = { pipeline, runs: [], truncated: false, card, status, facts, toggle, dryRun, runsBody, runsNote, schedule, settings };
   toggle.addEventListener('click', () => void togglePause(entry));
   refresh.addEventListener('click', () => void refreshPipeline(entry, true));
   trigger.addEventListener('click', () => void triggerRun(entry, trigger));
   schedule.type.addEventListener('change', () => syncScheduleType(schedule));
   schedule.form.addEventListener('submit', (e) => void saveSchedule(entry, e));
+  settings.form.addEventListener('submit', (e) => void saveRunSettings(entry, e));
   return entry;
 }
 
@@ -370,6 +451,40 @@ async function saveSchedule(entry: Entry, event: SubmitEvent): Promise<void> {
   }
 }
 
+async function saveRunSettings(entry: Entry, event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  clearError();
+  const fields = runSettingsFromFields({ policy: entry.settings.policy.value, timeoutSeconds: entry.settings.timeoutSeconds.value });
+  if ('problem' in fields) return showError(new Error(fields.problem));
+  try {
+    const submit = entry.settings.form.querySelector<HTMLButtonElement>('button[type="submit"]');
+    const pipeline = await busy([submit], () =>
+      gateway((platform) => platform.pipelines.PATCH('/pipelines/{id}', { params: ofPipeline(entry), body: fields.settings })),
+    );
+    entry.pipeline = pipeline;
+    renderPipeline(entry);
+    announce(`Run settings of “${pipeline.name}”: ${pipeline.concurrency_policy}, run timeout ${describeRunTimeout(pipeline.run_timeout_seconds)}.`);
+  } catch (err) {
+    showError(err, 'Could not save the run settings');
+  }
+}
+
+/** A new run with the failed or cancelled run's trigger, since and dry run; pending when the pipeline enqueues and a run is active. */
+async function retryRun(entry: Entry, run: Run, button: HTMLButtonElement): Promise<void> {
+  clearError();
+  try {
+    const retry = await busy([button], () =>
+      gateway((platform) => platform.pipelines.POST('/pipelines/{id}/runs/{run_id}/retry', { params: ofRun(entry, run.id) })),
+    );
+    entry.runs = [retry, ...entry.runs.filter((r) => r.id !== retry.id)];
+    renderRuns(entry);
+    announce(`Run ${shortId(retry.id)} retries run ${shortId(run.id)} of “${entry.pipeline.name}”: ${retry.status}.`);
+    schedulePoll();
+  } catch (err) {
+    showError(err, `Could not retry run ${shortId(run.id)}`);
+  }
+}
+
 async function triggerRun(entry: Entry, button: HTMLButtonElement): Promise<void> {
   clearError();
   try {
@@ -397,7 +512,10 @@ async function triggerRun(entry: Entry, button: HTMLButtonElement): Promise<void
 async function cancelRun(entry: Entry, run: Run, button: HTMLButtonElement): Promise<void> {
   const confirmed = await confirmAction({
     title: `Cancel run ${shortId(run.id)}?`,
-    message: `The run of “${entry.pipeline.name}” stops after its current step; records already written stay written.`,
+    message:
+      run.status === 'pending'
+        ? `The pending run of “${entry.pipeline.name}” leaves the line; the runs behind it move up.`
+        : `The run of “${entry.pipeline.name}” stops after its current step; records already written stay written.`,
     confirmLabel: 'Cancel run',
   });
   if (!confirmed) return;
@@ -407,10 +525,16 @@ async function cancelRun(entry: Entry, run: Run, button: HTMLButtonElement): Pro
       gateway((platform) => platform.pipelines.POST('/pipelines/{id}/runs/{run_id}/cancel', { params: ofRun(entry, run.id) })),
     );
     replaceRun(entry, cancelled);
+    if (run.status === 'pending') renumberLine(entry);
     announce(`Run ${shortId(run.id)} cancelled.`);
   } catch (err) {
     showError(err, 'Could not cancel the run');
   }
+}
+
+/** Shows each pending run's place again (one left the line), row by row so the keyboard focus stays. */
+function renumberLine(entry: Entry): void {
+  for (const run of entry.runs) if (run.status === 'pending') replaceRun(entry, run);
 }
 
 /** Updates one run's row in place; keyboard focus on its button stays on the new row. */
@@ -531,8 +655,42 @@ function describeRun(entry: Entry, run: Run): string {
   return `Run ${shortId(run.id)} of “${entry.pipeline.name}” ${run.status} (${stats})${error}.`;
 }
 
+/** Runs read one by one; a pipeline with runs waiting in line is read as a whole instead (followLine). */
 function activeRuns(): [Entry, Run][] {
-  return [...entries.values()].flatMap((entry) => entry.runs.filter((run) => ACTIVE.has(run.status)).map((run): [Entry, Run] => [entry, run]));
+  return [...entries.values()]
+    .filter((entry) => !waiting(entry))
+    .flatMap((entry) => entry.runs.filter((run) => ACTIVE.has(run.status)).map((run): [Entry, Run] => [entry, run]));
+}
+
+const waiting = (entry: Entry): boolean => entry.runs.some((run) => run.status === 'pending');
+
+/**
+ * Reads the runs of a pipeline with runs waiting in line as one list (a request per run would
+ * outrun the rate limit with 20 waiting), shows the rows that changed (a place in line too) and
+ * announces each new status; a run that ended has the pipeline read again.
+ */
+async function followLine(entry: Entry, at: number): Promise<void> {
+  const before = new Map(entry.runs.map((run) => [run.id, run]));
+  const placesBefore = linePlaces(entry.runs);
+  const { items, complete } = await allPages((cursor) =>
+    gateway((platform) => platform.pipelines.GET('/pipelines/{id}/runs', { params: { ...ofPipeline(entry), query: pageAt(cursor) } })),
+  );
+  if (at !== generation) return;
+  const runs = items.reverse();
+  const sameRows = runs.length === entry.runs.length && runs.every((run, i) => run.id === entry.runs[i]?.id);
+  entry.runs = runs;
+  entry.truncated = !complete;
+  const placesAfter = linePlaces(runs);
+  const changed = runs.filter((run) => JSON.stringify(run) !== JSON.stringify(before.get(run.id)) || placesBefore.get(run.id) !== placesAfter.get(run.id));
+  // Rows replaced one by one keep the keyboard focus on a Cancel button of a run still waiting.
+  if (sameRows) for (const run of changed) replaceRun(entry, run);
+  else renderRuns(entry);
+  const moved = runs.filter((run) => before.has(run.id) && before.get(run.id)?.status !== run.status);
+  for (const run of moved) announce(describeRun(entry, run));
+  if (moved.some((run) => !ACTIVE.has(run.status))) {
+    entry.pipeline = await gateway((platform) => platform.pipelines.GET('/pipelines/{id}', { params: ofPipeline(entry) }));
+    renderPipeline(entry);
+  }
 }
 
 /** Pipelines whose next tick has come: the tick's run appears without anyone triggering it. */
@@ -547,7 +705,12 @@ function openActiveLogs(): Entry[] {
 
 /** A scheduled pipeline keeps the (cheap) timer going: it reads nothing until the pipeline's next run is due. */
 function pollNeeded(): boolean {
-  return activeRuns().length > 0 || openActiveLogs().length > 0 || [...entries.values()].some((entry) => entry.pipeline.next_run_at !== null);
+  return (
+    activeRuns().length > 0 ||
+    openActiveLogs().length > 0 ||
+    [...entries.values()].some(waiting) ||
+    [...entries.values()].some((entry) => entry.pipeline.next_run_at !== null)
+  );
 }
 
 /** Reads active runs, open logs of active runs and due schedules once a second while any is left (or scheduled); status changes are announced. */
@@ -583,6 +746,8 @@ function schedulePoll(): void {
         }
       }),
       ...logs.map((entry) => (entry.log ? loadLog(entry, entry.log).catch(() => undefined) : undefined)),
+      // A failed read of a line is tried again on the next tick.
+      ...[...entries.values()].filter(waiting).map((entry) => followLine(entry, at).catch(() => undefined)),
     ]);
     schedulePoll();
   }, POLL_MS);
