@@ -42,6 +42,7 @@ function eventsLikeService(): Server {
     'GET /events/:id/tickets': echo('GET /events/:id/tickets'),
     'POST /events/:id/scans': echo('POST /events/:id/scans'),
     'GET /events/:id/stats': echo('GET /events/:id/stats'),
+    'GET /events/:id/stats/series': echo('GET /events/:id/stats/series'),
     'GET /tickets/:id': echo('GET /tickets/:id'),
     'POST /tickets/:id/unvalidate': echo('POST /tickets/:id/unvalidate'),
     'GET /tickets/:id/checkins': echo('GET /tickets/:id/checkins'),

@@ -7,6 +7,7 @@ import {
   decideUpload,
   gateCountChanges,
   type Attempt,
+  type CheckinBucketRow,
   type EventFigures,
   type LockedTicket,
   type ScanCheckin,
@@ -15,15 +16,6 @@ import {
 } from './checkins';
 
 export type { Checkin };
-
-/** A bucket's check-ins at one gate ('' for none; null: the window has no check-in at all). */
-export interface CheckinBucketRow {
-  start: Date;
-  gate: string | null;
-  validated: number;
-  unvalidated: number;
-  rejectedDuplicates: number;
-}
 
 type Tx = Prisma.TransactionClient;
 

@@ -147,3 +147,12 @@ export interface EventFigures {
   gates: { gate: string; validated: number }[];
   asOf: Date;
 }
+
+/** A bucket's check-ins at one gate ('' for none; null: the window has no check-in at all). */
+export interface CheckinBucketRow {
+  start: Date;
+  gate: string | null;
+  validated: number;
+  unvalidated: number;
+  rejectedDuplicates: number;
+}

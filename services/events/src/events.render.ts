@@ -1,8 +1,7 @@
 import { seriesFrame, timestamp, type SeriesWindow } from '@platform/core';
 import type { Checkin as CheckinRow, Event as EventRow, Ticket as TicketRow } from './generated/prisma/client';
 import type { Checkin, CheckinSeries, Event, EventStats, ScanResult, Ticket, Validation } from './events.resources';
-import type { CheckinBucketRow } from './checkins.store';
-import type { EventFigures, ScanResult as ScanResultRow } from './checkins';
+import type { CheckinBucketRow, EventFigures, ScanResult as ScanResultRow } from './checkins';
 
 type Metadata = Ticket['metadata'];
 

@@ -1,6 +1,6 @@
 import { conflict, invalidRequest, notFound, timestamp, type SeriesWindow, type WorkspaceId } from '@platform/core';
-import { firstOfEachScanId, type Attempt, type EventFigures, type ScanInput, type ScanResult } from './checkins';
-import type { CheckinBucketRow, CheckinsStore } from './checkins.store';
+import { firstOfEachScanId, type Attempt, type CheckinBucketRow, type EventFigures, type ScanInput, type ScanResult } from './checkins';
+import type { CheckinsStore } from './checkins.store';
 import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
 
 export { renderCheckin, renderCheckinSeries, renderEvent, renderScanResult, renderStats, renderTicket, renderValidation } from './events.render';
