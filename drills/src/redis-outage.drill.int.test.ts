@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '@platform/gateway/dist/redis';
 import { sleep, startPlatform, startRedisServer, type Platform, type RedisServer, waitFor, uniqueDatabaseName } from '@platform/testing';
 import { call, direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
 
@@ -21,6 +22,8 @@ beforeAll(async () => {
     redisUrl: redis.url,
     processes: ['events', 'pipelines', 'worker', 'gateway'],
     env: {
+      // The gateway's production Redis command timeout (the launcher's test value is 2 s): this drill is its fail-fast.
+      REDIS_COMMAND_TIMEOUT_MS: String(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
       PIPELINES_ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS),
       PIPELINES_RUN_BACKOFF_MS: '200',
       WORKER_LOCK_DURATION_MS: '5000',
