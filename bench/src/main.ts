@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { MAX_QUOTA_VALUE } from '@platform/core';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '@platform/gateway/dist/redis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer } from '@platform/testing';
 import { checkinCase, type CheckinPlan } from './cases/checkin';
 import { cronListCase, type CronListPlan } from './cases/cron-list';
@@ -154,7 +155,12 @@ async function main(): Promise<void> {
       // Two cores shared with other builds can take longer than the launcher's 30 s to start a process.
       startTimeoutMs: 90_000,
       // Schedules of 1 s (the schedules case); the default minimum is 60 s.
-      env: { EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT), PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1' },
+      env: {
+        EVENTS_RATE_LIMIT: String(BENCH_EVENTS_LIMIT),
+        PIPELINES_SCHEDULE_MIN_INTERVAL_S: '1',
+        // Production's Redis command timeout, not the launcher's test value.
+        REDIS_COMMAND_TIMEOUT_MS: String(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
+      },
     });
     const pool = (url: string) => {
       const p = new pg.Pool({ connectionString: url, max: 4 });

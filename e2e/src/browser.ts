@@ -20,8 +20,8 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** How long an action or a wait for an element may take before the step fails. */
-export const WAIT_MS = 10_000;
+/** How long an action or a wait for an element may take before the step fails: generous, for a loaded machine. */
+export const WAIT_MS = 60_000;
 
 export interface BrowserSession {
   /** Every page opened in it is watched. */
@@ -39,7 +39,7 @@ export interface BrowserSession {
  */
 export async function openBrowser(origin: string, args: string[] = []): Promise<BrowserSession> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...args], timeout: 20_000 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...args], timeout: 60_000 });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.setDefaultTimeout(WAIT_MS);
   const session: BrowserSession = { context, problems: [], otherOrigins: [], close: () => browser.close() };

@@ -37,3 +37,12 @@ describe('WORKSPACE_QUOTA_* (contract section 20)', () => {
     }
   });
 });
+
+describe('REDIS_COMMAND_TIMEOUT_MS', () => {
+  test('unset: 100 ms, the fail-fast production value; set: whole milliseconds from 1 to 10000', () => {
+    expect(parseConfig(GatewayConfig, required).REDIS_COMMAND_TIMEOUT_MS).toBe(100);
+    expect(parseConfig(GatewayConfig, { ...required, REDIS_COMMAND_TIMEOUT_MS: '2000' }).REDIS_COMMAND_TIMEOUT_MS).toBe(2000);
+    for (const value of ['', '0', '1.5', '10001', '2s'])
+      expect(() => parseConfig(GatewayConfig, { ...required, REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(/REDIS_COMMAND_TIMEOUT_MS:/);
+  });
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_QUOTA } from '@platform/admin-api';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
 import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, DEFAULT_QUOTA_LIMITS, QueuePrefix, type QuotaLimits, type QuotaName } from '@platform/core';
 
 /**
@@ -43,6 +44,11 @@ export const GatewayConfig = z.object({
    * every gateway within 1 s, whether or not its pub/sub announcement arrives).
    */
   GATEWAY_KEY_CHANGES_POLL_MS: z.coerce.number().int().min(50).max(750).default(250),
+  /**
+   * A gateway command Redis has not answered within this fails, and the request goes on without
+   * Redis (limits from memory, 503 for an Idempotency-Key): Redis never stalls the hot path.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   /** The platform's key prefix in Redis (contract sections 11, 20): the gateway's keys are `<QUEUE_PREFIX>:gateway:...`. */
   QUEUE_PREFIX: QueuePrefix.default(DEFAULT_QUEUE_PREFIX),
   /** The quotas of every workspace without a value of its own (contract section 20; set per workspace through the admin API). */

@@ -11,6 +11,7 @@ import {
   idempotencyScope,
   MAX_STORED_RESPONSE_BYTES,
 } from './idempotency';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
 import {
   allUpstreams,
   closeServer,
@@ -211,7 +212,8 @@ describe('answers that are not stored', () => {
     try {
       const { token } = await createTestKey(impatient.stores);
       const key = newKey();
-      const slow = await post('/events/v0/events?delay_ms=1000', { base: impatient.url, token, key, body: { name: 'x' } });
+      // The service would answer only after a minute: the gateway's 503 is its timeout, however late its timers run.
+      const slow = await post('/events/v0/events?delay_ms=60000', { base: impatient.url, token, key, body: { name: 'x' } });
       expect(slow.status).toBe(503);
       const retried = await post('/events/v0/events', { base: impatient.url, token, key, body: { name: 'x' } });
       expect(retried.status).toBe(200);
@@ -411,7 +413,11 @@ describe('Redis unreachable', () => {
   test('a Redis that does not answer: the key’s request gets 503 within the command timeout, never a hang', async () => {
     const redisUrl = new URL(testRedisUrl());
     const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const slowRedis = await startGateway({ upstreams: allUpstreams(gw.upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
+    const slowRedis = await startGateway({
+      upstreams: allUpstreams(gw.upstream.url),
+      redisUrl: `redis://127.0.0.1:${relay.port}`,
+      redisCommandTimeoutMs: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    });
     try {
       const { token } = await createTestKey(slowRedis.stores);
       await waitFor('Redis through the relay to be ready', () => slowRedis.redis.status === 'ready', 60_000, 20);

@@ -4,6 +4,7 @@
 // byte, so each publish times out); B is on Redis, or cut off from it too. Both keep keys cached for
 // 2 minutes, far beyond each wait here, so B can learn of a change only from the key-change log.
 import { startTcpProxy, testRedisUrl, uniqueName, waitFor, type TcpProxy } from '@platform/testing';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
 import { ADMIN_TOKEN, allUpstreams, createTestKey, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type TestGateway } from './test/gateway';
 
 /** Far beyond every wait below: an instance that re-read its keys only this often could not pass. */
@@ -31,6 +32,8 @@ async function startPair(): Promise<Pair> {
     redisPrefix: `test:${uniqueName('key-changes')}:`,
     keyCache: { ttlMs: CACHE_TTL_MS },
     awaitSubscription: true,
+    // Production's: A's publishes into a silent Redis fail as fast as they would there.
+    redisCommandTimeoutMs: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     // The quotas' usage of idempotency bytes lives in Redis, which A cannot reach here: a PATCH needs
     // its usage to answer (section 20), so this test of the key-change log gives it a count of its own.
     idempotencyBytesUsed: () => Promise.resolve(0),

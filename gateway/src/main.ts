@@ -12,7 +12,7 @@ const config = loadConfig(GatewayConfig);
 runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metricsServerStep }) => {
   const db = createDatabase(config.GATEWAY_DATABASE_URL, config);
   const redisAt = redisTarget(config);
-  const redis = createRedis(redisAt, logger);
+  const redis = createRedis(redisAt, logger, 'gateway', config.REDIS_COMMAND_TIMEOUT_MS);
   const subscriber = createSubscriber(redisAt, logger);
   logger.info({ redis: describeRedisTarget(redisAt) }, 'redis topology');
   const app = createApp({

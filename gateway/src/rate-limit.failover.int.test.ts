@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '@platform/core';
 import { startTcpProxy, testRedisUrl, waitFor, type ProxyDirection } from '@platform/testing';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
 import { allUpstreams, createTestKey, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type HttpClient } from './test/gateway';
 
 let upstream: EchoUpstream;
@@ -45,7 +46,14 @@ describe.each<ProxyDirection>(['request', 'response'])(
       const redisUrl = new URL(testRedisUrl());
       const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
       const { logger, lines } = recordingLogger();
-      const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}`, limits: { events: LIMIT }, logger });
+      // Production's command timeout: the 400 ms delay below must pass it.
+      const gw = await startGateway({
+        upstreams: allUpstreams(upstream.url),
+        redisUrl: `redis://127.0.0.1:${relay.port}`,
+        redisCommandTimeoutMs: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+        limits: { events: LIMIT },
+        logger,
+      });
       try {
         const { token, keyId } = await createTestKey(gw.stores);
         await waitFor('Redis to be ready', () => gw.redis.status === 'ready', 60_000, 20);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startTcpProxy, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
 import { allUpstreams, createTestKey, DEAD_REDIS_URL, httpClient, startEchoUpstream, startGateway, type EchoUpstream, type HttpClient } from './test/gateway';
 
 let upstream: EchoUpstream;
@@ -86,7 +87,11 @@ test('Redis going away and coming back: served from memory meanwhile, then Redis
 test('a Redis that stops answering is given up after the command timeout, never a hang or a 5xx', async () => {
   const redisUrl = new URL(testRedisUrl());
   const relay = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-  const gw = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: `redis://127.0.0.1:${relay.port}` });
+  const gw = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    redisUrl: `redis://127.0.0.1:${relay.port}`,
+    redisCommandTimeoutMs: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+  });
   try {
     const { token } = await createTestKey(gw.stores);
     await waitFor('Redis to be ready', () => gw.redis.status === 'ready');

@@ -14,12 +14,19 @@ export function gatewayRedisPrefix(queuePrefix: string): string {
 export const DEFAULT_REDIS_PREFIX = gatewayRedisPrefix(DEFAULT_QUEUE_PREFIX);
 
 /**
- * The gateway's command connection. Redis must never stall a request: no offline queue (a
- * command while disconnected fails at once) and a 100 ms command timeout; callers fall back
- * to per-instance state on any error.
+ * REDIS_COMMAND_TIMEOUT_MS's default: a Redis that has not answered a command within 100 ms is
+ * treated as down for that request, which then goes on without it (contract section 6: a short
+ * command timeout, e.g. 100 ms).
  */
-export function createRedis(target: RedisTargetLike, logger: Logger, name = 'gateway'): RedisConnection {
-  return createRedisConnection(target, { name, role: 'command', commandTimeoutMs: 100, logger });
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 100;
+
+/**
+ * The gateway's command connection. Redis must never stall a request: no offline queue (a
+ * command while disconnected fails at once) and a command timeout (REDIS_COMMAND_TIMEOUT_MS);
+ * callers fall back to per-instance state on any error.
+ */
+export function createRedis(target: RedisTargetLike, logger: Logger, name = 'gateway', commandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS): RedisConnection {
+  return createRedisConnection(target, { name, role: 'command', commandTimeoutMs, logger });
 }
 
 /**

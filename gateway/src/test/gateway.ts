@@ -19,7 +19,7 @@ import {
   type ServiceUsage,
   type WorkspaceId,
 } from '@platform/core';
-import { TEST_INTERNAL_SECRET, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
+import { TEST_INTERNAL_SECRET, TEST_REDIS_COMMAND_TIMEOUT_MS, testDatabaseUrl, testRedisUrl, uniqueName, waitFor } from '@platform/testing';
 import { createApp, type GatewayApp, type GatewayDeps } from '../app';
 import { createDatabase, type Database } from '../database';
 import { createGatewayServer } from '../server';
@@ -185,6 +185,8 @@ export interface GatewayOptions extends Partial<
   /** The server's slow-client limits (main's GATEWAY_HEADERS_TIMEOUT_MS / GATEWAY_REQUEST_TIMEOUT_MS). */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The command connection's timeout (main's REDIS_COMMAND_TIMEOUT_MS); default TEST_REDIS_COMMAND_TIMEOUT_MS. */
+  redisCommandTimeoutMs?: number;
   /** Share a prefix to make several instances one deployment; a fresh one otherwise. */
   redisPrefix?: string;
   /** The gateway's logger (a test that reads the log lines passes its own); silent by default. */
@@ -206,7 +208,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const logger = options.logger ?? createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const db = createDatabase(testDatabaseUrl('gateway'));
   const redisUrl = options.redisTarget ?? options.redisUrl ?? testRedisUrl();
-  const redis = createRedis(redisUrl, logger);
+  const redis = createRedis(redisUrl, logger, 'gateway', options.redisCommandTimeoutMs ?? TEST_REDIS_COMMAND_TIMEOUT_MS);
   const subscriber = createSubscriber(redisUrl, logger);
   const redisPrefix = options.redisPrefix ?? `test:${uniqueName('gw')}:`;
   const channel = keyChangeChannel(redisPrefix);
@@ -214,7 +216,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   let subscribersBefore = 0;
   if (awaitSubscription) {
     await Promise.all([readyOrFail(redis), readyOrFail(subscriber)]);
-    // Retried: one slow answer on a busy machine passes the command connection's 100 ms timeout.
+    // Retried: one slow answer on a busy machine can pass the command connection's timeout.
     subscribersBefore = await waitFor('the subscriber count', async () => Number((await redis.pubsub('NUMSUB', channel))[1]), 60_000, 20);
   }
   const stores = gatewayStores(db);
@@ -248,7 +250,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const url = await listen(server);
   // Revocations reach this instance only once it listens.
   if (awaitSubscription)
-    await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 3_000, 20);
+    await waitFor('the revocation subscription', async () => Number((await redis.pubsub('NUMSUB', channel))[1]) > subscribersBefore, 60_000, 20);
   return {
     url,
     app,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { spawnDeployable, testDatabaseUrl, type ReadyProcess } from '@platform/testing';
+import { spawnDeployable, TEST_REDIS_COMMAND_TIMEOUT_MS, testDatabaseUrl, type ReadyProcess } from '@platform/testing';
 import type { Upstreams } from '../proxy';
 
 const GATEWAY_ENTRY = join(__dirname, '..', '..', 'dist', 'main.js');
@@ -21,6 +21,7 @@ export async function spawnGateway(upstreams: Upstreams, env: Record<string, str
     WAREHOUSE_URL: upstreams.warehouse,
     PIPELINES_URL: upstreams.pipelines,
     LOG_LEVEL: 'info',
+    REDIS_COMMAND_TIMEOUT_MS: String(TEST_REDIS_COMMAND_TIMEOUT_MS),
     ...env,
   });
   return {

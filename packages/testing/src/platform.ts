@@ -9,6 +9,7 @@ import { killWithThisProcess } from './child-registry';
 import { freePorts, inheritedEnvironment, waitForHttp } from './processes';
 import { startBalancer, type Balancer } from './balancer';
 import { deleteRedisKeys } from './redis';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from './test-env';
 import { sleep } from './wait';
 
 /**
@@ -279,6 +280,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     switch (child.spec.kind) {
       case 'gateway':
         own.GATEWAY_PORT = String(child.port);
+        own.REDIS_COMMAND_TIMEOUT_MS = String(TEST_REDIS_COMMAND_TIMEOUT_MS);
         break;
       case 'events':
         own.EVENTS_PORT = String(child.port);

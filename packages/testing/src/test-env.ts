@@ -3,6 +3,13 @@ import { randomUUID } from 'node:crypto';
 /** The secret that test apps and test requests share. */
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
 
+/**
+ * The gateway's REDIS_COMMAND_TIMEOUT_MS in tests (production: 100 ms): on a loaded machine a
+ * working Redis can be 100 ms late, and a test that is not about a failing Redis must not see it
+ * as down. A test of the fail-fast behaviour sets the production value itself.
+ */
+export const TEST_REDIS_COMMAND_TIMEOUT_MS = 2_000;
+
 /** A test database per service, beside (never on) the development one. */
 export function testDatabaseUrl(service: string): string {
   const variable = `${service.toUpperCase()}_TEST_DATABASE_URL`;

@@ -7,7 +7,7 @@ import { startDeliveryWorker, type DeliveryWorker, type UndeliverableReason } fr
 import { recordOutboxEvents } from './outbox';
 import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
-import { sleep, startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
+import { startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
 import { verifyWebhook, WebhookVerificationError, type WebhookSecret } from './webhook-signature';
 
 const { pool, sql } = testSql();
@@ -117,6 +117,15 @@ async function isPublished(eventId: string): Promise<boolean> {
     eventId,
   );
   return rows[0]?.published === true;
+}
+
+/** True when the queue holds jobs for these endpoints and every one of them is completed or failed. */
+async function jobsDone(queue: DeliveryQueue, endpointIds: string[]): Promise<boolean> {
+  const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])).filter((job) =>
+    endpointIds.includes(job.data.endpoint_id),
+  );
+  const states = await Promise.all(jobs.map((job) => job.getState()));
+  return jobs.length > 0 && states.every((state) => state === 'completed' || state === 'failed');
 }
 
 /** True when another transaction can lock the outbox row right now (NOWAIT). */
@@ -455,7 +464,8 @@ describe('outbox relay', () => {
     expect(eventsOf(endpoints.b)).toEqual([...events.b].sort());
 
     await waitFor("both endpoints' events", () => receiver.at(hooks.a.path).length >= 3 && receiver.at(hooks.b.path).length >= 3);
-    await sleep(200);
+    // Every job of the batch done: whatever it would deliver has arrived.
+    await waitFor('every job of the batch to complete', () => jobsDone(queue, Object.values(endpoints)));
     for (const [side, client] of [
       ['a', a],
       ['b', b],
@@ -476,7 +486,7 @@ describe('outbox relay', () => {
       await writeEvent(c.identity.workspaceId, 'item.created', { id: randomUUID() }),
       await writeEvent(c.identity.workspaceId),
     ];
-    await sleep(200);
+    // No relay, nothing published and nothing delivered (the point is what follows, once one starts).
     expect(receiver.at(hook.path)).toHaveLength(0);
     expect(await isPublished(events[0]!.id)).toBe(false);
 
@@ -495,7 +505,7 @@ describe('outbox relay', () => {
     const { queue, startRelay } = harness({ relay: false });
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
-    await createEndpoint(c, hook.url);
+    const endpoint = await createEndpoint(c, hook.url);
     const events = [await writeEvent(c.identity.workspaceId), await writeEvent(c.identity.workspaceId)];
 
     // Claim and enqueue, then die before the commit that marks the rows published.
@@ -511,7 +521,8 @@ describe('outbox relay', () => {
     // The next relay publishes the same rows again: the deterministic job ids make that a no-op.
     startRelay();
     await waitFor('the rows to be published', async () => (await isPublished(events[0]!.id)) && (await isPublished(events[1]!.id)));
-    await sleep(300);
+    // What the second relay enqueued (before its commit) is done: a duplicate would have arrived by now.
+    await waitFor('every job for the endpoint to complete', () => jobsDone(queue, [endpoint.id]));
     expect(
       receiver
         .at(hook.path)
@@ -526,16 +537,18 @@ describe('outbox relay', () => {
     await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
     const unreachable = createDeliveryQueue('webhooks-down', 'redis://127.0.0.1:1', { prefix: uniqueName('webhooks-test') });
-    unreachable.on('error', () => undefined);
+    let refusals = 0;
+    unreachable.on('error', () => refusals++);
     const stuck = startOutboxRelay({ sql, queue: unreachable, pollIntervalMs: 20 });
-    await sleep(300);
+    // The relay has started and Redis has refused it since: a relay that published first would have by now.
+    const refusedBefore = refusals;
+    await waitFor('Redis to refuse the relay', () => refusals > refusedBefore);
     expect(await isPublished(event.id)).toBe(false);
     // Another relay could claim the row right now: the stuck one holds no lock on it.
     expect(await lockable(event.id)).toBe(true);
-    const closing = Date.now();
+    // Closed while Redis is still unreachable: a relay stuck on it would hang here until the test's timeout.
     await stuck.close();
     await unreachable.close();
-    expect(Date.now() - closing).toBeLessThan(1000);
 
     harness();
     await waitFor('the delivery once Redis answers', () => receiver.at(hook.path).length === 1);
@@ -569,7 +582,9 @@ describe('outbox relay', () => {
     const queue = createDeliveryQueue(viaRedis.name, `redis://127.0.0.1:${port}`, { prefix });
     queue.on('error', () => undefined);
     cleanups.push(() => queue.close());
-    const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20 });
+    const logger = createLogger('webhooks-test', 'silent');
+    const failedBatches = jest.spyOn(logger, 'warn');
+    const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20, logger });
     cleanups.push(() => relay.close());
     const c = serviceClient('events', app, testIdentity());
     const hook = hookPath(200);
@@ -579,7 +594,9 @@ describe('outbox relay', () => {
 
     await cut();
     const event = await writeEvent(c.identity.workspaceId);
-    await sleep(300);
+    // Two failed batches after the write: the second began with the row committed, and Redis refused it.
+    const failedBefore = failedBatches.mock.calls.length;
+    await waitFor('a batch holding the row to fail', () => failedBatches.mock.calls.length >= failedBefore + 2);
     expect(await isPublished(event.id)).toBe(false);
     // Each failed batch rolls back at once: the row is not held while Redis is away.
     await waitFor('the row to be lockable', () => lockable(event.id));
@@ -601,7 +618,7 @@ describe('outbox relay', () => {
     startRelay(4);
     startRelay(4);
     await waitFor('every event at both endpoints', () => receiver.at(first.path).length >= 30 && receiver.at(second.path).length >= 30);
-    await sleep(300);
+    await waitFor('every job to complete', () => jobsDone(queue, endpoints));
     for (const hook of [first, second]) {
       const ids = receiver.at(hook.path).map((r) => r.headers['webhook-id']);
       expect(ids).toHaveLength(30);

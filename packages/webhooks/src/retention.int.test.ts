@@ -134,7 +134,8 @@ describe('pruneWebhookRecords', () => {
     await new Promise<void>((resolve) => (locked = resolve));
 
     let timer: NodeJS.Timeout | undefined;
-    const waiting = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 5000)));
+    // Far longer than a run takes even on a loaded machine: 'still waiting' means the run waited for the lock.
+    const waiting = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 60_000)));
     const whileHeld = await Promise.race([pruneWebhookRecords(retentionStore(sql), { now, periods, batchSize: 1000 }), waiting]);
     clearTimeout(timer);
     release();
@@ -164,7 +165,11 @@ describe('startRetentionPruner', () => {
 
       let closed = false;
       const closing = pruner.close().then(() => (closed = true));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // An idle pruner's close() resolves, and a database round trip later the DELETE still waits on
+      // the lock: a close() that did not wait for it would have resolved too.
+      await startRetentionPruner({ sql, periods, firstRunDelayMs: 3_600_000, now: () => now }).close();
+      const { rows } = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM "outbox_events"%'`);
+      expect(rows).toHaveLength(1);
       expect(closed).toBe(false);
       await locker.query('COMMIT');
       await closing;

@@ -2,18 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type pg from 'pg';
 import { createLogger, createMetricsRegistry, queueKeyPrefix, type Registry } from '@platform/core';
-import {
-  deleteRedisKeys,
-  redisKeys,
-  serviceClient,
-  sleep,
-  startReceiver,
-  testIdentity,
-  testRedisUrl,
-  uniqueName,
-  waitFor,
-  type Receiver,
-} from '@platform/testing';
+import { deleteRedisKeys, redisKeys, serviceClient, startReceiver, testIdentity, testRedisUrl, uniqueName, waitFor, type Receiver } from '@platform/testing';
 import { recordOutboxEvents } from './outbox';
 import { TEST_WEBHOOKS_CONFIG } from './config';
 import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
@@ -83,6 +72,18 @@ async function workspaceWithEvents(platform: PlatformUnderTest): Promise<{ path:
   return { path, eventIds };
 }
 
+/** True when the platform's delivery queue holds jobs and none of them is still to run. */
+async function queueSettled(prefix: string): Promise<boolean> {
+  const queue = createDeliveryQueue(deliveryQueueName('events'), testRedisUrl(), { prefix });
+  try {
+    const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+    const { completed = 0, failed = 0, ...toRun } = counts;
+    return completed + failed > 0 && Object.values(toRun).every((n) => n === 0);
+  } finally {
+    await queue.close();
+  }
+}
+
 async function unknownEndpointCount(platform: PlatformUnderTest): Promise<number> {
   const line = (await platform.registry!.metrics()).split('\n').find((l) => l.startsWith('webhook_deliveries_undeliverable_total{reason="unknown_endpoint"} '));
   return Number(line?.split(' ')[1]);
@@ -95,7 +96,8 @@ test('two platforms on one Redis with different QUEUE_PREFIX: every event of eac
   const sides = [await workspaceWithEvents(platforms[0]), await workspaceWithEvents(platforms[1])];
 
   await waitFor('every event of both platforms', () => sides.every((side) => receiver.at(side.path).length >= EVENTS_PER_PLATFORM));
-  await sleep(200);
+  // Both queues settled: a delivery made twice, or by the other platform, would have arrived by now.
+  await waitFor('both queues to settle', async () => (await Promise.all(prefixes.map(queueSettled))).every(Boolean));
   for (const side of sides)
     expect(
       receiver

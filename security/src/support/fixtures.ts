@@ -27,11 +27,11 @@ function created(answer: Answer, what: string): string {
 }
 
 async function finishedRun(tenant: Tenant, pipelineId: string, runId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const run = await tenant.call('GET', `/pipelines/v3/pipelines/${pipelineId}/runs/${runId}`);
     if (['succeeded', 'failed', 'cancelled'].includes(run.json?.status)) return;
-    if (Date.now() > deadline) throw new Error(`run ${runId} of ${tenant.name} did not end within 30 s: ${run.text}`);
+    if (Date.now() > deadline) throw new Error(`run ${runId} of ${tenant.name} did not end within 60 s: ${run.text}`);
     await sleep(100);
   }
 }
