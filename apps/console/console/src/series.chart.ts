@@ -82,8 +82,8 @@ export function seriesChartView(spec: SeriesChartSpec): SeriesChartView {
   const interval = h(
     'select',
     { id: intervalId },
-    h('option', { value: 'hour' }, 'Per hour, last 24 hours'),
-    h('option', { value: 'day' }, 'Per day, last 30 days'),
+    h('option', { value: 'hour' }, 'Hourly, last 24 hours'),
+    h('option', { value: 'day' }, 'Daily, last 30 days'),
   );
   const refreshButton = h('button', { type: 'button', class: 'secondary' }, 'Refresh chart');
   const summary = h('p', { class: 'series-summary' }, 'Reading…');
@@ -103,7 +103,7 @@ export function seriesChartView(spec: SeriesChartSpec): SeriesChartView {
       'div',
       { class: 'list-head' },
       h('h5', { id: titleId }, spec.title),
-      h('div', { class: 'field inline' }, h('label', { for: intervalId }, 'Bars'), interval),
+      h('div', { class: 'field inline' }, h('label', { for: intervalId }, 'Period'), interval),
       refreshButton,
     ),
     summary,
