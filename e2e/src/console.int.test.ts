@@ -872,6 +872,126 @@ describe('workspace console in Chromium', () => {
     expect(statsRequests).toBeGreaterThan(statsRequestsWhenLeft);
   });
 
+  test('charts over time: validations per gate of the open event, runs by status of a pipeline, delivery attempts by outcome of an endpoint whose delivery is resent', async () => {
+    const fitsScreen = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    const noun = (count: number, one: string) => `${count} ${one}${count === 1 ? '' : 's'}`;
+
+    // The open event (Events tab): a bar series per gate, as many validations as the series API counts.
+    const event = page.getByRole('region', { name: 'e2e concert' });
+    const eventId = (await event.getAttribute('data-event-id'))!;
+    const checkIns = page.getByRole('region', { name: 'Validations per gate over time' });
+    await eventually(async () => {
+      const series = (await eventsApi('GET', `/events/${eventId}/stats/series`)).body;
+      const total = series.buckets.reduce((sum: number, bucket: { validated: number }) => sum + bucket.validated, 0);
+      expect(total).toBeGreaterThan(0);
+      expect(await checkIns.locator('.series-summary').textContent()).toMatch(new RegExp(`^${noun(total, 'validation')} in the last 24 hours: .*north-1`));
+    });
+    await checkIns.locator('.series-chart .uplot canvas').first().waitFor();
+    expect(await checkIns.locator('.series-chart').getAttribute('aria-label')).toMatch(/^Stacked bars of the validations per hour\./);
+    expect(await checkIns.locator('.u-legend').textContent()).toContain('north-1');
+    await screenshot(page, 'console-chart-checkins.png');
+
+    // A pipeline with runs: its chart opens from the card, hourly, then daily.
+    await page.getByRole('tab', { name: 'Pipelines' }).click();
+    const card = page.getByRole('article', { name: 'e2e sample' });
+    const succeededRuns = await card.locator('tbody tr[data-status="succeeded"]').count();
+    expect(succeededRuns).toBeGreaterThan(0);
+    await card.getByText('Runs over time').click();
+    const runsChart = card.getByRole('region', { name: 'Runs by status' });
+    await runsChart.locator('.series-chart .uplot canvas').first().waitFor();
+    expect(await runsChart.locator('.series-summary').textContent()).toMatch(/^\d+ runs? in the last 24 hours: \d+ succeeded/);
+    expect(await runsChart.locator('.u-legend').textContent()).toContain('succeeded');
+    await screenshot(page, 'console-chart-runs.png');
+    await runsChart.getByLabel('Period', { exact: true }).selectOption('day');
+    await eventually(async () => expect(await runsChart.locator('.series-summary').textContent()).toMatch(/^\d+ runs? in the last 30 days: \d+ succeeded/));
+    await runsChart.getByText('Runs by status: the numbers').click();
+    expect(await runsChart.getByRole('table', { name: 'Runs by status: the numbers' }).locator('tbody tr').count()).toBeGreaterThan(0);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await fitsScreen()).toBe(true);
+    await screenshot(page, 'console-chart-runs-phone.png');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    const meta = (await (await fetch(`${gatewayUrl}/console/meta.json`)).json()) as { services: { name: string; webhooks: boolean }[] };
+    if (!meta.services.find((s) => s.name === 'pipelines')!.webhooks) return;
+
+    // An endpoint with a receiver, a run's delivery to it, and that delivery sent again from its row.
+    const received: IncomingHttpHeaders[] = [];
+    const receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received.push(req.headers);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/resend`;
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      const section = page.getByRole('region', { name: 'pipelines service webhooks' });
+      await section.getByRole('button', { name: 'New endpoint' }).click();
+      await section.getByLabel('Endpoint URL').fill(receiverUrl);
+      await section.getByRole('button', { name: 'Create endpoint' }).click();
+      await section.getByRole('button', { name: 'I have stored it' }).click();
+      const endpoint = section.getByRole('article', { name: receiverUrl });
+      await endpoint.waitFor();
+
+      await page.getByRole('tab', { name: 'Pipelines' }).click();
+      await card.getByRole('button', { name: 'Trigger run' }).click();
+      await eventually(async () => expect(await card.locator('tbody tr[data-status="succeeded"]').count()).toBe(succeededRuns + 1), RUN_WAIT_MS);
+
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      await endpoint.getByRole('button', { name: 'Show deliveries' }).click();
+      const first = endpoint.locator('tbody tr').filter({ hasText: 'run.succeeded' });
+      await first.first().waitFor({ timeout: RUN_WAIT_MS });
+      await eventually(async () => expect(await first.first().locator('td[data-label="Status"]').textContent()).toBe('succeeded'), RUN_WAIT_MS);
+      const eventIdSent = (await first.first().locator('td[data-label="Event id"]').textContent())!;
+      const attempts = endpoint.getByRole('region', { name: 'Delivery attempts by outcome' });
+      await attempts.locator('.series-chart .uplot canvas').first().waitFor();
+      await eventually(async () =>
+        expect(await attempts.locator('.series-summary').textContent()).toMatch(/^\d+ attempts? in the last 24 hours: \d+ succeeded/),
+      );
+
+      const deliveredBefore = received.filter((headers) => headers['webhook-id'] === eventIdSent).length;
+      expect(deliveredBefore).toBe(1);
+      await first
+        .first()
+        .getByRole('button', { name: `Resend event ${eventIdSent} (attempt 1, succeeded)` })
+        .click();
+      await eventually(async () => expect(await statusText()).toBe(`Event ${eventIdSent} (run.succeeded) queued again for ${receiverUrl} as attempt 2.`));
+      // The new attempt: a row of its own, the same event (webhook-id) received again.
+      const resent = endpoint
+        .locator('tbody tr')
+        .filter({ hasText: eventIdSent })
+        .filter({ has: page.locator('td[data-label="Attempt"]', { hasText: /^2$/ }) });
+      await resent.waitFor({ timeout: RUN_WAIT_MS });
+      await eventually(async () => expect(await resent.locator('td[data-label="Status"]').textContent()).toBe('succeeded'), RUN_WAIT_MS);
+      expect(received.filter((headers) => headers['webhook-id'] === eventIdSent)).toHaveLength(2);
+      await screenshot(page, 'console-chart-deliveries.png');
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await fitsScreen()).toBe(true);
+      await screenshot(page, 'console-chart-deliveries-phone.png');
+      await page.setViewportSize({ width: 1280, height: 900 });
+
+      // A disabled endpoint refuses a resend: the API's words in the alert.
+      await endpoint.getByRole('button', { name: 'Disable' }).click();
+      await endpoint.getByText('disabled', { exact: true }).waitFor();
+      await resent.getByRole('button', { name: /^Resend event/ }).click();
+      await page.getByRole('alert').filter({ hasText: 'The endpoint is disabled; enable it (PATCH enabled: true) to resend.' }).waitFor();
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+
+    // Back on the Events tab at phone width: the check-ins chart fits too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('tab', { name: 'Events' }).click();
+    await checkIns.locator('.series-chart .uplot canvas').first().waitFor();
+    expect(await fitsScreen()).toBe(true);
+    await screenshot(page, 'console-chart-checkins-phone.png');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   test('warehouse: locations and an item made in the page; stock adjusted, transferred, reserved, committed and released; a refused over-reservation shows the API’s words', async () => {
     await page.getByRole('tab', { name: 'Warehouse' }).click();
     await page.getByText('No item yet.').waitFor();

@@ -76,11 +76,15 @@ export type Run = PipelinesSchemas['Run'];
 export type RunStatus = Run['status'];
 /** One line of a run's log (contract section 14). */
 export type RunLogLine = PipelinesSchemas['RunLogLine'];
+/** A pipeline's runs per UTC hour or day by their status now (decision 0016). */
+export type RunSeries = PipelinesSchemas['RunSeries'];
 
 /** The webhook endpoints API, the same in every service (contract section 11). */
 export type WebhookEndpoint = EventsSchemas['WebhookEndpoint'] & { secret?: string };
 export type WebhookEventType = EventsSchemas['WebhookEndpoint']['events'][number];
 export type Delivery = EventsSchemas['WebhookDelivery'];
+/** An endpoint's delivery attempts per UTC hour or day by outcome (decision 0016). */
+export type DeliverySeries = EventsSchemas['WebhookDeliverySeries'];
 
 /** An event of the events service (contract section 8). */
 export type PlatformEvent = EventsSchemas['Event'];
@@ -91,6 +95,8 @@ export type CheckIn = EventsSchemas['Checkin'];
 export type CheckInAction = CheckIn['action'];
 /** An event's live figures (contract section 15); `gate: null` counts validations without a gate. */
 export type EventStats = EventsSchemas['EventStats'];
+/** An event's check-ins per UTC hour or day, in total and per gate (decision 0016). */
+export type CheckInSeries = EventsSchemas['EventCheckinSeries'];
 
 /** The warehouse's items, locations and stock (contract sections 9 and 18). */
 export type Item = WarehouseSchemas['Item'];

@@ -1,6 +1,6 @@
 // Events (contract sections 8 and 15): the workspace's events; an open event's live figures per
-// gate and its tickets, read again every 2 s while the tab shows it; a ticket's check-in history;
-// undoing a validation with a reason.
+// gate and its tickets, read again every 2 s while the tab shows it; its validations per gate over
+// time as a chart; a ticket's check-in history; undoing a validation with a reason.
 import { allPages, pageAt, PlatformApiError, type CheckIn, type EventStats, type PlatformEvent, type Ticket, type TicketStatus } from './api.js';
 import { badge, busy, byId, cell, clear, h, shortId, time } from './dom.js';
 import {
@@ -22,6 +22,8 @@ import {
 import { setWorkspaceAddress } from './address.js';
 import { announce, clearError, showError } from './messages.js';
 import type { Detail } from './route.format.js';
+import { seriesChartView, type SeriesChartView } from './series.chart.js';
+import { checkInSeriesChart } from './series.format.js';
 import { gateway } from './session.js';
 
 /** How often the open event's figures, its changed tickets and an open history are read again. */
@@ -45,6 +47,8 @@ interface OpenEvent {
   /** The gate rows shown, so a read that changed nothing leaves the table alone. */
   gatesShown: string;
   statsReads: ReturnType<typeof newestAnswers>;
+  /** Validations per gate over time, read again when the figures per gate change. */
+  chart: SeriesChartView;
   statusFilter: HTMLSelectElement;
   ticketsBody: HTMLTableSectionElement;
   ticketsNote: HTMLElement;
@@ -234,6 +238,7 @@ function createEventRegion(event: PlatformEvent): OpenEvent {
   const titleId = `event-${event.id}-title`;
   const figures = figuresSection(event);
   const tickets = ticketsSection(event);
+  const chart = checkInsChart(event);
   const close = h('button', { type: 'button', class: 'secondary' }, 'Close event');
   const fact = (term: string, value: Node | string) => [h('dt', {}, term), h('dd', {}, value)];
   const region = h(
@@ -242,6 +247,7 @@ function createEventRegion(event: PlatformEvent): OpenEvent {
     h('header', {}, h('h3', { id: titleId, tabindex: -1 }, event.name), close),
     h('dl', { class: 'facts' }, ...fact('Id', h('code', {}, event.id)), ...fact('Starts', time(event.starts_at)), ...fact('Ends', time(event.ends_at))),
     figures.section,
+    chart.section,
     tickets.section,
   );
   const entry: OpenEvent = {
@@ -251,6 +257,7 @@ function createEventRegion(event: PlatformEvent): OpenEvent {
     ...tickets.parts,
     gatesShown: '',
     statsReads: newestAnswers(),
+    chart,
     tickets: [],
     ticketsCursor: null,
     listing: 0,
@@ -273,6 +280,19 @@ function createEventRegion(event: PlatformEvent): OpenEvent {
   return entry;
 }
 
+/** The event's validations per gate (GET /events/{id}/stats/series), a series per gate up to 8 and the rest as "other gates". */
+function checkInsChart(event: PlatformEvent): SeriesChartView {
+  return seriesChartView({
+    id: `event-${event.id}-chart`,
+    title: 'Validations per gate over time',
+    noun: { one: 'validation', many: 'validations' },
+    read: async (interval) =>
+      checkInSeriesChart(
+        await gateway((platform) => platform.events.GET('/events/{id}/stats/series', { params: { ...ofEvent(event.id), query: { interval } } })),
+      ),
+  });
+}
+
 function stopRefresh(): void {
   if (timer !== undefined) window.clearTimeout(timer);
   timer = undefined;
@@ -292,6 +312,8 @@ function renderFigures(entry: OpenEvent, stats: EventStats): void {
   const key = JSON.stringify(rows);
   if (key === entry.gatesShown) return;
   entry.gatesShown = key;
+  // A validation or an undo counts in the chart's current bucket: it is read again with the figures.
+  entry.chart.refresh().catch(() => undefined);
   entry.gatesBody.replaceChildren(
     ...rows.map(({ gate, validated }) =>
       h('tr', { 'data-gate': gate }, cell('Gate', gate === NO_GATE ? h('em', {}, gate) : h('code', {}, gate)), cell('Validated', String(validated))),
@@ -625,6 +647,7 @@ export const shownEvent = (): Detail | undefined => (open ? { kind: 'event', id:
 
 function closeEvent(): void {
   stopRefresh();
+  open?.chart.destroy();
   open = undefined;
   clear(byId('event-detail'));
 }

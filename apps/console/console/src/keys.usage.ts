@@ -2,6 +2,7 @@
 // drawn as stacked bars by uPlot (a canvas; the library is fetched the first time there is
 // something to draw) and listed in a table, the chart's text alternative.
 import { admin, type ApiKey } from './api.js';
+import { COUNT_STEPS, loadChartLibrary } from './chart.library.js';
 import { busy, cell, clear, h, time } from './dom.js';
 import { describeUsage, STATUS_CLASSES, usageChart, usageHours, type UsageChart } from './keys.format.js';
 import { announce, clearError, showError } from './messages.js';
@@ -9,23 +10,7 @@ import { currentWorkspace, requireAdminToken } from './session.js';
 import type uPlot from './uPlot.esm.js';
 
 const CHART_HEIGHT = 220;
-/** Steps between the count axis's ticks: whole requests only. */
-const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7];
 const HALF_HOUR_S = 1800;
-
-let chartLibrary: Promise<typeof uPlot> | undefined;
-
-function loadChartLibrary(): Promise<typeof uPlot> {
-  chartLibrary ??= import('./uPlot.esm.js').then(
-    (module) => module.default,
-    (err: unknown) => {
-      // A failed fetch (the network, a deploy meanwhile) is tried again on the next refresh.
-      chartLibrary = undefined;
-      throw err;
-    },
-  );
-  return chartLibrary;
-}
 
 export interface UsageView {
   section: HTMLElement;

@@ -27,6 +27,8 @@ import { setWorkspaceAddress } from './address.js';
 import { formatInZone, formatTime, scheduleZone } from './time.format.js';
 import { routeHash, workspaceRoute, type Detail } from './route.format.js';
 import { currentWorkspace, gateway } from './session.js';
+import { seriesChartView, type SeriesChartView } from './series.chart.js';
+import { runSeriesChart } from './series.format.js';
 
 /** How often queued or running runs, open logs and due schedules are read again. */
 const POLL_MS = 1000;
@@ -302,6 +304,7 @@ function createCard(pipeline: Pipeline): Entry {
     schedule.details,
     settings.details,
     h('div', { class: 'trigger-row' }, h('label', { class: 'choice', for: dryRunId }, dryRun, 'Dry run (read and validate, write nothing)'), trigger),
+    runsChartDisclosure(pipeline),
     h(
       'div',
       { class: 'table-wrap' },
@@ -407,6 +410,7 @@ async function refreshPipeline(entry: Entry, announceIt = false): Promise<void> 
     entry.pipeline = pipeline;
     renderPipeline(entry);
     await loadRuns(entry);
+    await refreshRunsChart(pipeline.id);
     if (entry.log) await loadLog(entry, entry.log);
     if (announceIt) announce(`“${pipeline.name}” refreshed: ${pipeline.status}.`);
   } catch (err) {
@@ -847,6 +851,7 @@ function resetList(): void {
   pollTimer = undefined;
   nextPageCursor = null;
   entries.clear();
+  closeRunsCharts();
   clear(byId('pipeline-list'));
   syncEmpty();
 }
@@ -856,4 +861,40 @@ export function resetPipelinesView(): void {
   loaded = false;
   pipelineForm?.close();
   resetList();
+}
+
+/** The open charts of runs per hour or day, by pipeline id. */
+const runCharts = new Map<string, SeriesChartView>();
+
+/** A card's chart of its runs by status (GET /pipelines/{id}/stats/series), read when it is opened. */
+function runsChartDisclosure(pipeline: Pipeline): HTMLDetailsElement {
+  const chart = seriesChartView({
+    id: `pipeline-${pipeline.id}-runs-chart`,
+    title: 'Runs by status',
+    noun: { one: 'run', many: 'runs' },
+    read: async (interval) =>
+      runSeriesChart(
+        await gateway((platform) => platform.pipelines.GET('/pipelines/{id}/stats/series', { params: { path: { id: pipeline.id }, query: { interval } } })),
+      ),
+  });
+  const details = h('details', { class: 'runs-chart' }, h('summary', {}, 'Runs over time'), chart.section);
+  details.addEventListener('toggle', () => {
+    if (!details.open) {
+      runCharts.delete(pipeline.id);
+      return chart.destroy();
+    }
+    runCharts.set(pipeline.id, chart);
+    chart.refresh().catch((err: unknown) => showError(err, 'Could not read the runs over time'));
+  });
+  return details;
+}
+
+/** Reads a pipeline's chart again if it is open. */
+async function refreshRunsChart(pipelineId: string): Promise<void> {
+  await runCharts.get(pipelineId)?.refresh();
+}
+
+function closeRunsCharts(): void {
+  for (const chart of runCharts.values()) chart.destroy();
+  runCharts.clear();
 }

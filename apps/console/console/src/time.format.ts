@@ -49,3 +49,12 @@ export const browserZone = (): string => Intl.DateTimeFormat().resolvedOptions()
 /** The zone a schedule runs in, if it names one (a cron's; an interval has none). */
 export const scheduleZone = (schedule: { type: string; timezone?: string } | null): string | undefined =>
   schedule?.type === 'cron' ? schedule.timezone : undefined;
+
+/**
+ * A chart bucket's start: an hour in the reader's zone ("15 Jan 2025, 03:00 CET"); a day by its
+ * UTC date ("15 Jan 2025 (UTC)"), since daily buckets are UTC days and a zone would move them.
+ */
+export function formatBucket(iso: string, interval: 'hour' | 'day', { locale, timeZone }: Omit<TimeOptions, 'seconds'> = {}): string {
+  if (interval === 'hour') return formatTime(iso, { locale, timeZone, seconds: false });
+  return `${new Intl.DateTimeFormat(locale, { ...DATE, timeZone: 'UTC' }).format(new Date(iso))} (UTC)`;
+}

@@ -1,5 +1,6 @@
 // Webhook endpoints of each service (contract section 11): list, create (secret shown once),
-// enable or disable, delete, and the latest deliveries with their status.
+// enable or disable, delete, the latest deliveries with their status, each one sent again on
+// request (Resend), and the attempts per hour or day by outcome as a chart.
 import {
   allPages,
   pageAt,
@@ -12,10 +13,12 @@ import {
 } from './api.js';
 import { copyText } from './clipboard.js';
 import { confirmAction } from './confirm.js';
-import { badge, busy, byId, cell, clear, formToggle, h, time } from './dom.js';
+import { badge, busy, byId, cell, clear, formToggle, h, shortId, time } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import { setWorkspaceAddress } from './address.js';
 import { routeHash, workspaceRoute, type Detail } from './route.format.js';
+import { seriesChartView, type SeriesChartView } from './series.chart.js';
+import { deliverySeriesChart } from './series.format.js';
 import { currentWorkspace, gateway, getMeta } from './session.js';
 
 /** How often shown deliveries are read again. */
@@ -29,9 +32,13 @@ interface ServiceSection {
 }
 
 interface OpenDeliveries {
+  section: ServiceSection;
   endpoint: WebhookEndpoint;
   body: HTMLTableSectionElement;
   note: HTMLElement;
+  chart: SeriesChartView;
+  /** The deliveries shown, so a read that changed nothing leaves the rows (and the focus on a button) alone. */
+  shown: string;
   timer?: number;
 }
 
@@ -53,7 +60,17 @@ function webhooksOf(platform: PlatformClient, service: ServiceMeta): PlatformCli
 }
 const ofEndpoint = (endpoint: WebhookEndpoint) => ({ path: { id: endpoint.id } });
 
-function deliveryRow(delivery: Delivery): HTMLTableRowElement {
+function deliveryRow(open: OpenDeliveries, delivery: Delivery): HTMLTableRowElement {
+  const resend = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      'aria-label': `Resend event ${delivery.event_id} (attempt ${delivery.attempt}, ${delivery.status})`,
+      onclick: (e: Event) => void resendDelivery(open, delivery, e.currentTarget as HTMLButtonElement),
+    },
+    'Resend',
+  );
   return h(
     'tr',
     { 'data-delivery-id': delivery.id },
@@ -64,7 +81,29 @@ function deliveryRow(delivery: Delivery): HTMLTableRowElement {
     cell('Status', badge(delivery.status)),
     cell('Response', delivery.response_status === null ? '—' : String(delivery.response_status)),
     delivery.error ? h('td', { 'data-label': 'Error', class: 'error-cell' }, h('span', {}, delivery.error)) : cell('Error', '—'),
+    cell('', resend),
   );
+}
+
+/**
+ * Sends the delivery's event to the endpoint once more (POST .../deliveries/{id}/resend): a new
+ * attempt, recorded as a new row once made. A disabled endpoint or an expired event is refused (409).
+ */
+async function resendDelivery(open: OpenDeliveries, delivery: Delivery, button: HTMLButtonElement): Promise<void> {
+  clearError();
+  try {
+    const queued = await busy([button], () =>
+      gateway((platform) =>
+        webhooksOf(platform, open.section.service).POST('/webhook-endpoints/{id}/deliveries/{delivery_id}/resend', {
+          params: { path: { id: open.endpoint.id, delivery_id: delivery.id } },
+        }),
+      ),
+    );
+    announce(`Event ${queued.event_id} (${queued.event_type}) ${queued.status} again for ${open.endpoint.url} as attempt ${queued.attempt}.`);
+  } catch (err) {
+    showError(err, `Could not resend delivery ${shortId(delivery.id)}`);
+  }
+  await loadDeliveries(open.section, open).catch(() => undefined);
 }
 
 async function loadDeliveries(section: ServiceSection, open: OpenDeliveries): Promise<void> {
@@ -76,7 +115,19 @@ async function loadDeliveries(section: ServiceSection, open: OpenDeliveries): Pr
   );
   if (at !== generation || !open.body.isConnected) return;
   const latest = items.reverse().slice(0, DELIVERIES_SHOWN);
-  open.body.replaceChildren(...latest.map(deliveryRow));
+  const key = JSON.stringify(latest);
+  if (key === open.shown) return;
+  open.shown = key;
+  // Keyboard focus on a row's button stays on that delivery's new row.
+  const focused = document.activeElement instanceof HTMLElement && open.body.contains(document.activeElement) ? document.activeElement.closest('tr') : null;
+  open.body.replaceChildren(...latest.map((delivery) => deliveryRow(open, delivery)));
+  if (focused?.dataset.deliveryId)
+    [...open.body.rows]
+      .find((row) => row.dataset.deliveryId === focused.dataset.deliveryId)
+      ?.querySelector('button')
+      ?.focus();
+  // New attempts change the chart too: it is read again only then.
+  open.chart.refresh().catch(() => undefined);
   open.note.textContent =
     latest.length === 0
       ? 'No delivery yet.'
@@ -100,6 +151,7 @@ function pollDeliveries(section: ServiceSection, open: OpenDeliveries): void {
 function closeDeliveries(endpointId: string): void {
   const open = openDeliveries.get(endpointId);
   if (open?.timer !== undefined) window.clearTimeout(open.timer);
+  open?.chart.destroy();
   openDeliveries.delete(endpointId);
 }
 
@@ -109,9 +161,11 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   const deliveriesTitleId = `${deliveriesId}-title`;
   const body = h('tbody');
   const note = h('p', { class: 'hint' }, 'Loading deliveries…');
+  const chartSlot = h('div');
   const deliveries = h(
     'div',
     { id: deliveriesId, hidden: true },
+    chartSlot,
     h('h5', { id: deliveriesTitleId }, 'Latest deliveries'),
     h(
       'div',
@@ -119,7 +173,16 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
       h(
         'table',
         { class: 'responsive', 'aria-labelledby': deliveriesTitleId },
-        h('thead', {}, h('tr', {}, ...['Time', 'Event', 'Event id', 'Attempt', 'Status', 'Response', 'Error'].map((name) => h('th', { scope: 'col' }, name)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ...['Time', 'Event', 'Event id', 'Attempt', 'Status', 'Response', 'Error'].map((name) => h('th', { scope: 'col' }, name)),
+            h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
+          ),
+        ),
         body,
       ),
     ),
@@ -166,7 +229,8 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
       shownEndpoint = { kind: 'endpoint', service: section.service.name, id: endpoint.id };
       setWorkspaceAddress('webhooks', shownEndpoint);
     }
-    const open: OpenDeliveries = { endpoint, body, note };
+    const open: OpenDeliveries = { section, endpoint, body, note, chart: deliveriesChart(section, endpoint), shown: '' };
+    chartSlot.replaceChildren(open.chart.section);
     closeDeliveries(endpoint.id);
     openDeliveries.set(endpoint.id, open);
     loadDeliveries(section, open).then(
@@ -190,6 +254,21 @@ function endpointCard(section: ServiceSection, endpoint: WebhookEndpoint): HTMLE
   });
   remove.addEventListener('click', () => void deleteEndpoint(section, endpoint, remove));
   return card;
+}
+
+/** The endpoint's attempts per hour or day by outcome (GET /webhook-endpoints/{id}/stats/series). */
+function deliveriesChart(section: ServiceSection, endpoint: WebhookEndpoint): SeriesChartView {
+  return seriesChartView({
+    id: `endpoint-${endpoint.id}-chart`,
+    title: 'Delivery attempts by outcome',
+    noun: { one: 'attempt', many: 'attempts' },
+    read: async (interval) =>
+      deliverySeriesChart(
+        await gateway((platform) =>
+          webhooksOf(platform, section.service).GET('/webhook-endpoints/{id}/stats/series', { params: { ...ofEndpoint(endpoint), query: { interval } } }),
+        ),
+      ),
+  });
 }
 
 const endpointHref = (service: string, id: string): string => routeHash(workspaceRoute(currentWorkspace().id, 'webhooks', { kind: 'endpoint', service, id }));
