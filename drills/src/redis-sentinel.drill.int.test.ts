@@ -1,4 +1,4 @@
-import { sleep, startPlatform, startRedisSentinel, uniqueDatabaseName, waitFor, type Platform, type RedisSentinel } from '@platform/testing';
+import { startPlatform, startRedisSentinel, uniqueDatabaseName, waitFor, type Platform, type RedisSentinel } from '@platform/testing';
 import { call, statusCounts, startLoop } from './support/load';
 import { prepareRules, RULES_ENV, type Rules } from './support/rules';
 
@@ -90,7 +90,8 @@ test('the master and a worker killed under a mixed load through both gateways: r
   });
 
   rules.start();
-  await sleep(2_000);
+  // Load first: the faults land on a platform already answering both loops.
+  await waitFor('the load under way', () => triggers.outcomes.filter((o) => o.status === 202).length >= 10 && reads.outcomes.length >= 10, 60_000, 50);
   // A worker SIGKILLed mid-run: its run goes to the other worker once its lock expires.
   const killedRunId = await rules.runningOn('worker-1');
   expect((await platform.kill('worker-1', 'SIGKILL')).signal).toBe('SIGKILL');
@@ -108,10 +109,12 @@ test('the master and a worker killed under a mixed load through both gateways: r
         ({ name, line }) =>
           name === 'worker-2' && line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt,
       ),
-    30_000,
+    60_000,
     100,
   );
-  await sleep(2_000);
+  // Load after: the rules are judged over answers given after the recovery too.
+  const recovered = triggers.outcomes.length;
+  await waitFor('load answered after the recovery', () => triggers.outcomes.length >= recovered + 10, 60_000, 50);
   const readOutcomes = await reads.stop();
   const triggerOutcomes = await triggers.stop();
   await rules.stop();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { SCOPES } from '@platform/contract';
 import { waitFor } from '@platform/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { openBrowser, screenshot, WAIT_MS, type BrowserSession } from './browser';
@@ -180,20 +181,8 @@ describe('workspace console in Chromium', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatchObject({
       name: 'console session',
-      scopes: [
-        'events:read',
-        'tickets:read',
-        'tickets:write',
-        'items:read',
-        'items:write',
-        'stock:write',
-        'pipelines:read',
-        'pipelines:write',
-        'runs:read',
-        'runs:write',
-        'webhooks:read',
-        'webhooks:write',
-      ],
+      // Every scope the console works with, in the contract's order: all of them but creating events.
+      scopes: SCOPES.filter((scope) => scope !== 'events:write'),
       revoked_at: null,
     });
     const ttl = Date.parse(keys[0].expires_at) - Date.now();
