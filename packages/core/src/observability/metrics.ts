@@ -171,7 +171,19 @@ export class HttpMetrics {
     });
     // The registry's types list prom-client's four classes; it renders any metric of their shape.
     registry.registerMetric(new SeriesHistogram(this.bounds, series) as unknown as Metric);
+    const inFlight = (): number => this.inFlight;
+    new Gauge({
+      name: 'http_requests_in_flight',
+      help: 'HTTP requests whose headers were read and that are not answered yet (a drain waits for them).',
+      registers: [registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
   }
+
+  /** Requests read and not yet answered or aborted (httpMetricsMiddleware counts them). */
+  inFlight = 0;
 
   /** The metrics of one method and route pattern (never a raw path: label values must stay few). */
   route(method: string, pattern: string): RouteMetrics {
@@ -193,6 +205,9 @@ export function routePattern(req: Request): string {
 export function httpMetricsMiddleware(metrics: HttpMetrics): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
+    metrics.inFlight += 1;
+    // 'close' comes once per response, answered or aborted.
+    res.once('close', () => (metrics.inFlight -= 1));
     res.once('finish', () => {
       metrics.route(req.method, routePattern(req)).observe(res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
     });
