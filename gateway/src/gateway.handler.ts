@@ -393,6 +393,8 @@ export function gatewayHandler(deps: GatewayHandlerDeps): RequestListener {
   }
 
   return (req, res) => {
+    metrics.http.inFlight += 1;
+    res.once('close', () => (metrics.http.inFlight -= 1));
     const url = req.url ?? '/';
     const pathname = pathOf(url);
     if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
