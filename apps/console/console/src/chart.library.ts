@@ -19,3 +19,19 @@ export function loadChartLibrary(): Promise<typeof uPlot> {
   );
   return chartLibrary;
 }
+
+/** What both bar charts draw with: a colour read from console.css (so it follows the palette), axes, and bars. */
+export function barChartStyle(UPlot: typeof uPlot, box: HTMLElement): { color: (name: string) => string; axes: uPlot.Axis[]; bars: uPlot.Series.PathBuilder } {
+  const style = getComputedStyle(box);
+  const color = (name: string): string => style.getPropertyValue(name).trim();
+  const axis = (): uPlot.Axis => ({
+    stroke: color('--muted'),
+    grid: { stroke: color('--border'), width: 1 },
+    ticks: { stroke: color('--border'), width: 1 },
+  });
+  return {
+    color,
+    axes: [axis(), { ...axis(), incrs: COUNT_STEPS, values: (_u, splits) => splits.map((count) => String(count)) }],
+    bars: UPlot.paths.bars!({ size: [0.8, 40], align: 0 }),
+  };
+}

@@ -2,7 +2,7 @@
 // drawn as stacked bars by uPlot (a canvas; the library is fetched the first time there is
 // something to draw) and listed in a table, the chart's text alternative.
 import { admin, type ApiKey } from './api.js';
-import { COUNT_STEPS, loadChartLibrary } from './chart.library.js';
+import { barChartStyle, loadChartLibrary } from './chart.library.js';
 import { busy, cell, clear, h, time } from './dom.js';
 import { describeUsage, STATUS_CLASSES, usageChart, usageHours, type UsageChart } from './keys.format.js';
 import { announce, clearError, showError } from './messages.js';
@@ -24,14 +24,7 @@ const hourLabel = (seconds: number): string => new Date(seconds * 1000).toLocale
 
 /** The chart's options; colours come from console.css (`--status-2xx` ...), so they follow the light or dark palette. */
 function chartOptions(UPlot: typeof uPlot, box: HTMLElement, shown: () => UsageChart): uPlot.Options {
-  const style = getComputedStyle(box);
-  const color = (name: string): string => style.getPropertyValue(name).trim();
-  const axis = (): uPlot.Axis => ({
-    stroke: color('--muted'),
-    grid: { stroke: color('--border'), width: 1 },
-    ticks: { stroke: color('--border'), width: 1 },
-  });
-  const bars = UPlot.paths.bars!({ size: [0.8, 40], align: 0 });
+  const { color, axes, bars } = barChartStyle(UPlot, box);
   return {
     width: box.clientWidth,
     height: CHART_HEIGHT,
@@ -41,7 +34,7 @@ function chartOptions(UPlot: typeof uPlot, box: HTMLElement, shown: () => UsageC
       x: { time: true, range: (_u, min, max) => [min - HALF_HOUR_S, max + HALF_HOUR_S] },
       y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
     },
-    axes: [axis(), { ...axis(), incrs: COUNT_STEPS, values: (_u, splits) => splits.map((count) => String(count)) }],
+    axes,
     cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false } },
     series: [
       { label: 'Hour', value: (_u, seconds) => (seconds === null ? '—' : hourLabel(seconds)) },

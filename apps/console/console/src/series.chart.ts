@@ -1,7 +1,7 @@
 // A chart of a series answer (decision 0016) as stacked bars by uPlot, hourly over the last 24
 // hours or daily over the last 30 days, with a sentence and a table of the numbers as its text
 // alternative. The pipelines, webhooks and events tabs each give it how to read their series.
-import { COUNT_STEPS, loadChartLibrary } from './chart.library.js';
+import { barChartStyle, loadChartLibrary } from './chart.library.js';
 import { busy, cell, h } from './dom.js';
 import { announce, clearError, showError } from './messages.js';
 import { describeSeries, seriesRows, type SeriesChart, type SeriesInterval } from './series.format.js';
@@ -31,14 +31,7 @@ export interface SeriesChartView {
 
 /** The chart's options; each series' colour is a custom property of console.css, so it follows the light or dark palette. */
 function chartOptions(UPlot: typeof uPlot, box: HTMLElement, chart: SeriesChart, shown: () => SeriesChart): uPlot.Options {
-  const style = getComputedStyle(box);
-  const color = (name: string): string => style.getPropertyValue(name).trim();
-  const axis = (): uPlot.Axis => ({
-    stroke: color('--muted'),
-    grid: { stroke: color('--border'), width: 1 },
-    ticks: { stroke: color('--border'), width: 1 },
-  });
-  const bars = UPlot.paths.bars!({ size: [0.8, 40], align: 0 });
+  const { color, axes, bars } = barChartStyle(UPlot, box);
   const half = BUCKET_S[chart.interval] / 2;
   return {
     width: box.clientWidth,
@@ -51,7 +44,7 @@ function chartOptions(UPlot: typeof uPlot, box: HTMLElement, chart: SeriesChart,
       x: { time: true, range: (_u, min, max) => [min - half, max + half] },
       y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
     },
-    axes: [axis(), { ...axis(), incrs: COUNT_STEPS, values: (_u, splits) => splits.map((count) => String(count)) }],
+    axes,
     cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false } },
     series: [
       {
