@@ -87,3 +87,51 @@ export function databaseTransactionOptions(config: Partial<DatabaseConfig> = {})
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([key, v]) => v !== undefined && key in DATABASE_DEFAULTS)) as Partial<T>;
 }
+
+/**
+ * True when PostgreSQL undid the transaction to break a deadlock (40P01) or a serialization failure
+ * (40001): nothing of it was written, and running it again can succeed. Prisma words it P2034 for
+ * an interactive transaction's own statements, and P2010 with the adapter's error in `meta` for a
+ * raw one.
+ */
+export function isWriteConflict(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const candidate = e as { code?: unknown; kind?: unknown; originalCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    if (candidate.code === 'P2034' || candidate.code === '40P01' || candidate.code === '40001') return true;
+    if (candidate.kind === 'TransactionWriteConflict' || candidate.originalCode === '40P01' || candidate.originalCode === '40001') return true;
+    e = candidate.cause ?? candidate.meta?.driverAdapterError;
+  }
+  return false;
+}
+
+/** How often an interactive transaction runs in all when PostgreSQL keeps undoing it (isWriteConflict). */
+export const WRITE_CONFLICT_ATTEMPTS = 4;
+
+interface TransactionRunner {
+  $transaction(...args: never[]): Promise<unknown>;
+}
+
+/**
+ * Makes `client.$transaction(fn)` run `fn` again, in a new transaction, when PostgreSQL undid it
+ * to break a deadlock or a serialization failure, up to WRITE_CONFLICT_ATTEMPTS in all, after a
+ * short random pause that lets the other side finish. Locks taken in different orders by
+ * different paths (a scheduler tick holding pipeline rows while an API trigger's run insert waits
+ * for one) then cost a retry instead of a 503. A callback only touches the database through its
+ * transaction, so running it again is safe; the batch form (an array of queries) is left as is.
+ */
+export function retryWriteConflicts<C extends TransactionRunner>(client: C, attempts = WRITE_CONFLICT_ATTEMPTS): C {
+  const run = client.$transaction.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const retrying = async (...args: unknown[]): Promise<unknown> => {
+    if (typeof args[0] !== 'function') return run(...args);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(...args);
+      } catch (err) {
+        if (attempt >= attempts || !isWriteConflict(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
+    }
+  };
+  Object.defineProperty(client, '$transaction', { value: retrying, writable: true, configurable: true });
+  return client;
+}
