@@ -1,4 +1,5 @@
 import type { WorkspaceId } from '../http/http';
+import type { WorkspaceLimitName } from './quotas';
 
 /** Anything that runs raw SQL inside a transaction: a Prisma transaction client, @platform/webhooks' SqlClient. */
 export interface RawSqlTransaction {
@@ -7,9 +8,10 @@ export interface RawSqlTransaction {
 
 /**
  * What a group of quotas counts in one service database: `pipelines` covers pipelines and
- * scheduled_pipelines (a create checks both), `webhook_endpoints` the service's endpoints.
+ * scheduled_pipelines (a create checks both), `webhook_endpoints` the service's endpoints, and each
+ * platform limit (quotas.ts, WORKSPACE_LIMIT_NAMES) its own records.
  */
-export type QuotaLockScope = 'pipelines' | 'webhook_endpoints';
+export type QuotaLockScope = 'pipelines' | 'webhook_endpoints' | WorkspaceLimitName;
 
 /** The longest a create waits for its workspace's quota lock: well inside Prisma's 5 s transaction timeout. */
 export const QUOTA_LOCK_TIMEOUT_MS = 2_000;

@@ -77,7 +77,7 @@ export function quotaReached(quota: ServiceQuotaName, usage: number, limit: numb
  * 409 conflict for a create or change that would pass a quota: `errors[0].code = "quota_exceeded"`,
  * and `quota` and `limit` inside `error` beside `code`. Nothing changed.
  */
-export function quotaExceeded(quota: QuotaName, limit: number, field = ''): ApiError {
+export function quotaExceeded(quota: QuotaName | WorkspaceLimitName, limit: number, field = ''): ApiError {
   const what = quota.replaceAll('_', ' ');
   return new ApiError(409, 'conflict', `This workspace has reached its quota of ${limit} ${what}.`, {
     details: { quota, limit },
@@ -111,5 +111,32 @@ export type ServiceUsage = z.infer<typeof ServiceUsage>;
  */
 export function quotaExceededDoc(description: string, quota: ServiceQuotaName, field = ''): ErrorDoc {
   const { request_id: _, ...example } = errorBody(quotaExceeded(quota, DEFAULT_SERVICE_QUOTA_LIMITS[quota], field), '').error;
+  return { description, example };
+}
+
+/**
+ * What a workspace keeps beyond the contract's quotas (decision 0018): platform-wide limits, the
+ * same for every workspace, from the owning deployable's configuration (not set through the quotas
+ * API, whose shape the contract fixes). `tickets` counts per event, the others per workspace. A
+ * create past one is refused as a quota is: 409 `conflict`, `errors[0].code = "quota_exceeded"`,
+ * `error.quota` the limit's name, `error.limit` its value; nothing is written.
+ */
+export const WORKSPACE_LIMIT_NAMES = ['events', 'tickets', 'items', 'locations', 'active_reservations', 'api_keys'] as const;
+export type WorkspaceLimitName = (typeof WORKSPACE_LIMIT_NAMES)[number];
+
+/** The defaults: far above what any one venue, store or team uses, low enough that no workspace fills a shared database. */
+export const DEFAULT_WORKSPACE_LIMITS: Readonly<Record<WorkspaceLimitName, number>> = Object.freeze({
+  events: 10_000,
+  /** Per event: a stadium holds about 100,000. */
+  tickets: 200_000,
+  items: 200_000,
+  locations: 1_000,
+  active_reservations: 20_000,
+  api_keys: 1_000,
+});
+
+/** A route's documented 409 for a create that counts against a platform limit, its example at the default. */
+export function limitExceededDoc(description: string, limit: WorkspaceLimitName, field = ''): ErrorDoc {
+  const { request_id: _, ...example } = errorBody(quotaExceeded(limit, DEFAULT_WORKSPACE_LIMITS[limit], field), '').error;
   return { description, example };
 }
