@@ -123,13 +123,14 @@ test('a master and a worker killed under a mixed load through both gateways: rea
 
   await waitFor('a trigger accepted after the promotion', () => triggers.outcomes.some((o) => o.at > promotedAt && o.status === 202), 60_000, 100);
   const backAfterMs = Date.now() - promotedAt;
-  // Ticks go on after both kills (worker-2 alone schedules now).
+  // Ticks go on after both kills (worker-2 alone schedules now): one that queued a run (a tick
+  // while the previous run is active is skipped, and verify() needs a run scheduled after the promotion).
   await waitFor(
-    'a schedule tick after the promotion',
+    'a schedule tick after the promotion that queued a run',
     () =>
       fleet
         .logs('worker-2')
-        .some(({ line }) => line.includes('schedule tick') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt),
+        .some(({ line }) => line.includes('schedule tick: run queued') && Date.parse((/"scheduled_for":"([^"]+)"/.exec(line) ?? [])[1] ?? '') > promotedAt),
     60_000,
     100,
   );
