@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@platform/testing';
 import { createDatabase, type Database } from './database';
-import type { Prisma } from './generated/prisma/client';
 
 let db: Database;
 const workspaceId = randomUUID();
@@ -25,15 +24,15 @@ test('two transactions that lock two pipelines in opposite orders both commit: t
   );
   let firstLocks = 0;
   let attempts = 0;
-  const lockRow = (tx: Prisma.TransactionClient, id: string) => tx.$queryRaw`SELECT "id" FROM "pipelines" WHERE "id" = ${id}::uuid FOR UPDATE`;
   // Each holds its first row until both hold one, then asks for the other's: a deadlock, which
   // PostgreSQL breaks by undoing one of them.
   const crossing = (first: string, second: string, name: string) =>
     db.$transaction(async (tx) => {
       attempts++;
-      await lockRow(tx, first);
+      const lockRow = (id: string) => tx.$queryRaw`SELECT "id" FROM "pipelines" WHERE "id" = ${id}::uuid FOR UPDATE`;
+      await lockRow(first);
       if (++firstLocks <= 2) while (firstLocks < 2) await new Promise((resolve) => setImmediate(resolve));
-      await lockRow(tx, second);
+      await lockRow(second);
       await tx.pipeline.update({ where: { id: first }, data: { name: `${name} done` } });
       return name;
     });
