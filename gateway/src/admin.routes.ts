@@ -46,6 +46,8 @@ export interface AdminDeps {
   logger: Logger;
   /** The platform default quotas (WORKSPACE_QUOTA_*). */
   quotaDefaults: QuotaLimits;
+  /** The API keys one workspace may hold (GATEWAY_WORKSPACE_MAX_API_KEYS). */
+  maxApiKeys: number;
   /** A workspace's usage, asked of the services (service-usage.ts). */
   readUsage: ReadWorkspaceUsage;
 }
@@ -97,12 +99,12 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     })),
 
     'POST /workspaces/:id/api-keys': route(SCHEMAS['POST /workspaces/:id/api-keys'], async ({ params, body }) => {
-      const { key, token } = await createApiKey(store, workspaceOf(params), {
-        name: body.name,
-        scopes: body.scopes ?? null,
-        expiresAt: body.expires_at ?? null,
-        rateLimits: body.rate_limits ?? null,
-      });
+      const { key, token } = await createApiKey(
+        store,
+        workspaceOf(params),
+        { name: body.name, scopes: body.scopes ?? null, expiresAt: body.expires_at ?? null, rateLimits: body.rate_limits ?? null },
+        deps.maxApiKeys,
+      );
       return { status: 201, body: renderApiKey(key, token) };
     }),
 
@@ -128,7 +130,7 @@ export function adminRouteDefinitions(deps: AdminDeps): Record<AdminRouteKey, Ad
     }),
 
     'POST /workspaces/:id/api-keys/:key_id/roll': route(SCHEMAS['POST /workspaces/:id/api-keys/:key_id/roll'], async ({ params, body }) => {
-      const { key, token } = await rollApiKey(store, targets, workspaceOf(params), params.key_id, body.expires_in_seconds);
+      const { key, token } = await rollApiKey(store, targets, workspaceOf(params), params.key_id, body.expires_in_seconds, deps.maxApiKeys);
       return { status: 201, body: renderApiKey(key, token) };
     }),
 

@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { DEFAULT_QUOTA_LIMITS, Readiness, Registry, type Logger, type QuotaLimits, type RedisConnection } from '@platform/core';
+import { DEFAULT_QUOTA_LIMITS, DEFAULT_WORKSPACE_LIMITS, Readiness, Registry, type Logger, type QuotaLimits, type RedisConnection } from '@platform/core';
 import { createAdminApp } from './admin.routes';
 import { defaultConsoleDir, loadConsoleAssets } from './console.assets';
 import { defaultDocsDir, docsSite, loadDocsPage } from './docs.handler';
@@ -48,6 +48,8 @@ export interface GatewayDeps {
   traced?: boolean;
   /** The platform default quotas (WORKSPACE_QUOTA_*); default: the contract's. */
   quotaDefaults?: QuotaLimits;
+  /** The API keys one workspace may hold (GATEWAY_WORKSPACE_MAX_API_KEYS); default: core's DEFAULT_WORKSPACE_LIMITS.api_keys. */
+  maxApiKeys?: number;
   /** The bytes of a workspace's stored idempotent answers, for the quotas' usage (a test seam); default: the idempotency store's count. */
   idempotencyBytesUsed?: (workspaceId: string) => Promise<number>;
 }
@@ -123,6 +125,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
     adminToken: deps.adminToken,
     logger: deps.logger,
     quotaDefaults,
+    maxApiKeys: deps.maxApiKeys ?? DEFAULT_WORKSPACE_LIMITS.api_keys,
     readUsage: workspaceUsageReader({ proxy, internalSecret: deps.internalSecret, idempotencyBytes, logger: deps.logger }),
   });
 

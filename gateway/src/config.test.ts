@@ -1,4 +1,4 @@
-import { DEFAULT_QUOTA_LIMITS, MAX_IDEMPOTENCY_BYTES_QUOTA, MAX_QUOTA_VALUE, parseConfig } from '@platform/core';
+import { DEFAULT_QUOTA_LIMITS, DEFAULT_WORKSPACE_LIMITS, MAX_IDEMPOTENCY_BYTES_QUOTA, MAX_QUOTA_VALUE, parseConfig } from '@platform/core';
 import { GatewayConfig, quotaDefaults } from './config';
 
 const required = { PLATFORM_ADMIN_TOKEN: 'a'.repeat(16), PLATFORM_INTERNAL_SECRET: 'b'.repeat(16) };
@@ -35,6 +35,20 @@ describe('WORKSPACE_QUOTA_* (contract section 20)', () => {
     ]) {
       expect(() => parseConfig(GatewayConfig, { ...required, [variable!]: value })).toThrow(new RegExp(`${variable}:`));
     }
+  });
+});
+
+describe('GATEWAY_WORKSPACE_MAX_API_KEYS', () => {
+  test("unset: core's DEFAULT_WORKSPACE_LIMITS.api_keys; set: a whole number from 0 to MAX_QUOTA_VALUE", () => {
+    expect(parseConfig(GatewayConfig, required).GATEWAY_WORKSPACE_MAX_API_KEYS).toBe(DEFAULT_WORKSPACE_LIMITS.api_keys);
+    for (const value of [0, 3, MAX_QUOTA_VALUE]) {
+      expect(parseConfig(GatewayConfig, { ...required, GATEWAY_WORKSPACE_MAX_API_KEYS: String(value) }).GATEWAY_WORKSPACE_MAX_API_KEYS).toBe(value);
+    }
+  });
+
+  test('an empty, negative, fractional or too large value stops the start, naming the variable', () => {
+    for (const value of ['', '-1', '1.5', '1e3', String(MAX_QUOTA_VALUE + 1)])
+      expect(() => parseConfig(GatewayConfig, { ...required, GATEWAY_WORKSPACE_MAX_API_KEYS: value })).toThrow(/GATEWAY_WORKSPACE_MAX_API_KEYS:/);
   });
 });
 

@@ -1,19 +1,32 @@
 import { z } from 'zod';
 import { MAX_QUOTA } from '@platform/admin-api';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis';
-import { env, CommonConfig, DEFAULT_QUEUE_PREFIX, DEFAULT_QUOTA_LIMITS, QueuePrefix, type QuotaLimits, type QuotaName } from '@platform/core';
+import {
+  env,
+  CommonConfig,
+  DEFAULT_QUEUE_PREFIX,
+  DEFAULT_QUOTA_LIMITS,
+  DEFAULT_WORKSPACE_LIMITS,
+  MAX_QUOTA_VALUE,
+  QueuePrefix,
+  type QuotaLimits,
+  type QuotaName,
+} from '@platform/core';
 
 /**
- * A platform default quota (contract section 20): digits only, from 0 to the quota's maximum; unset:
- * the contract's default. An empty value is refused, not read as 0 (which would refuse every create).
+ * A limit of what a workspace keeps: digits only, from 0 to `max`; unset: `fallback`. An empty
+ * value is refused, not read as 0 (which would refuse every create).
  */
-const quotaDefault = (name: QuotaName) =>
+const workspaceLimit = (max: number, fallback: number) =>
   z
     .string()
     .regex(/^\d{1,16}$/, 'must be a whole number (0 or more)')
     .transform(Number)
-    .pipe(z.number().max(MAX_QUOTA[name]))
-    .default(DEFAULT_QUOTA_LIMITS[name]);
+    .pipe(z.number().max(max))
+    .default(fallback);
+
+/** A platform default quota (contract section 20), up to the quota's maximum; unset: the contract's default. */
+const quotaDefault = (name: QuotaName) => workspaceLimit(MAX_QUOTA[name], DEFAULT_QUOTA_LIMITS[name]);
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -57,6 +70,13 @@ export const GatewayConfig = z.object({
   /** Per service: events, warehouse and pipelines each allow this many. */
   WORKSPACE_QUOTA_WEBHOOK_ENDPOINTS: quotaDefault('webhook_endpoints'),
   WORKSPACE_QUOTA_IDEMPOTENCY_BYTES: quotaDefault('idempotency_bytes'),
+  /**
+   * The API keys one workspace may hold (neither revoked, expired nor replaced by a roll), the same
+   * for every workspace (not a contract quota: not set through the quotas API). A create past it is
+   * 409 `quota_exceeded` with `quota: "api_keys"`; a limit lowered below what a workspace holds
+   * removes nothing.
+   */
+  GATEWAY_WORKSPACE_MAX_API_KEYS: workspaceLimit(MAX_QUOTA_VALUE, DEFAULT_WORKSPACE_LIMITS.api_keys),
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -3,7 +3,7 @@
 // were committed in, starting fresh or not.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createLogger, type WorkspaceId } from '@platform/core';
+import { createLogger, DEFAULT_WORKSPACE_LIMITS, type WorkspaceId } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
 import { createDatabase, type Database } from './database';
 import { KeyChangeFeed, type KeyChangeFeedOptions } from './key-changes';
@@ -70,17 +70,28 @@ test('a revoke, an edit and a roll each log the changed key in their own stateme
   expect(await rowsFor(key.keyId)).toEqual([{ token_hash: tokenHash }]);
 
   const now = new Date();
-  const rolled = await stores.keys.rollApiKey(key.workspaceId, key.keyId, now, new Date(now.getTime() + 60_000), {
-    tokenHash: `new-${randomUUID()}`,
-    tokenPrefix: 'plk_x',
-  });
+  const rolled = await stores.keys.rollApiKey(
+    key.workspaceId,
+    key.keyId,
+    now,
+    new Date(now.getTime() + 60_000),
+    { tokenHash: `new-${randomUUID()}`, tokenPrefix: 'plk_x' },
+    DEFAULT_WORKSPACE_LIMITS.api_keys,
+  );
   expect(rolled.outcome).toBe('rolled');
   expect(await rowsFor(key.keyId)).toHaveLength(2);
 
   await stores.keys.revokeApiKey(key.workspaceId, key.keyId, new Date());
   expect(await rowsFor(key.keyId)).toHaveLength(3);
 
-  const refused = await stores.keys.rollApiKey(key.workspaceId, key.keyId, new Date(), new Date(), { tokenHash: `new-${randomUUID()}`, tokenPrefix: 'plk_x' });
+  const refused = await stores.keys.rollApiKey(
+    key.workspaceId,
+    key.keyId,
+    new Date(),
+    new Date(),
+    { tokenHash: `new-${randomUUID()}`, tokenPrefix: 'plk_x' },
+    DEFAULT_WORKSPACE_LIMITS.api_keys,
+  );
   expect(refused.outcome).toBe('conflict');
   // Another workspace's key: nothing changes, nothing is logged.
   expect(await stores.keys.revokeApiKey(randomUUID() as WorkspaceId, key.keyId, new Date())).toBeNull();

@@ -1,4 +1,4 @@
-import { conflict, invalidRequest, type Logger, notFound, pageOf, type WorkspaceId } from '@platform/core';
+import { conflict, invalidRequest, type Logger, notFound, pageOf, quotaExceeded, type WorkspaceId } from '@platform/core';
 import type { ApiKey, CrossWorkspaceKeysStore, GatewayStores, KeysStore, RateLimits, UsageGranularity, Workspace } from './keys.store';
 import type { KeyChangePublisher } from './key-changes';
 import { renderApiKey, renderUsageBucket, renderWorkspace } from './keys.render';
@@ -19,22 +19,35 @@ export interface NewApiKey {
   rateLimits: RateLimits | null;
 }
 
-/** Creates a key; the token exists only in this return value, the database keeps its SHA-256. */
-export async function createApiKey(store: KeysStore, workspaceId: WorkspaceId, input: NewApiKey, now = new Date()): Promise<{ key: ApiKey; token: string }> {
+/**
+ * Creates a key while the workspace holds fewer than `maxKeys` (GATEWAY_WORKSPACE_MAX_API_KEYS;
+ * keys.limit.ts says which it holds): 409 quota_exceeded (`quota: "api_keys"`) when it holds that
+ * many, nothing written. `maxKeys` null: not counted (`demoSeed`). The token exists only in this
+ * return value, the database keeps its SHA-256.
+ */
+export async function createApiKey(
+  store: KeysStore,
+  workspaceId: WorkspaceId,
+  input: NewApiKey,
+  maxKeys: number | null,
+  now = new Date(),
+): Promise<{ key: ApiKey; token: string }> {
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
     throw invalidRequest([{ in: 'body', field: 'expires_at', code: 'not_in_future', message: 'must be in the future' }]);
   }
   await getWorkspace(store, workspaceId);
   const token = generateToken();
-  const key = await store.createApiKey(workspaceId, {
+  const row = {
     name: input.name,
     scopes: input.scopes,
     tokenHash: hashToken(token),
     tokenPrefix: tokenPrefix(token),
     expiresAt: input.expiresAt,
     rateLimits: input.rateLimits,
-  });
-  return { key, token };
+  };
+  const created = await store.createApiKey(workspaceId, row, maxKeys, now);
+  if (created.kind === 'limit_reached') throw quotaExceeded('api_keys', created.limit);
+  return { key: created.key, token };
 }
 
 /**
@@ -99,6 +112,8 @@ export async function updateApiKey(
 /**
  * Rolls a key: a new token with the old key's name, scopes and limits, and the old token working
  * for `overlapSeconds` more (never longer than it already would). 409 for a revoked or expired key.
+ * The new key replaces the old one, so the roll never counts against `maxKeys`, except a second roll
+ * of one key, which adds a key: 409 quota_exceeded when the workspace holds `maxKeys` already.
  */
 export async function rollApiKey(
   store: KeysStore,
@@ -106,17 +121,23 @@ export async function rollApiKey(
   workspaceId: WorkspaceId,
   keyId: string,
   overlapSeconds: number,
+  maxKeys: number,
   now = new Date(),
 ): Promise<{ key: ApiKey; token: string; old: ApiKey; announced: boolean }> {
   const token = generateToken();
-  const rolled = await store.rollApiKey(workspaceId, keyId, now, new Date(now.getTime() + overlapSeconds * 1000), {
-    tokenHash: hashToken(token),
-    tokenPrefix: tokenPrefix(token),
-  });
+  const rolled = await store.rollApiKey(
+    workspaceId,
+    keyId,
+    now,
+    new Date(now.getTime() + overlapSeconds * 1000),
+    { tokenHash: hashToken(token), tokenPrefix: tokenPrefix(token) },
+    maxKeys,
+  );
   if (rolled.outcome === 'not_found') throw notFound('API key');
   if (rolled.outcome === 'conflict') {
     throw conflict(rolled.key.revokedAt ? 'A revoked API key cannot be rolled.' : 'An expired API key cannot be rolled.');
   }
+  if (rolled.outcome === 'limit_reached') throw quotaExceeded('api_keys', rolled.limit);
   return { key: rolled.key, token, old: rolled.old, announced: await announceKeyChange(targets, rolled.old) };
 }
 
@@ -168,15 +189,19 @@ export async function revokeApiKey(
 
 export const DEMO_WORKSPACE_NAME = 'Demo';
 
-/** The "Demo" workspace (created once) and a fresh unrestricted key for it. */
+/**
+ * The "Demo" workspace (created once) and a fresh unrestricted key for it. Not counted against the
+ * API keys limit: `npm start` runs it on every start, and a clone started a thousand times must
+ * still start (the admin API refuses further creates in a workspace past its limit).
+ */
 export async function demoSeed(stores: GatewayStores): Promise<{ workspace_id: string; token: string }> {
   const workspace = await stores.crossWorkspace.findOrCreateWorkspaceByName(DEMO_WORKSPACE_NAME);
-  const { token } = await createApiKey(stores.keys, workspace.id, {
-    name: `demo ${new Date().toISOString()}`,
-    scopes: null,
-    expiresAt: null,
-    rateLimits: null,
-  });
+  const { token } = await createApiKey(
+    stores.keys,
+    workspace.id,
+    { name: `demo ${new Date().toISOString()}`, scopes: null, expiresAt: null, rateLimits: null },
+    null,
+  );
   return { workspace_id: workspace.id, token };
 }
 

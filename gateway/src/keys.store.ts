@@ -1,6 +1,7 @@
-import { afterCursor, LIST_ORDER, workspaceScoped, type BucketName, type Cursor, type WorkspaceId } from '@platform/core';
+import { afterCursor, LIST_ORDER, lockWorkspaceQuota, workspaceScoped, type BucketName, type Cursor, type WorkspaceId } from '@platform/core';
 import type { Database } from './database';
 import { Prisma, type Workspace as WorkspaceRow } from './generated/prisma/client';
+import { apiKeysLimitReached, rollAddsHeldKey, type ApiKeysLimitReached } from './keys.limit';
 import { QUOTA_COLUMNS, quotaSettingsFromRow, workspaceQuotaQueries, type QuotaColumns, type QuotaSettings } from './quotas.store';
 
 /** A workspace row; its id is the `WorkspaceId` that every query of its resources takes. */
@@ -25,6 +26,8 @@ export interface ApiKey {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** When a roll replaced this key (it works until its overlap ends); null: never rolled. */
+  rolledAt: Date | null;
   lastUsedAt: Date | null;
   /** null = the platform's limits. */
   rateLimits: RateLimits | null;
@@ -40,6 +43,7 @@ interface ApiKeyRow {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  rolled_at: Date | null;
   last_used_at: Date | null;
   rate_limits: RateLimits | null;
 }
@@ -55,6 +59,7 @@ function apiKeyFromRow(row: ApiKeyRow): ApiKey {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    rolledAt: row.rolled_at,
     lastUsedAt: row.last_used_at,
     rateLimits: row.rate_limits,
   };
@@ -97,7 +102,47 @@ export interface KeyChange {
 /** The part of a statement that logs the key rows of its `changed` CTE in the key-change log (same statement, same transaction). */
 const logKeyChanges = Prisma.sql`INSERT INTO "api_key_changes" ("key_id", "token_hash") SELECT "id", "token_hash" FROM changed`;
 
-export type RollOutcome = { outcome: 'not_found' } | { outcome: 'conflict'; key: ApiKey } | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
+export type RollOutcome =
+  | { outcome: 'not_found' }
+  | { outcome: 'conflict'; key: ApiKey }
+  | { outcome: 'limit_reached'; limit: number }
+  | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
+
+export type CreateApiKeyResult = { kind: 'created'; key: ApiKey } | ApiKeysLimitReached;
+
+/** A new key's columns (the token only as its hash and prefix). */
+export interface NewApiKeyRow {
+  name: string;
+  scopes: readonly string[] | null;
+  tokenHash: string;
+  tokenPrefix: string;
+  expiresAt: Date | null;
+  rateLimits: RateLimits | null;
+}
+
+/**
+ * How many keys the workspace holds at `now` (keys.limit.ts), counted up to `limit` only, on the
+ * partial index "api_keys_held_workspace_id_expires_at_idx", which leaves revoked and rolled keys out.
+ */
+async function countHeldKeys(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, now: Date, limit: number): Promise<number> {
+  const rows = await tx.$queryRaw<{ held: number }[]>`
+    SELECT count(*)::int AS "held" FROM (
+      SELECT 1 FROM "api_keys"
+      WHERE "workspace_id" = ${workspaceId}::uuid AND "revoked_at" IS NULL AND "rolled_at" IS NULL
+        AND ("expires_at" IS NULL OR "expires_at" > ${now}::timestamptz)
+      LIMIT ${limit}
+    ) AS s`;
+  return rows[0]!.held;
+}
+
+async function insertApiKey(client: Prisma.TransactionClient | Database, workspaceId: WorkspaceId, data: NewApiKeyRow): Promise<ApiKey> {
+  const rows = await client.$queryRaw<ApiKeyRow[]>`
+    INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits")
+    VALUES (gen_random_uuid(), ${workspaceId}::uuid, ${data.name}, ${data.scopes}::text[], ${data.tokenHash}, ${data.tokenPrefix},
+            ${data.expiresAt}::timestamptz, ${jsonb(data.rateLimits)}::jsonb)
+    RETURNING *`;
+  return apiKeyFromRow(rows[0]!);
+}
 
 /** A key as the hot path reads it: with its workspace's quotas (contract section 20), in one query. */
 export interface KeyWithQuotas {
@@ -118,16 +163,19 @@ export function keysStore(db: Database) {
       return row ? workspaceFromRow(row) : null;
     },
 
-    async createApiKey(
-      workspaceId: WorkspaceId,
-      data: { name: string; scopes: readonly string[] | null; tokenHash: string; tokenPrefix: string; expiresAt: Date | null; rateLimits: RateLimits | null },
-    ): Promise<ApiKey> {
-      const rows = await db.$queryRaw<ApiKeyRow[]>`
-        INSERT INTO "api_keys" ("id", "workspace_id", "name", "scopes", "token_hash", "token_prefix", "expires_at", "rate_limits")
-        VALUES (gen_random_uuid(), ${workspaceId}::uuid, ${data.name}, ${data.scopes}::text[], ${data.tokenHash}, ${data.tokenPrefix},
-                ${data.expiresAt}::timestamptz, ${jsonb(data.rateLimits)}::jsonb)
-        RETURNING *`;
-      return apiKeyFromRow(rows[0]!);
+    /**
+     * Inserts the key unless the workspace already holds `limit` keys at `now`: counted and inserted
+     * under the workspace's quota lock, so concurrent creates never pass the limit. `limit` null: not
+     * counted (`demo-seed`, which the operator runs on the database, and test fixtures).
+     */
+    async createApiKey(workspaceId: WorkspaceId, data: NewApiKeyRow, limit: number | null, now = new Date()): Promise<CreateApiKeyResult> {
+      if (limit === null) return { kind: 'created', key: await insertApiKey(db, workspaceId, data) };
+      return db.$transaction(async (tx): Promise<CreateApiKeyResult> => {
+        await lockWorkspaceQuota(tx, 'api_keys', workspaceId);
+        const refused = apiKeysLimitReached(await countHeldKeys(tx, workspaceId, now, limit), limit);
+        if (refused) return refused;
+        return { kind: 'created', key: await insertApiKey(tx, workspaceId, data) };
+      });
     },
 
     async findApiKey(workspaceId: WorkspaceId, keyId: string): Promise<ApiKey | null> {
@@ -160,9 +208,10 @@ export function keysStore(db: Database) {
 
     /**
      * Rolls a key in one transaction: the old row is locked, refused when revoked or expired at
-     * `now`, given `expires_at = least(expires_at, oldExpiresAt)` (logged for every gateway), and a
-     * new key with its name, scopes and limits is inserted. Two concurrent rolls of one key run one
-     * after the other.
+     * `now`, given `expires_at = least(expires_at, oldExpiresAt)` and `rolled_at` (logged for every
+     * gateway), and a new key with its name, scopes and limits is inserted. A key rolled already is
+     * rolled only while the workspace holds fewer than `limit` keys (keys.limit.ts), counted under
+     * its quota lock as a create is. Two concurrent rolls of one key run one after the other.
      */
     rollApiKey(
       workspaceId: WorkspaceId,
@@ -170,8 +219,11 @@ export function keysStore(db: Database) {
       now: Date,
       oldExpiresAt: Date,
       token: { tokenHash: string; tokenPrefix: string },
+      limit: number,
     ): Promise<RollOutcome> {
       return db.$transaction(async (tx): Promise<RollOutcome> => {
+        // The quota lock before the row lock, in the order a create takes it.
+        await lockWorkspaceQuota(tx, 'api_keys', workspaceId);
         const found = await tx.$queryRaw<ApiKeyRow[]>`
           SELECT * FROM "api_keys" WHERE "id" = ${keyId}::uuid AND "workspace_id" = ${workspaceId}::uuid FOR UPDATE`;
         if (!found[0]) return { outcome: 'not_found' };
@@ -179,9 +231,14 @@ export function keysStore(db: Database) {
         if (current.revokedAt !== null || (current.expiresAt !== null && current.expiresAt.getTime() <= now.getTime())) {
           return { outcome: 'conflict', key: current };
         }
+        if (rollAddsHeldKey(current)) {
+          const refused = apiKeysLimitReached(await countHeldKeys(tx, workspaceId, now, limit), limit);
+          if (refused) return { outcome: 'limit_reached', limit: refused.limit };
+        }
         const old = await tx.$queryRaw<ApiKeyRow[]>`
           WITH changed AS (
-            UPDATE "api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", ${oldExpiresAt}::timestamptz), ${oldExpiresAt}::timestamptz)
+            UPDATE "api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", ${oldExpiresAt}::timestamptz), ${oldExpiresAt}::timestamptz),
+                                  "rolled_at" = COALESCE("rolled_at", ${now}::timestamptz)
             WHERE "id" = ${keyId}::uuid RETURNING *
           ), logged AS (${logKeyChanges})
           SELECT * FROM changed`;

@@ -29,6 +29,7 @@ runProcess({ name: 'gateway', config, tracing }, async ({ logger, metrics, metri
     limits: { events: config.EVENTS_RATE_LIMIT },
     activityFlushMs: config.GATEWAY_USAGE_FLUSH_MS,
     quotaDefaults: quotaDefaults(config),
+    maxApiKeys: config.GATEWAY_WORKSPACE_MAX_API_KEYS,
     metrics,
     traced: tracing.enabled,
   });

@@ -171,6 +171,7 @@ export interface GatewayOptions extends Partial<
     | 'metrics'
     | 'idempotencyRecordTtlMs'
     | 'quotaDefaults'
+    | 'maxApiKeys'
     | 'idempotencyBytesUsed'
   >
 > {
@@ -239,6 +240,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     consoleDir: options.consoleDir,
     metrics: options.metrics,
     idempotencyBytesUsed: options.idempotencyBytesUsed,
+    maxApiKeys: options.maxApiKeys,
     quotaDefaults:
       options.idempotencyBytes === undefined
         ? options.quotaDefaults
@@ -307,7 +309,10 @@ export interface TestKey {
   workspaceId: WorkspaceId;
 }
 
-/** A new workspace with one key, made with the domain functions (or, for an already expired key, the store). */
+/**
+ * A new workspace with one key, made with the domain functions (or, for an already expired key, the
+ * store); not counted against the API keys limit (a test of the limit creates its keys through the admin API).
+ */
 export async function createTestKey(
   stores: GatewayStores,
   options: { scopes?: string[] | null; expiresAt?: Date | null; workspaceId?: string; rateLimits?: RateLimits | null } = {},
@@ -315,22 +320,17 @@ export async function createTestKey(
   const workspaceId = (options.workspaceId as WorkspaceId | undefined) ?? (await stores.crossWorkspace.createWorkspace(uniqueName('ws'))).id;
   if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
     const token = generateToken();
-    const key = await stores.keys.createApiKey(workspaceId, {
-      name: 'expired',
-      scopes: options.scopes ?? null,
-      tokenHash: hashToken(token),
-      tokenPrefix: tokenPrefix(token),
-      expiresAt: options.expiresAt,
-      rateLimits: null,
-    });
-    return { token, keyId: key.id, workspaceId };
+    const row = { name: 'expired', scopes: options.scopes ?? null, tokenHash: hashToken(token), tokenPrefix: tokenPrefix(token), expiresAt: options.expiresAt };
+    const created = await stores.keys.createApiKey(workspaceId, { ...row, rateLimits: null }, null);
+    if (created.kind !== 'created') throw new Error('a key not counted against the limit was refused');
+    return { token, keyId: created.key.id, workspaceId };
   }
-  const { key, token } = await createApiKey(stores.keys, workspaceId, {
-    name: 'test',
-    scopes: options.scopes ?? null,
-    expiresAt: options.expiresAt ?? null,
-    rateLimits: options.rateLimits ?? null,
-  });
+  const { key, token } = await createApiKey(
+    stores.keys,
+    workspaceId,
+    { name: 'test', scopes: options.scopes ?? null, expiresAt: options.expiresAt ?? null, rateLimits: options.rateLimits ?? null },
+    null,
+  );
   return { token, keyId: key.id, workspaceId };
 }
 

@@ -1,5 +1,5 @@
 import { validate } from '@readme/openapi-parser';
-import { ADMIN_ROUTES, parseRouteKey, openApiPath, QUOTA_NAMES, SERVICES } from '@platform/core';
+import { ADMIN_ROUTES, DEFAULT_WORKSPACE_LIMITS, parseRouteKey, openApiPath, QUOTA_NAMES, SERVICES } from '@platform/core';
 import { adminApiDocument } from './admin.openapi';
 
 describe('adminApiDocument', () => {
@@ -42,5 +42,19 @@ describe('adminApiDocument', () => {
     const body = (operation.requestBody as any).content['application/json'].schema;
     expect(body.additionalProperties).toBe(false);
     expect(Object.keys(body.properties)).toEqual([...QUOTA_NAMES]);
+  });
+
+  test('creating a key, and rolling one, document the API keys limit: 409 with the quota_exceeded body of "api_keys" at the default limit', () => {
+    const doc = adminApiDocument();
+    for (const operation of [doc.paths['/workspaces/{id}/api-keys']!.post!, doc.paths['/workspaces/{id}/api-keys/{key_id}/roll']!.post!]) {
+      const example = (operation.responses!['409']!.content!['application/json'] as { example: { error: Record<string, unknown> } }).example.error;
+      expect(example).toMatchObject({
+        code: 'conflict',
+        quota: 'api_keys',
+        limit: DEFAULT_WORKSPACE_LIMITS.api_keys,
+        errors: [{ in: 'body', field: '', code: 'quota_exceeded', message: expect.any(String) }],
+      });
+      expect(operation.responses!['409']!.description).toContain('GATEWAY_WORKSPACE_MAX_API_KEYS');
+    }
   });
 });

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import {
   BUCKET_LIMITS,
   codePointString,
+  DEFAULT_WORKSPACE_LIMITS,
+  limitExceededDoc,
   ListQuery,
   MAX_IDEMPOTENCY_BYTES_QUOTA,
   MAX_QUOTA_VALUE,
@@ -175,8 +177,18 @@ export const ADMIN_ROUTE_SCHEMAS = {
     docs: keyDocs({
       operationId: 'createApiKey',
       summary: 'Create an API key',
+      description:
+        `A workspace holds at most \`GATEWAY_WORKSPACE_MAX_API_KEYS\` keys (a gateway setting, default ${DEFAULT_WORKSPACE_LIMITS.api_keys.toLocaleString('en-US')}), counting those neither ` +
+        'revoked, expired nor replaced by a roll.',
       responses: { 201: { description: 'The key with its token, shown only here.', schema: ApiKeyWithToken } },
-      errors: { 404: 'No such workspace.' },
+      errors: {
+        404: 'No such workspace.',
+        409: limitExceededDoc(
+          'The workspace already holds as many API keys as `GATEWAY_WORKSPACE_MAX_API_KEYS` allows (`errors[0].code: quota_exceeded`, ' +
+            '`error.quota: "api_keys"`, `error.limit`); nothing was created. Revoking a key makes room.',
+          'api_keys',
+        ),
+      },
       requestExample: { name: 'scanner', scopes: ['tickets:read', 'tickets:write'], rate_limits: { events: 50 } },
     }),
   },
@@ -227,9 +239,17 @@ export const ADMIN_ROUTE_SCHEMAS = {
       operationId: 'rollApiKey',
       summary: 'Roll an API key',
       description:
-        'A new key (with its token) with the same name, scopes and limits; the old token keeps working for `expires_in_seconds` more, never longer than it already would.',
+        'A new key (with its token) with the same name, scopes and limits; the old token keeps working for `expires_in_seconds` more, never longer than it already would. ' +
+        'The new key replaces the old one, so a roll never counts against `GATEWAY_WORKSPACE_MAX_API_KEYS`, except a second roll of the same key, which adds one.',
       responses: { 201: { description: 'The new key with its token.', schema: ApiKeyWithToken } },
-      errors: { 404: 'No such workspace or key.', 409: 'The key is revoked or expired.' },
+      errors: {
+        404: 'No such workspace or key.',
+        409: limitExceededDoc(
+          'The key is revoked or expired (`conflict`); or it was rolled already and the workspace holds as many API keys as ' +
+            '`GATEWAY_WORKSPACE_MAX_API_KEYS` allows (`errors[0].code: quota_exceeded`, `error.quota: "api_keys"`, `error.limit`). Nothing changed.',
+          'api_keys',
+        ),
+      },
       requestExample: { expires_in_seconds: 3600 },
     }),
   },

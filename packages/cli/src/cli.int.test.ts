@@ -4,7 +4,7 @@ import { createAdminClient } from '@platform/client';
 import { DEFAULT_QUOTA_LIMITS, DEFAULT_SERVICE_QUOTA_LIMITS, migrate } from '@platform/core';
 import { testDatabaseUrl, waitFor } from '@platform/testing';
 import { MIGRATIONS_DIR } from '@platform/gateway/migrate';
-import { ADMIN_TOKEN, startEchoGateway, type EchoGateway } from '@platform/gateway/testing';
+import { ADMIN_TOKEN, startEchoGateway, startGateway, type EchoGateway } from '@platform/gateway/testing';
 import type { CliDeps } from './context';
 import { runCli } from './program';
 
@@ -24,9 +24,13 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
+  return cliOn(deps, ...argv);
+}
+
+async function cliOn(on: CliDeps, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
   let out = '';
   let err = '';
-  const code = await runCli(argv, deps, { out: (line) => (out += `${line}\n`), err: (line) => (err += `${line}\n`) });
+  const code = await runCli(argv, on, { out: (line) => (out += `${line}\n`), err: (line) => (err += `${line}\n`) });
   let json: unknown;
   try {
     json = JSON.parse(out || err);
@@ -143,6 +147,26 @@ test('bad input is reported as the contract error body with exit code 1', async 
   expect((await cli('keys', 'list', '--workspace', 'not-a-uuid')).code).toBe(1);
   expect((await cli('keys', 'list', '--workspace', randomUUID())).json.error.code).toBe('not_found');
   expect((await cli('workspaces', 'create')).json.error.errors[0]).toMatchObject({ field: 'name', code: 'required' });
+});
+
+test("keys create past the workspace's API keys limit prints the API's 409 quota_exceeded body and exits 1", async () => {
+  const limited = await startGateway({ maxApiKeys: 1 });
+  try {
+    const on: CliDeps = { ...deps, admin: async () => createAdminClient({ baseUrl: limited.url, adminToken: ADMIN_TOKEN }) };
+    const workspace = (await cliOn(on, 'workspaces', 'create', '--name', 'Full')).json.id;
+    expect((await cliOn(on, 'keys', 'create', '--workspace', workspace, '--name', 'one')).code).toBe(0);
+    const refused = await cliOn(on, 'keys', 'create', '--workspace', workspace, '--name', 'two');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({
+      code: 'conflict',
+      message: 'This workspace has reached its quota of 1 api keys.',
+      quota: 'api_keys',
+      limit: 1,
+      errors: [{ in: 'body', field: '', code: 'quota_exceeded' }],
+    });
+  } finally {
+    await limited.close();
+  }
 });
 
 test('usage errors exit with 2', async () => {

@@ -63,7 +63,9 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description **Authentication:** the admin token.
+         * @description A workspace holds at most `GATEWAY_WORKSPACE_MAX_API_KEYS` keys (a gateway setting, default 1,000), counting those neither revoked, expired nor replaced by a roll.
+         *
+         *     **Authentication:** the admin token.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -117,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Roll an API key
-         * @description A new key (with its token) with the same name, scopes and limits; the old token keeps working for `expires_in_seconds` more, never longer than it already would.
+         * @description A new key (with its token) with the same name, scopes and limits; the old token keeps working for `expires_in_seconds` more, never longer than it already would. The new key replaces the old one, so a roll never counts against `GATEWAY_WORKSPACE_MAX_API_KEYS`, except a second roll of the same key, which adds one.
          *
          *     **Authentication:** the admin token.
          */
@@ -1568,6 +1570,40 @@ export interface operations {
                 };
             };
             /**
+             * @description Conflict (`conflict`).
+             *
+             *     The workspace already holds as many API keys as `GATEWAY_WORKSPACE_MAX_API_KEYS` allows (`errors[0].code: quota_exceeded`, `error.quota: "api_keys"`, `error.limit`); nothing was created. Revoking a key makes room.
+             */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "platform-version": components["headers"]["platform-version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "This workspace has reached its quota of 1000 api keys.",
+                     *         "quota": "api_keys",
+                     *         "limit": 1000,
+                     *         "errors": [
+                     *           {
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's api_keys quota is 1000"
+                     *           }
+                     *         ],
+                     *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Body too large (`payload_too_large`).
              *
              *     The body exceeds 1048576 bytes (1 MiB).
@@ -2592,7 +2628,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The key is revoked or expired.
+             *     The key is revoked or expired (`conflict`); or it was rolled already and the workspace holds as many API keys as `GATEWAY_WORKSPACE_MAX_API_KEYS` allows (`errors[0].code: quota_exceeded`, `error.quota: "api_keys"`, `error.limit`). Nothing changed.
              */
             409: {
                 headers: {
@@ -2605,13 +2641,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 1000 api keys.",
+                     *         "quota": "api_keys",
+                     *         "limit": 1000,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's api_keys quota is 1000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
