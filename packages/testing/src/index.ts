@@ -181,3 +181,4 @@ export * from './redis-sentinel';
 export * from './balancer';
 export * from './pgbouncer';
 export * from './fleet';
+export * from './migration-database';

@@ -1,18 +1,23 @@
 import { contractRouter, createServiceApp, type ServiceAppDeps } from '@platform/core';
 import { webhookRoutes, type ServiceWebhooks } from '@platform/webhooks';
 import type { Express } from 'express';
+import type { EventsLimits } from './config';
 import { eventsApiDocument } from './events.openapi';
 import { eventsRouteDefinitions } from './events.routes';
 import type { EventsServiceStores } from './events.store';
 
 /** `redisReady`: the webhook queue's Redis; `webhooks`: its runtime, whose queue a resend adds to. */
-export type EventsDeps = ServiceAppDeps<EventsServiceStores, ServiceWebhooks>;
+export interface EventsDeps extends ServiceAppDeps<EventsServiceStores, ServiceWebhooks> {
+  /** What one workspace may keep (EVENTS_WORKSPACE_MAX_EVENTS, EVENTS_WORKSPACE_MAX_TICKETS). */
+  limits: EventsLimits;
+}
 
 export function createApp(deps: EventsDeps): Express {
   const { stores } = deps;
   const definitions = eventsRouteDefinitions(
     stores,
     webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
+    deps.limits,
   );
   return createServiceApp({
     service: 'events',

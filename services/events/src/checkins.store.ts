@@ -19,8 +19,8 @@ export type { Checkin };
 
 type Tx = Prisma.TransactionClient;
 
-/** A ticket row as raw SQL returns it, in the client's field names. */
-const TICKET = Prisma.raw(
+/** A ticket row `t` as raw SQL returns it, in the client's field names. */
+export const TICKET = Prisma.raw(
   `t."id", t."workspace_id" AS "workspaceId", t."event_id" AS "eventId", t."holder_name" AS "holderName", t."metadata",
    t."status"::text AS "status", t."validated_at" AS "validatedAt", t."validator_id" AS "validatorId", t."gate",
    t."created_at" AS "createdAt", t."updated_at" AS "updatedAt"`,

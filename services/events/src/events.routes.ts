@@ -2,6 +2,8 @@ import { z } from 'zod';
 import {
   codePointString,
   type Cursor,
+  DEFAULT_WORKSPACE_LIMITS,
+  limitExceededDoc,
   ListQuery,
   pageOf,
   resource,
@@ -18,6 +20,7 @@ import {
 } from '@platform/core';
 import { webhookRouteDeclarations } from '@platform/webhooks';
 import type { CheckinsStore } from './checkins.store';
+import type { EventsLimits } from './config';
 import {
   ALREADY_VALIDATED_EXAMPLE,
   CheckinList,
@@ -53,6 +56,9 @@ import {
 } from './events.service';
 
 const IdParams = z.object({ id: Uuid });
+
+/** A platform limit's default as the documents write it: `10,000`. */
+const defaultLimit = (name: 'events' | 'tickets') => DEFAULT_WORKSPACE_LIMITS[name].toLocaleString('en-US');
 
 export const CreateEventBody = z.strictObject({
   name: codePointString(1, 200),
@@ -130,7 +136,14 @@ export const eventsRouteDeclarations = {
       operationId: 'createEvent',
       summary: 'Create an event',
       responses: { 201: { description: 'The event.', schema: Event } },
-      errors: { 400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).' },
+      errors: {
+        400: '`ends_at` before `starts_at` (`errors[0].code: invalid_range`).',
+        409: limitExceededDoc(
+          `The workspace already keeps as many events as the platform allows one workspace (\`EVENTS_WORKSPACE_MAX_EVENTS\`, ${defaultLimit('events')} unless configured; ` +
+            '`errors[0] = { in: "body", field: "", code: "quota_exceeded" }`, `error.quota: "events"`, `error.limit` its value); nothing was created.',
+          'events',
+        ),
+      },
       requestExample: { name: 'Open Air 2025', starts_at: '2025-06-01T20:00:00+02:00', ends_at: '2025-06-02T01:00:00+02:00' },
     },
   },
@@ -150,6 +163,13 @@ export const eventsRouteDeclarations = {
       summary: 'Issue a ticket',
       tag: 'Tickets',
       responses: { 201: { description: 'The ticket, `issued`.', schema: Ticket } },
+      errors: {
+        409: limitExceededDoc(
+          `The workspace already keeps as many tickets, over all its events, as the platform allows one workspace (\`EVENTS_WORKSPACE_MAX_TICKETS\`, ${defaultLimit('tickets')} unless configured; ` +
+            '`errors[0] = { in: "body", field: "", code: "quota_exceeded" }`, `error.quota: "tickets"`, `error.limit` its value); nothing was issued.',
+          'tickets',
+        ),
+      },
       requestExample: { holder_name: 'Ada Lovelace', metadata: { seat: 'A-12' } },
     },
   }),
@@ -261,16 +281,17 @@ export const eventsRouteDeclarations = {
   }),
 } satisfies Record<RoutesOf<'events'>, RouteDeclaration>;
 
-/** The events service's route declarations wired to handlers with the store; handlers call events.service. */
+/** The events service's route declarations wired to handlers with the store and the workspace limits; handlers call events.service. */
 export function eventsRouteDefinitions(
   stores: { events: EventsStore; checkins: CheckinsStore },
   webhooks: Record<WebhookRouteKey, RouteDefinition>,
+  limits: EventsLimits,
 ): Record<RoutesOf<'events'>, RouteDefinition> {
   const { events: store, checkins } = stores;
   return {
     ...webhooks,
     'POST /events': route(eventsRouteDeclarations['POST /events'], async ({ identity, body }) => {
-      const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null });
+      const event = await createEvent(store, identity.workspaceId, { name: body.name, startsAt: body.starts_at, endsAt: body.ends_at ?? null }, limits);
       return { status: 201, body: renderEvent(event) };
     }),
 
@@ -285,7 +306,8 @@ export function eventsRouteDefinitions(
     })),
 
     'POST /events/:id/tickets': route(eventsRouteDeclarations['POST /events/:id/tickets'], async ({ identity, params, body }) => {
-      const ticket = await issueTicket(store, identity.workspaceId, params.id, { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} });
+      const input = { holderName: body.holder_name ?? null, metadata: body.metadata ?? {} };
+      const ticket = await issueTicket(store, identity.workspaceId, params.id, input, limits);
       return { status: 201, body: renderTicket(ticket) };
     }),
 

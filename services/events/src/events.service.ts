@@ -1,19 +1,24 @@
-import { conflict, invalidRequest, notFound, timestamp, type SeriesWindow, type WorkspaceId } from '@platform/core';
+import { conflict, invalidRequest, notFound, quotaExceeded, timestamp, type SeriesWindow, type WorkspaceId } from '@platform/core';
+import type { EventsLimits } from './config';
 import { firstOfEachScanId, type Attempt, type CheckinBucketRow, type EventFigures, type ScanInput, type ScanResult } from './checkins';
 import type { CheckinsStore } from './checkins.store';
 import type { Event as EventRow, EventsStore, Ticket as TicketRow } from './events.store';
 
 export { renderCheckin, renderCheckinSeries, renderEvent, renderScanResult, renderStats, renderTicket, renderValidation } from './events.render';
 
+/** Creates an event within the workspace's limit: 409 quota_exceeded (`quota: "events"`) once it keeps `limits.events`. */
 export async function createEvent(
   store: EventsStore,
   workspaceId: WorkspaceId,
   input: { name: string; startsAt: Date; endsAt: Date | null },
+  limits: EventsLimits,
 ): Promise<EventRow> {
   if (input.endsAt && input.endsAt < input.startsAt) {
     throw invalidRequest([{ in: 'body', field: 'ends_at', code: 'invalid_range', message: 'must not be before starts_at' }]);
   }
-  return store.createEvent(workspaceId, input);
+  const result = await store.createEvent(workspaceId, input, limits.events);
+  if (result.kind === 'limit_reached') throw quotaExceeded('events', limits.events);
+  return result.event;
 }
 
 export async function getEvent(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<EventRow> {
@@ -22,14 +27,21 @@ export async function getEvent(store: EventsStore, workspaceId: WorkspaceId, id:
   return event;
 }
 
+/**
+ * Issues a ticket of an event of the workspace (404 otherwise) within the workspace's limit, over all
+ * its events: 409 quota_exceeded (`quota: "tickets"`) once it keeps `limits.tickets`.
+ */
 export async function issueTicket(
   store: EventsStore,
   workspaceId: WorkspaceId,
   eventId: string,
   input: { holderName: string | null; metadata: Record<string, string> },
+  limits: EventsLimits,
 ): Promise<TicketRow> {
   await getEvent(store, workspaceId, eventId);
-  return store.createTicket(workspaceId, eventId, input);
+  const result = await store.createTicket(workspaceId, eventId, input, limits.tickets);
+  if (result.kind === 'limit_reached') throw quotaExceeded('tickets', limits.tickets);
+  return result.ticket;
 }
 
 export async function getTicket(store: EventsStore, workspaceId: WorkspaceId, id: string): Promise<TicketRow> {

@@ -3,7 +3,7 @@ import { tracing } from './tracing';
 import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
-import { EventsConfig } from './config';
+import { EventsConfig, eventsLimits } from './config';
 import { createDatabase } from './database';
 import { eventsServiceStores } from './events.store';
 import { scansRetentionStore } from './scans-retention.store';
@@ -29,6 +29,6 @@ runService({
       logger: deps.logger,
       metrics: deps.metrics?.registry,
     });
-    return { app: createApp(deps), drain: [{ name: 'scan retention', run: () => scans.stop() }] };
+    return { app: createApp({ ...deps, limits: eventsLimits(config) }), drain: [{ name: 'scan retention', run: () => scans.stop() }] };
   },
 });

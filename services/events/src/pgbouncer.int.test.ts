@@ -19,7 +19,7 @@ import {
   type ServiceTestApp,
 } from '@platform/testing';
 import { startServiceWebhooks, TEST_WEBHOOKS_CONFIG } from '@platform/webhooks';
-import { createApp } from './app';
+import { createAppWithLimits } from './test/app';
 import { createDatabase, type Database } from './database';
 import { eventsServiceStores } from './events.store';
 
@@ -93,7 +93,7 @@ describe('the events app through PgBouncer in transaction mode', () => {
       // The test's own database, through PgBouncer, with the deployables' default pool (10 > SERVER_POOL).
       createDatabase: () => createDatabase(bouncer.urlFor(directUrl)),
       createStores: eventsServiceStores,
-      createApp,
+      createApp: createAppWithLimits(),
       startWebhooks: ({ queuePrefix, ...deps }) => startServiceWebhooks({ ...deps, config: { ...TEST_WEBHOOKS_CONFIG, QUEUE_PREFIX: queuePrefix } }),
     });
   });
@@ -155,7 +155,7 @@ describe('the events app through PgBouncer in transaction mode', () => {
         service: 'events',
         createDatabase: () => createDatabase(full.urlFor(directUrl)),
         createStores: eventsServiceStores,
-        createApp,
+        createApp: createAppWithLimits(),
         startWebhooks: () => {
           throw new Error('no webhooks here');
         },

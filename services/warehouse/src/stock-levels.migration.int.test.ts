@@ -1,39 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { migrate } from '@platform/core';
-import { testDatabaseUrl, uniqueDatabaseName } from '@platform/testing';
+import { migrationTestDatabase } from '@platform/testing';
 
 // The stock-levels migration on a database of this file's own: migrated up to the migration before
 // it, given items with stock, then migrated to the end.
-const MIGRATIONS = join(__dirname, '..', 'prisma', 'migrations');
 const STOCK_LEVELS = '20241215000000_stock_levels';
-const databaseUrl = testDatabaseUrl(uniqueDatabaseName('warehouse_levels_migration'));
-const sql = new pg.Client({ connectionString: databaseUrl });
-const before = mkdtempSync(join(tmpdir(), 'warehouse-migrations-'));
+const database = migrationTestDatabase('warehouse', join(__dirname, '..', 'prisma', 'migrations'), STOCK_LEVELS);
+const { sql } = database;
 
-beforeAll(() => {
-  for (const name of readdirSync(MIGRATIONS, { withFileTypes: true })) {
-    if (name.isDirectory() && name.name < STOCK_LEVELS) cpSync(join(MIGRATIONS, name.name), join(before, name.name), { recursive: true });
-  }
-});
-
-afterAll(async () => {
-  await sql.end().catch(() => undefined);
-  rmSync(before, { recursive: true, force: true });
-  const admin = new pg.Client({ connectionString: testDatabaseUrl('warehouse') });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${new URL(databaseUrl).pathname.slice(1)}" WITH (FORCE)`);
-  await admin.end();
-});
+afterAll(() => database.drop());
 
 test("today's quantities become levels at each item's default location (else unassigned); past adjustments name the location of their time", async () => {
-  const previous = await migrate(databaseUrl, before);
+  const previous = await database.migrateBefore();
   expect(previous.applied).not.toContain(STOCK_LEVELS);
   expect(previous.applied.at(-1)! < STOCK_LEVELS).toBe(true);
-  await sql.connect();
 
   const workspace = randomUUID();
   const [aisle, shelf] = [randomUUID(), randomUUID()];
@@ -79,7 +59,7 @@ test("today's quantities become levels at each item's default location (else una
   const unplacedAdjustment = await adjustment(unplaced, 3, at(5));
   const placedAdjustment = await adjustment(placed, 12, at(5));
 
-  const result = await migrate(databaseUrl, MIGRATIONS);
+  const result = await database.migrateRest();
   expect(result.applied).toEqual([STOCK_LEVELS]);
 
   const levels = await sql.query(`SELECT "item_id", "location_id", "on_hand", "reserved", "workspace_id" FROM "stock_levels" ORDER BY "on_hand"`);

@@ -1515,7 +1515,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - The workspace already keeps as many events as the platform allows one workspace (`EVENTS_WORKSPACE_MAX_EVENTS`, 10,000 unless configured; `errors[0] = { in: "body", field: "", code: "quota_exceeded" }`, `error.quota: "events"`, `error.limit` its value); nothing was created.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -1534,13 +1535,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 10000 events.",
+                     *         "quota": "events",
+                     *         "limit": 10000,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's events quota is 10000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -2471,7 +2474,8 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
+             *     - The workspace already keeps as many tickets, over all its events, as the platform allows one workspace (`EVENTS_WORKSPACE_MAX_TICKETS`, 200,000 unless configured; `errors[0] = { in: "body", field: "", code: "quota_exceeded" }`, `error.quota: "tickets"`, `error.limit` its value); nothing was issued.
+             *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
                 headers: {
@@ -2490,13 +2494,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This Idempotency-Key was already used with a different request body.",
+                     *         "message": "This workspace has reached its quota of 200000 tickets.",
+                     *         "quota": "tickets",
+                     *         "limit": 200000,
                      *         "errors": [
                      *           {
-                     *             "in": "header",
-                     *             "field": "Idempotency-Key",
-                     *             "code": "reused_with_different_body",
-                     *             "message": "was first used with a different request body"
+                     *             "in": "body",
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's tickets quota is 200000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
