@@ -30,5 +30,24 @@ export async function lockWorkspaceQuota(tx: RawSqlTransaction, scope: QuotaLock
   // Retry-After: a storm of creates in one workspace never outlives its transaction's own timeout
   // (which would end in an error that is no one's fault but the load's).
   await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = ${QUOTA_LOCK_TIMEOUT_MS}`);
-  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, `quota:${scope}:${workspaceId}`);
+  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, quotaLockKey(scope, workspaceId));
+}
+
+/**
+ * The shared side of lockWorkspaceQuota's lock, until `tx` ends: any number of holders at once, none
+ * while lockWorkspaceQuota holds it, and lockWorkspaceQuota waits until every holder has ended. For a
+ * create that checks its quota without the lock while far from the limit: holding this from before
+ * its count to its commit, it is seen by the count of any create that takes the lock after it.
+ *
+ * No lock_timeout of its own (it would last to the end of `tx` and bound every later wait, e.g. for a
+ * busy row): it waits only while lockWorkspaceQuota is held or awaited, and QUOTA_LOCK_TIMEOUT_MS
+ * bounds both the waits of a holder and the wait of an awaiting one.
+ */
+export async function lockWorkspaceQuotaShared(tx: RawSqlTransaction, scope: QuotaLockScope, workspaceId: WorkspaceId): Promise<void> {
+  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock_shared(hashtextextended($1::text, 0))`, quotaLockKey(scope, workspaceId));
+}
+
+/** The text whose hash is the advisory lock of (scope, workspace), e.g. for a test that holds it from another session. */
+export function quotaLockKey(scope: QuotaLockScope, workspaceId: WorkspaceId): string {
+  return `quota:${scope}:${workspaceId}`;
 }
