@@ -4,15 +4,20 @@ import type { Express } from 'express';
 import { warehouseApiDocument } from './warehouse.openapi';
 import { warehouseRouteDefinitions } from './warehouse.routes';
 import type { WarehouseServiceStores } from './warehouse.store';
+import { DEFAULT_WAREHOUSE_LIMITS, type WarehouseLimits } from './workspace-limits';
 
 /** `redisReady`: the webhook queue's Redis; `webhooks`: its runtime, whose queue a resend adds to. */
-export type WarehouseDeps = ServiceAppDeps<WarehouseServiceStores, ServiceWebhooks>;
+export interface WarehouseDeps extends ServiceAppDeps<WarehouseServiceStores, ServiceWebhooks> {
+  /** What one workspace may keep (WAREHOUSE_WORKSPACE_MAX_*); default: core's DEFAULT_WORKSPACE_LIMITS. */
+  limits?: WarehouseLimits;
+}
 
 export function createApp(deps: WarehouseDeps): Express {
   const { stores } = deps;
   const definitions = warehouseRouteDefinitions(
     stores.warehouse,
     webhookRoutes({ store: stores.webhooks, allowPrivate: deps.allowPrivateWebhooks, queue: deps.webhooks?.queue }),
+    deps.limits ?? DEFAULT_WAREHOUSE_LIMITS,
     deps.logger,
   );
   return createServiceApp({

@@ -9,6 +9,7 @@ import {
   isTransientBackendError,
   isWellFormedText,
   notFound,
+  quotaExceeded,
   temporarilyUnavailable,
   textRuleErrors,
   Uuid,
@@ -43,8 +44,17 @@ function versionConflict(precondition: IfMatch | undefined): ApiError {
   ]);
 }
 
-/** Creates an item (quantity 0, version 1) and its `item.created` event. */
-export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId, body: Record<string, unknown>, now = new Date()): Promise<ItemRow> {
+/**
+ * Creates an item (quantity 0, version 1) and its `item.created` event; past the workspace's
+ * `limit` of items, 409 `quota_exceeded` and nothing written (a taken sku then too).
+ */
+export async function createItem(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  body: Record<string, unknown>,
+  limit: number,
+  now = new Date(),
+): Promise<ItemRow> {
   const parsed = parseFields(NewItem, body);
   const metadata = mergeMetadata({}, parsed.value.metadata ?? null);
   const errors = parsed.errors;
@@ -52,11 +62,14 @@ export async function createItem(store: WarehouseStore, workspaceId: WorkspaceId
   if (!parsed.ok || errors.total > 0) throw invalidRequest(errors);
   const { sku, name, category, min_stock, location_id } = parsed.value;
   const fields: ItemFields = { sku, name, category: category ?? null, minStock: min_stock ?? null, locationId: location_id ?? null, metadata };
+  let created: Awaited<ReturnType<WarehouseStore['createItem']>>;
   try {
-    return await store.createItem(workspaceId, fields, now);
+    created = await store.createItem(workspaceId, fields, now, limit);
   } catch (err) {
     throw takenField(err) === 'sku' ? skuTaken() : err;
   }
+  if ('refused' in created) throw quotaExceeded(created.quota, created.limit);
+  return created;
 }
 
 export async function getItem(store: WarehouseStore, workspaceId: WorkspaceId, id: string): Promise<ItemRow> {

@@ -1,12 +1,22 @@
-import { conflict, type FieldError, type WorkspaceId } from '@platform/core';
+import { conflict, quotaExceeded, type FieldError, type WorkspaceId } from '@platform/core';
 import { takenField, type Location as LocationRow, type WarehouseStore } from './warehouse.store';
 
 export { renderLocation } from './warehouse.render';
 
-/** Creates a location; its code is unique in the workspace (the unique index decides, 409 `taken`). */
-export async function createLocation(store: WarehouseStore, workspaceId: WorkspaceId, input: { name: string; code: string }): Promise<LocationRow> {
+/**
+ * Creates a location; its code is unique in the workspace (the unique index decides, 409 `taken`),
+ * and the workspace holds at most `limit` locations (409 `quota_exceeded`).
+ */
+export async function createLocation(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  input: { name: string; code: string },
+  limit: number,
+): Promise<LocationRow> {
   try {
-    return await store.createLocation(workspaceId, input);
+    const created = await store.createLocation(workspaceId, input, limit);
+    if ('refused' in created) throw quotaExceeded(created.quota, created.limit);
+    return created;
   } catch (err) {
     if (takenField(err) === 'code') {
       throw conflict('The location code is already taken.', undefined, [

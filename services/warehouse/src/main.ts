@@ -3,7 +3,7 @@ import { tracing } from './tracing';
 import { loadConfig, runService } from '@platform/core';
 import { startServiceWebhooks } from '@platform/webhooks';
 import { createApp } from './app';
-import { WarehouseConfig } from './config';
+import { WarehouseConfig, warehouseLimits } from './config';
 import { createDatabase } from './database';
 import { reservationsExpiryStore } from './reservations-expiry.store';
 import { startReservationsSweeper } from './reservations.expiry';
@@ -29,6 +29,6 @@ runService({
       logger: deps.logger,
       metrics: deps.metrics?.registry,
     });
-    return { app: createApp(deps), drain: [{ name: 'reservations sweeper', run: () => sweeper.stop() }] };
+    return { app: createApp({ ...deps, limits: warehouseLimits(config) }), drain: [{ name: 'reservations sweeper', run: () => sweeper.stop() }] };
   },
 });

@@ -7,10 +7,19 @@ import type { Item, Reservation, StockAdjustment, WarehouseStore } from './wareh
 
 export { renderReservation } from './warehouse.render';
 
-/** Holds available stock at one level until `expires_at` (`reservation.created`); more than available is 409. */
-export async function createReservation(store: WarehouseStore, workspaceId: WorkspaceId, itemId: string, input: ReservationInput): Promise<Reservation> {
+/**
+ * Holds available stock at one level until `expires_at` (`reservation.created`); more than available
+ * is 409 `insufficient_stock`, one more than the workspace's `limit` of active reservations 409 `quota_exceeded`.
+ */
+export async function createReservation(
+  store: WarehouseStore,
+  workspaceId: WorkspaceId,
+  itemId: string,
+  input: ReservationInput,
+  limit: number,
+): Promise<Reservation> {
   await checkLocations(store, workspaceId, itemId, { location_id: input.locationId });
-  const done = await store.reserve(workspaceId, itemId, input);
+  const done = await store.reserve(workspaceId, itemId, input, limit);
   if ('refused' in done) throw refusalError(done, { field: 'quantity', what: 'reservation', quantity: input.quantity });
   return done;
 }

@@ -1,4 +1,4 @@
-import { ApiError, conflict, invalidRequest, notFound, type WorkspaceId } from '@platform/core';
+import { ApiError, conflict, invalidRequest, notFound, quotaExceeded, type WorkspaceId } from '@platform/core';
 import { INT4_MAX } from './item-input';
 import { locationErrors } from './locations.service';
 import type { LevelStock, LocationStockRow } from './stock-levels';
@@ -29,6 +29,8 @@ export function refusalError(refusal: StockRefusal, taking: Taking): ApiError {
       return conflict(`The reservation is ${refusal.status}, not active.`, { status: refusal.status }, [
         { in: 'path', field: 'id', code: 'reservation_not_active', message: `is ${refusal.status}; only an active reservation can be ${taking.what}` },
       ]);
+    case 'limit_reached':
+      return quotaExceeded(refusal.quota, refusal.limit);
   }
 }
 

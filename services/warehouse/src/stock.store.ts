@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
+import { lockWorkspaceQuota, lockWorkspaceQuotaShared, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import { AdjustmentReason, Prisma, type Item, type Movement, type Reservation, type StockAdjustment } from './generated/prisma/client';
@@ -7,6 +7,7 @@ import { crossesBelowMinStock, INT4_MAX } from './item-input';
 import { expiresAt, type ReservationStatus } from './reservations';
 import type { LevelStock, LocationStockRow } from './stock-levels';
 import { renderAdjustment, renderItem, renderReservation, renderTransfer } from './warehouse.render';
+import { reservationAdmission, type LimitReached } from './workspace-limits';
 
 type Tx = Prisma.TransactionClient;
 
@@ -19,7 +20,8 @@ export type StockRefusal =
   | { refused: 'reservation_not_found' }
   | { refused: 'insufficient_stock'; available: number }
   | { refused: 'too_large' }
-  | { refused: 'reservation_not_active'; status: ReservationStatus };
+  | { refused: 'reservation_not_active'; status: ReservationStatus }
+  | LimitReached;
 
 export interface AdjustmentInput {
   /** undefined: the item's default location. */
@@ -58,11 +60,21 @@ function dueReserved(now: Date): Prisma.Sql {
        AND r."location_id" IS NOT DISTINCT FROM l."location_id"), 0)::int`;
 }
 
-const ITEM = Prisma.sql`i."id", i."workspace_id" AS "workspaceId", i."sku", i."name", i."category", i."min_stock" AS "minStock", i."location_id" AS "locationId",
+/** An item's columns as Item, from a row named `i`. */
+export const ITEM = Prisma.sql`i."id", i."workspace_id" AS "workspaceId", i."sku", i."name", i."category", i."min_stock" AS "minStock", i."location_id" AS "locationId",
   i."metadata", i."quantity", i."version", i."created_at" AS "createdAt", i."updated_at" AS "updatedAt"`;
 
-/** An item as its lock returns it: `nextExpiry` is the earliest `expires_at` of its active reservations. */
-type LockedItem = Item & { nextExpiry: Date | null };
+/**
+ * An item as its lock returns it: `nextExpiry` is the earliest `expires_at` of its active
+ * reservations; with `countActive`, `activeReservations` is how many reservations of the workspace are
+ * active and not yet due (up to the limit), and `connections` the server's max_connections.
+ */
+type LockedItem = Item & { nextExpiry: Date | null; activeReservations?: number; connections?: number };
+
+/** What a reservation asks of the item's lock statement: its workspace's active reservations, counted up to `limit`. */
+export interface CountActive {
+  limit: number;
+}
 
 /**
  * Locks the item's row for the transaction and returns it. Every write on an item's stock (and
@@ -74,11 +86,27 @@ type LockedItem = Item & { nextExpiry: Date | null };
  * name a reservation that the transaction waited for just ended (releasing then finds nothing), but
  * misses none that is due when the lock is granted: one created during the wait expires at least
  * 60 s after it, and no transaction waits that long (pool wait plus transaction timeout).
+ *
+ * `countActive` counts in the same snapshot, taken before the wait for the row (so the hot item's
+ * holder does not wait on the count), from the partial index (workspace_id, expires_at) WHERE
+ * status = 'active'; as reads judge them, a reservation past its `expires_at` does not count, swept or not.
  */
-async function lockItem(tx: Tx, workspaceId: WorkspaceId, itemId: string, options: { skipLocked?: boolean } = {}): Promise<LockedItem | null> {
+async function lockItem(
+  tx: Tx,
+  workspaceId: WorkspaceId,
+  itemId: string,
+  options: { skipLocked?: boolean; countActive?: CountActive } = {},
+): Promise<LockedItem | null> {
   const wait = options.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty;
+  const count = options.countActive
+    ? Prisma.sql`, (SELECT count(*) FROM (
+          SELECT 1 FROM "reservations" a
+           WHERE a."workspace_id" = ${workspaceId}::uuid AND a."status" = 'active' AND a."expires_at" > ${new Date()}::timestamptz
+           LIMIT ${options.countActive.limit}::int) s)::int AS "activeReservations",
+        current_setting('max_connections')::int AS "connections"`
+    : Prisma.empty;
   const [item] = await tx.$queryRaw<LockedItem[]>`
-    SELECT ${ITEM}, (SELECT min(r."expires_at") FROM "reservations" r WHERE r."item_id" = i."id" AND r."status" = 'active') AS "nextExpiry"
+    SELECT ${ITEM}, (SELECT min(r."expires_at") FROM "reservations" r WHERE r."item_id" = i."id" AND r."status" = 'active') AS "nextExpiry" ${count}
       FROM "items" i WHERE i."id" = ${itemId}::uuid AND i."workspace_id" = ${workspaceId}::uuid FOR NO KEY UPDATE OF i ${wait}`;
   return item ?? null;
 }
@@ -119,14 +147,15 @@ export async function lockForStockWrite(
   tx: Tx,
   workspaceId: WorkspaceId,
   itemId: string,
-  options: { skipLocked?: boolean } = {},
-): Promise<{ item: Item; now: Date; expired: Reservation[] } | null> {
+  options: { skipLocked?: boolean; countActive?: CountActive } = {},
+): Promise<{ item: Item; now: Date; expired: Reservation[]; active?: { reservations: number; connections: number } } | null> {
   const locked = await lockItem(tx, workspaceId, itemId, options);
   if (!locked) return null;
   const now = new Date();
-  const { nextExpiry, ...item } = locked;
+  const { nextExpiry, activeReservations, connections, ...item } = locked;
   const expired = nextExpiry && nextExpiry.getTime() <= now.getTime() ? await expireDueReservations(tx, workspaceId, itemId, now) : [];
-  return { item, now, expired };
+  const active = activeReservations !== undefined && connections !== undefined ? { reservations: activeReservations, connections } : undefined;
+  return { item, now, expired, ...(active && { active }) };
 }
 
 /**
@@ -341,24 +370,44 @@ export function stockStore(db: Database) {
       });
     },
 
-    /** Holds available stock at one level (default: the item's default location) for `expiresInSeconds`, with `reservation.created`. */
-    reserve(workspaceId: WorkspaceId, itemId: string, input: ReservationInput): Promise<Reservation | StockRefusal> {
-      return db.$transaction(async (tx) => {
-        const locked = await lockForStockWrite(tx, workspaceId, itemId);
-        if (!locked) return { refused: 'item_not_found' } as const;
-        const { item, now } = locked;
-        const locationId = input.locationId === undefined ? item.locationId : input.locationId;
-        const [reservation] = await tx.$queryRaw<Reservation[]>`
-          WITH "level" AS (${levelChange(workspaceId, itemId, locationId, { onHand: 0, reserved: input.quantity }, now)})
-          INSERT INTO "reservations" ("id", "workspace_id", "item_id", "location_id", "quantity", "status", "reference", "expires_at", "created_at", "updated_at")
-          SELECT gen_random_uuid(), ${workspaceId}::uuid, ${itemId}::uuid, ${locationId}::uuid, ${input.quantity}::int, 'active', ${input.reference},
-                 ${expiresAt(now, input.expiresInSeconds)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-           WHERE EXISTS (SELECT 1 FROM "level")
-          RETURNING ${RESERVATION}`;
-        if (!reservation) return { refused: 'insufficient_stock', available: await availableAt(tx, itemId, locationId) } as const;
-        await recordOutboxEvents(tx, [{ type: 'reservation.created', workspaceId, data: renderReservation(reservation) }], now);
-        return reservation;
-      });
+    /**
+     * Holds available stock at one level (default: the item's default location) for `expiresInSeconds`,
+     * with `reservation.created`, unless the workspace already has `limit` active reservations.
+     *
+     * The workspace's reservations lock comes first, in a statement of its own, so that the count
+     * (in the item's lock statement) is taken while it is held; then the item's lock: one order for
+     * every reservation, and no other write takes this lock, so none waits in a circle. Far from the
+     * limit the lock is shared: reservations of different items never wait on each other, and the
+     * hot item's lock is held no longer than before. Near it the transaction starts again with the
+     * lock exclusive (reservationAdmission says why that is exact).
+     */
+    async reserve(workspaceId: WorkspaceId, itemId: string, input: ReservationInput, limit: number): Promise<Reservation | StockRefusal> {
+      const attempt = (exclusive: boolean) =>
+        db.$transaction(async (tx): Promise<Reservation | StockRefusal | 'lock'> => {
+          if (exclusive) await lockWorkspaceQuota(tx, 'active_reservations', workspaceId);
+          else await lockWorkspaceQuotaShared(tx, 'active_reservations', workspaceId);
+          const locked = await lockForStockWrite(tx, workspaceId, itemId, { countActive: { limit } });
+          if (!locked) return { refused: 'item_not_found' } as const;
+          const { item, now, active } = locked;
+          const admission = reservationAdmission(active!.reservations, limit, active!.connections, exclusive);
+          if (admission === 'lock') return 'lock';
+          if (admission === 'refuse') return { refused: 'limit_reached', quota: 'active_reservations', limit } as const;
+          const locationId = input.locationId === undefined ? item.locationId : input.locationId;
+          const [reservation] = await tx.$queryRaw<Reservation[]>`
+            WITH "level" AS (${levelChange(workspaceId, itemId, locationId, { onHand: 0, reserved: input.quantity }, now)})
+            INSERT INTO "reservations" ("id", "workspace_id", "item_id", "location_id", "quantity", "status", "reference", "expires_at", "created_at", "updated_at")
+            SELECT gen_random_uuid(), ${workspaceId}::uuid, ${itemId}::uuid, ${locationId}::uuid, ${input.quantity}::int, 'active', ${input.reference},
+                   ${expiresAt(now, input.expiresInSeconds)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+             WHERE EXISTS (SELECT 1 FROM "level")
+            RETURNING ${RESERVATION}`;
+          if (!reservation) return { refused: 'insufficient_stock', available: await availableAt(tx, itemId, locationId) } as const;
+          await recordOutboxEvents(tx, [{ type: 'reservation.created', workspaceId, data: renderReservation(reservation) }], now);
+          return reservation;
+        });
+      const shared = await attempt(false);
+      if (shared !== 'lock') return shared;
+      // Under the exclusive lock admission is 'admit' or 'refuse', never 'lock'.
+      return (await attempt(true)) as Reservation | StockRefusal;
     },
 
     /**

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import {
   codePointString,
   type Cursor,
+  type ErrorDoc,
+  limitExceededDoc,
   ListQuery,
   type Logger,
   pageOf,
@@ -39,6 +41,7 @@ import {
   TransferResult,
 } from './warehouse.resources';
 import { AdjustmentReason, type Item as ItemRow, type WarehouseStore } from './warehouse.store';
+import type { WarehouseLimitName, WarehouseLimits } from './workspace-limits';
 
 const IdParams = z.object({ id: Uuid });
 
@@ -159,6 +162,18 @@ const RESERVATION_NOT_ACTIVE = (done: string) => ({
   },
 });
 
+/**
+ * A create's one 409: its own conflict (`refusal`) or one more than the workspace's limit of `limit`,
+ * whose answer is the example (the one with fields beside `code`).
+ */
+function orLimitExceeded(refusal: ErrorDoc, limit: WarehouseLimitName, what: string): ErrorDoc {
+  return limitExceededDoc(
+    `${refusal.description} Or, judged before that, the workspace already has as many ${what} as the platform allows one workspace ` +
+      `(\`errors[0] = { field: "", code: "quota_exceeded" }\`, \`error.quota: "${limit}"\`, \`error.limit\` its value), also under concurrent requests; nothing was written.`,
+    limit,
+  );
+}
+
 function itemReply(status: number, item: ItemRow) {
   return { status, body: renderItem(item), headers: { etag: itemEtag(item.version) } };
 }
@@ -199,14 +214,11 @@ export const warehouseRouteDeclarations = {
       summary: 'Create a location',
       responses: { 201: { description: 'The location.', schema: Location } },
       errors: {
-        409: {
-          description: 'The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`).',
-          example: {
-            code: 'conflict',
-            message: 'The location code is already taken.',
-            errors: [{ in: 'body', field: 'code', code: 'taken', message: 'is already used by another location of this workspace' }],
-          },
-        },
+        409: orLimitExceeded(
+          { description: 'The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`).' },
+          'locations',
+          'locations',
+        ),
       },
       requestExample: { name: 'Main warehouse, aisle 3', code: 'MAIN-A3' },
     },
@@ -227,7 +239,7 @@ export const warehouseRouteDeclarations = {
       description: 'The item starts with quantity 0; stock comes in through stock adjustments. Emits `item.created`.',
       body: NewItem,
       responses: { 201: { description: 'The item.', schema: Item, headers: ETAG } },
-      errors: { 400: ITEM_FIELD_RULES, 409: SKU_TAKEN },
+      errors: { 400: ITEM_FIELD_RULES, 409: orLimitExceeded(SKU_TAKEN, 'items', 'items') },
       requestExample: {
         sku: 'TSHIRT-BLUE-M',
         name: 'T-shirt, blue, M',
@@ -366,7 +378,14 @@ export const warehouseRouteDeclarations = {
         "Holds `quantity` of one level (default: the item's default location) until it is committed, released or expires (`expires_in_seconds`, default 900). " +
         'No level is ever oversold, under any concurrency. Emits `reservation.created`.',
       responses: { 201: { description: 'The reservation, `active`.', schema: Reservation } },
-      errors: { 400: UNKNOWN_LOCATION, 409: INSUFFICIENT_STOCK('quantity', 'Insufficient stock: 2 available at the level, the reservation takes 3.') },
+      errors: {
+        400: UNKNOWN_LOCATION,
+        409: orLimitExceeded(
+          INSUFFICIENT_STOCK('quantity', 'Insufficient stock: 2 available at the level, the reservation takes 3.'),
+          'active_reservations',
+          'reservations active (not committed, released or past their `expires_at`)',
+        ),
+      },
       requestExample: { location_id: EXAMPLE_IDS.location, quantity: 3, expires_in_seconds: 900, reference: 'Order 1042' },
     },
   }),
@@ -408,13 +427,14 @@ export const warehouseRouteDeclarations = {
 export function warehouseRouteDefinitions(
   store: WarehouseStore,
   webhooks: Record<WebhookRouteKey, RouteDefinition>,
+  limits: WarehouseLimits,
   logger?: Logger,
 ): Record<RoutesOf<'warehouse'>, RouteDefinition> {
   return {
     ...webhooks,
     'POST /locations': route(warehouseRouteDeclarations['POST /locations'], async ({ identity, body }) => ({
       status: 201,
-      body: renderLocation(await createLocation(store, identity.workspaceId, body)),
+      body: renderLocation(await createLocation(store, identity.workspaceId, body, limits.locations)),
     })),
 
     'GET /locations': route(warehouseRouteDeclarations['GET /locations'], async ({ identity, query }) => {
@@ -422,7 +442,7 @@ export function warehouseRouteDefinitions(
     }),
 
     'POST /items': route(warehouseRouteDeclarations['POST /items'], async ({ identity, body }) =>
-      itemReply(201, await createItem(store, identity.workspaceId, body)),
+      itemReply(201, await createItem(store, identity.workspaceId, body, limits.items)),
     ),
 
     'GET /items': route(warehouseRouteDeclarations['GET /items'], async ({ identity, query }) => {
@@ -481,12 +501,18 @@ export function warehouseRouteDefinitions(
     }),
 
     'POST /items/:id/reservations': route(warehouseRouteDeclarations['POST /items/:id/reservations'], async ({ identity, params, body }) => {
-      const created = await createReservation(store, identity.workspaceId, params.id, {
-        locationId: body.location_id,
-        quantity: body.quantity,
-        expiresInSeconds: body.expires_in_seconds,
-        reference: body.reference ?? null,
-      });
+      const created = await createReservation(
+        store,
+        identity.workspaceId,
+        params.id,
+        {
+          locationId: body.location_id,
+          quantity: body.quantity,
+          expiresInSeconds: body.expires_in_seconds,
+          reference: body.reference ?? null,
+        },
+        limits.active_reservations,
+      );
       return { status: 201, body: renderReservation(created) };
     }),
 

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { afterCursor, LIST_ORDER, workspaceScoped, type Cursor, type WorkspaceId } from '@platform/core';
 import { recordOutboxEvents, webhooksStore, type OutboxEntry } from '@platform/webhooks';
 import type { Database } from './database';
 import { AdjustmentReason, Prisma, type Item, type Location, type Movement, type Reservation, type StockAdjustment } from './generated/prisma/client';
 import { type ItemFields, type Metadata } from './item-input';
-import { moveDefaultLevel, stockStore } from './stock.store';
+import { ITEM, moveDefaultLevel, stockStore } from './stock.store';
 import { renderItem, renderMovement } from './warehouse.render';
+import type { LimitReached } from './workspace-limits';
 
 export { AdjustmentReason };
 export type { Item, Location, Movement, Reservation, StockAdjustment };
@@ -18,11 +20,13 @@ const TAKEN_FIELD_BY_INDEX: Record<string, string> = {
   locations_workspace_id_code_key: 'code',
 };
 
-/** The body field whose unique index a write violated (Prisma P2002), if any. */
+/** The body field whose unique index a write violated (Prisma P2002; P2010 from a raw statement), if any. */
 export function takenField(err: unknown): string | undefined {
-  if (!(err instanceof Prisma.PrismaClientKnownRequestError) || err.code !== 'P2002') return undefined;
-  const meta = err.meta as { driverAdapterError?: { cause?: { constraint?: { index?: string } } } } | undefined;
-  const index = meta?.driverAdapterError?.cause?.constraint?.index;
+  if (!(err instanceof Prisma.PrismaClientKnownRequestError) || (err.code !== 'P2002' && err.code !== 'P2010')) return undefined;
+  const meta = err.meta as { driverAdapterError?: { cause?: { kind?: string; constraint?: { index?: string } } } } | undefined;
+  const cause = meta?.driverAdapterError?.cause;
+  if (err.code === 'P2010' && cause?.kind !== 'UniqueConstraintViolation') return undefined;
+  const index = cause?.constraint?.index;
   return index ? TAKEN_FIELD_BY_INDEX[index] : undefined;
 }
 
@@ -44,11 +48,43 @@ function itemData(fields: Partial<ItemFields>) {
   return { ...rest, ...(metadata !== undefined ? { metadata: metadata as Prisma.InputJsonObject } : {}) };
 }
 
+/** The records `workspace_usage` counts, by column. */
+type Counted = 'items' | 'locations';
+
+/**
+ * The statement that adds `n` to the workspace's count of `counted` if the result stays within
+ * `limit`, `RETURNING 1` when it did: an upsert whose update is conditional, so under any number of
+ * concurrent creates (each waits for the row's lock, then judges the count as committed) none passes
+ * the limit. It goes first in the create's insert (a CTE, the insert only `WHERE EXISTS` its row):
+ * nothing is written when it refuses, and a create that fails (a taken sku or code) undoes it. The
+ * row stays locked to the commit, so the creates of one workspace follow one another: a millisecond
+ * or so each, far below what the rate limits let one workspace send.
+ */
+function countCreated(workspaceId: WorkspaceId, counted: Counted, n: number, limit: number): Prisma.Sql {
+  const column = Prisma.raw(`"${counted}"`);
+  return Prisma.sql`
+    INSERT INTO "workspace_usage" AS u ("workspace_id", ${column}) SELECT ${workspaceId}::uuid, ${n}::int WHERE ${n}::int <= ${limit}::int
+    ON CONFLICT ("workspace_id") DO UPDATE SET ${column} = u.${column} + excluded.${column}
+     WHERE u.${column}::bigint + excluded.${column} <= ${limit}::int
+    RETURNING 1`;
+}
+
+const LOCATION = Prisma.sql`"id", "workspace_id" AS "workspaceId", "name", "code", "created_at" AS "createdAt"`;
+
 /** Every query of the warehouse; each takes the workspace, so no query can forget it. */
 function queries(db: Database) {
   return {
-    createLocation(workspaceId: WorkspaceId, data: { name: string; code: string }): Promise<Location> {
-      return db.location.create({ data: { workspaceId, ...data } });
+    /**
+     * Inserts a location unless the workspace already holds `limit`: one statement, the count first
+     * and the insert only if it was counted; a taken code (P2002) undoes both.
+     */
+    async createLocation(workspaceId: WorkspaceId, data: { name: string; code: string }, limit: number): Promise<Location | LimitReached> {
+      const [location] = await db.$queryRaw<Location[]>`
+        WITH "counted" AS (${countCreated(workspaceId, 'locations', 1, limit)})
+        INSERT INTO "locations" ("id", "workspace_id", "name", "code")
+        SELECT ${randomUUID()}::uuid, ${workspaceId}::uuid, ${data.name}, ${data.code} WHERE EXISTS (SELECT 1 FROM "counted")
+        RETURNING ${LOCATION}`;
+      return location ?? { refused: 'limit_reached', quota: 'locations', limit };
     },
 
     async locationExists(workspaceId: WorkspaceId, id: string): Promise<boolean> {
@@ -82,12 +118,20 @@ function queries(db: Database) {
   };
 }
 
-/** Inserts an item; its metadata may take a second statement, so call it in a transaction. */
-async function insertItem(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, fields: ItemFields): Promise<Item> {
-  const item = await tx.item.create({ data: { workspaceId, ...fields, metadata: fields.metadata } });
-  if (!hasProtoKey(fields.metadata)) return item;
-  await tx.$executeRaw`UPDATE items SET metadata = ${JSON.stringify(fields.metadata)}::jsonb WHERE id = ${item.id}::uuid`;
-  return { ...item, metadata: fields.metadata };
+/**
+ * Inserts an item if the workspace's count of items stays within `limit`, in one statement (the
+ * count first, the insert only if it was counted); null, nothing written, when it would pass. The
+ * metadata goes in as JSON text, exactly as sent (a `__proto__` key included).
+ */
+async function insertItem(tx: Prisma.TransactionClient, workspaceId: WorkspaceId, fields: ItemFields, limit: number): Promise<Item | null> {
+  const [item] = await tx.$queryRaw<Item[]>`
+    WITH "counted" AS (${countCreated(workspaceId, 'items', 1, limit)})
+    INSERT INTO "items" AS i ("id", "workspace_id", "sku", "name", "category", "min_stock", "location_id", "metadata")
+    SELECT ${randomUUID()}::uuid, ${workspaceId}::uuid, ${fields.sku}, ${fields.name}, ${fields.category}, ${fields.minStock}::int, ${fields.locationId}::uuid,
+           ${JSON.stringify(fields.metadata)}::jsonb
+     WHERE EXISTS (SELECT 1 FROM "counted")
+    RETURNING ${ITEM}`;
+  return item ?? null;
 }
 
 /**
@@ -121,10 +165,14 @@ export function warehouseStore(db: Database) {
     ...queries(db),
     ...stockStore(db),
 
-    /** Inserts an item (quantity 0, version 1) with its `item.created` event. */
-    createItem(workspaceId: WorkspaceId, fields: ItemFields, now: Date): Promise<Item> {
+    /**
+     * Inserts an item (quantity 0, version 1) with its `item.created` event, unless the workspace
+     * already holds `limit` items (nothing written); a taken sku (P2002) undoes the count with the rest.
+     */
+    createItem(workspaceId: WorkspaceId, fields: ItemFields, now: Date, limit: number): Promise<Item | LimitReached> {
       return db.$transaction(async (tx) => {
-        const item = await insertItem(tx, workspaceId, fields);
+        const item = await insertItem(tx, workspaceId, fields, limit);
+        if (!item) return { refused: 'limit_reached', quota: 'items', limit } as const;
         await recordOutboxEvents(tx, [{ type: 'item.created', workspaceId, data: renderItem(item) }], now);
         return item;
       });

@@ -1895,7 +1895,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     - The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`).
+             *     - The `code` is already used by another location of the workspace (`errors[0] = { field: "code", code: "taken" }`). Or, judged before that, the workspace already has as many locations as the platform allows one workspace (`errors[0] = { field: "", code: "quota_exceeded" }`, `error.quota: "locations"`, `error.limit` its value), also under concurrent requests; nothing was written.
              *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
@@ -1915,13 +1915,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "The location code is already taken.",
+                     *         "message": "This workspace has reached its quota of 1000 locations.",
+                     *         "quota": "locations",
+                     *         "limit": 1000,
                      *         "errors": [
                      *           {
                      *             "in": "body",
-                     *             "field": "code",
-                     *             "code": "taken",
-                     *             "message": "is already used by another location of this workspace"
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's locations quota is 1000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -2535,7 +2537,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     - The `sku` is already used by another item of the workspace (`errors[0] = { field: "sku", code: "taken" }`), also under concurrent writes.
+             *     - The `sku` is already used by another item of the workspace (`errors[0] = { field: "sku", code: "taken" }`), also under concurrent writes. Or, judged before that, the workspace already has as many items as the platform allows one workspace (`errors[0] = { field: "", code: "quota_exceeded" }`, `error.quota: "items"`, `error.limit` its value), also under concurrent requests; nothing was written.
              *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
@@ -2555,13 +2557,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "The sku is already taken.",
+                     *         "message": "This workspace has reached its quota of 200000 items.",
+                     *         "quota": "items",
+                     *         "limit": 200000,
                      *         "errors": [
                      *           {
                      *             "in": "body",
-                     *             "field": "sku",
-                     *             "code": "taken",
-                     *             "message": "is already used by another item of this workspace"
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's items quota is 200000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"
@@ -5972,7 +5976,7 @@ export interface operations {
             /**
              * @description Conflict (`conflict`).
              *
-             *     - More than is available at the level (`errors[0] = { field: "quantity", code: "insufficient_stock" }`), also under any number of concurrent writes.
+             *     - More than is available at the level (`errors[0] = { field: "quantity", code: "insufficient_stock" }`), also under any number of concurrent writes. Or, judged before that, the workspace already has as many reservations active (not committed, released or past their `expires_at`) as the platform allows one workspace (`errors[0] = { field: "", code: "quota_exceeded" }`, `error.quota: "active_reservations"`, `error.limit` its value), also under concurrent requests; nothing was written.
              *     - The `Idempotency-Key` was first used with a different body (`errors[0].code: reused_with_different_body`), or its first request is still running (`in_progress`, with `Retry-After`).
              */
             409: {
@@ -5992,13 +5996,15 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "Insufficient stock: 2 available at the level, the reservation takes 3.",
+                     *         "message": "This workspace has reached its quota of 20000 active reservations.",
+                     *         "quota": "active_reservations",
+                     *         "limit": 20000,
                      *         "errors": [
                      *           {
                      *             "in": "body",
-                     *             "field": "quantity",
-                     *             "code": "insufficient_stock",
-                     *             "message": "is more than the 2 available at the level"
+                     *             "field": "",
+                     *             "code": "quota_exceeded",
+                     *             "message": "the workspace's active_reservations quota is 20000"
                      *           }
                      *         ],
                      *         "request_id": "3f0c1d9e-7a52-4b8e-9d1a-2f6c0e4b8a71"

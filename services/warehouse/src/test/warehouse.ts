@@ -1,15 +1,17 @@
 import { serviceClient, testIdentity, type ServiceClient } from '@platform/testing';
 import type { Database } from '../database';
+import type { WarehouseLimits } from '../workspace-limits';
 import { startTestApp } from './app';
 
 /**
- * Starts the app for one test file (beforeAll / afterAll). `client()` calls it as the gateway
- * would, for a fresh workspace each time, so tests never see each other's data.
+ * Starts the app for one test file (beforeAll / afterAll), with `limits` per workspace if given.
+ * `client()` calls it as the gateway would, for a fresh workspace each time, so tests never see
+ * each other's data.
  */
-export function useTestApp() {
+export function useTestApp(options: { limits?: WarehouseLimits } = {}) {
   let app: Awaited<ReturnType<typeof startTestApp>>;
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp(options);
   });
   afterAll(async () => {
     await app.close();
