@@ -57,8 +57,8 @@ type Counted = 'items' | 'locations';
  * concurrent creates (each waits for the row's lock, then judges the count as committed) none passes
  * the limit. It goes first in the create's insert (a CTE, the insert only `WHERE EXISTS` its row):
  * nothing is written when it refuses, and a create that fails (a taken sku or code) undoes it. The
- * row stays locked to the commit, so the creates of one workspace follow one another: a millisecond
- * or so each, far below what the rate limits let one workspace send.
+ * row stays locked to the commit, so the creates of one workspace follow one another: a few
+ * milliseconds each, far below what the rate limits let one workspace send.
  */
 function countCreated(workspaceId: WorkspaceId, counted: Counted, n: number, limit: number): Prisma.Sql {
   const column = Prisma.raw(`"${counted}"`);
