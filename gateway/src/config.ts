@@ -7,26 +7,13 @@ import {
   DEFAULT_QUEUE_PREFIX,
   DEFAULT_QUOTA_LIMITS,
   DEFAULT_WORKSPACE_LIMITS,
-  MAX_QUOTA_VALUE,
   QueuePrefix,
   type QuotaLimits,
   type QuotaName,
 } from '@platform/core';
 
-/**
- * A limit of what a workspace keeps: digits only, from 0 to `max`; unset: `fallback`. An empty
- * value is refused, not read as 0 (which would refuse every create).
- */
-const workspaceLimit = (max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^\d{1,16}$/, 'must be a whole number (0 or more)')
-    .transform(Number)
-    .pipe(z.number().max(max))
-    .default(fallback);
-
 /** A platform default quota (contract section 20), up to the quota's maximum; unset: the contract's default. */
-const quotaDefault = (name: QuotaName) => workspaceLimit(MAX_QUOTA[name], DEFAULT_QUOTA_LIMITS[name]);
+const quotaDefault = (name: QuotaName) => env.limit(DEFAULT_QUOTA_LIMITS[name], MAX_QUOTA[name]);
 
 export const GatewayConfig = z.object({
   GATEWAY_PORT: env.port(8080),
@@ -76,7 +63,7 @@ export const GatewayConfig = z.object({
    * 409 `quota_exceeded` with `quota: "api_keys"`; a limit lowered below what a workspace holds
    * removes nothing.
    */
-  GATEWAY_WORKSPACE_MAX_API_KEYS: workspaceLimit(MAX_QUOTA_VALUE, DEFAULT_WORKSPACE_LIMITS.api_keys),
+  GATEWAY_WORKSPACE_MAX_API_KEYS: env.limit(DEFAULT_WORKSPACE_LIMITS.api_keys),
   ...CommonConfig.shape,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_WORKSPACE_LIMITS, env, MAX_QUOTA_VALUE, type WorkspaceLimitName } from '@platform/core';
+import { DEFAULT_WORKSPACE_LIMITS, env, type WorkspaceLimitName } from '@platform/core';
 import { ServiceConfig } from '@platform/webhooks';
 
 /** What one workspace may keep in the events service (EVENTS_WORKSPACE_MAX_*), as the app is given it. */
@@ -10,19 +10,6 @@ export const DEFAULT_EVENTS_LIMITS: Readonly<EventsLimits> = Object.freeze({
   events: DEFAULT_WORKSPACE_LIMITS.events,
   tickets: DEFAULT_WORKSPACE_LIMITS.tickets,
 });
-
-/**
- * A platform limit per workspace (core's WORKSPACE_LIMIT_NAMES): digits only, from 0 to MAX_QUOTA_VALUE
- * (the counter is a Postgres integer); unset: core's default. An empty value is refused, not read as 0
- * (which would refuse every create).
- */
-const workspaceLimit = (name: keyof EventsLimits) =>
-  z
-    .string()
-    .regex(/^\d{1,10}$/, 'must be a whole number (0 or more)')
-    .transform(Number)
-    .pipe(z.number().max(MAX_QUOTA_VALUE))
-    .default(DEFAULT_EVENTS_LIMITS[name]);
 
 export const EventsConfig = ServiceConfig.extend({
   EVENTS_PORT: env.port(4001),
@@ -39,9 +26,9 @@ export const EventsConfig = ServiceConfig.extend({
   /** Scans deleted per statement by that sweep. */
   EVENTS_SCAN_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(1_000),
   /** Events one workspace may keep; a create past it is 409 quota_exceeded (`quota: "events"`). */
-  EVENTS_WORKSPACE_MAX_EVENTS: workspaceLimit('events'),
+  EVENTS_WORKSPACE_MAX_EVENTS: env.limit(DEFAULT_EVENTS_LIMITS.events),
   /** Tickets one workspace may keep, over all its events together; a create past it is 409 quota_exceeded (`quota: "tickets"`). */
-  EVENTS_WORKSPACE_MAX_TICKETS: workspaceLimit('tickets'),
+  EVENTS_WORKSPACE_MAX_TICKETS: env.limit(DEFAULT_EVENTS_LIMITS.tickets),
 });
 export type EventsConfig = z.infer<typeof EventsConfig>;
 

@@ -1,19 +1,7 @@
 import { z } from 'zod';
-import { DEFAULT_WORKSPACE_LIMITS, env, MAX_QUOTA_VALUE } from '@platform/core';
+import { DEFAULT_WORKSPACE_LIMITS, env } from '@platform/core';
 import { ServiceConfig } from '@platform/webhooks';
 import type { WarehouseLimits } from './workspace-limits';
-
-/**
- * What one workspace may keep of a platform limit (beyond the contract's quotas): digits only, 0 to MAX_QUOTA_VALUE;
- * unset: core's default. An empty value is refused, not read as 0 (which would refuse every create).
- */
-const workspaceLimit = (name: keyof WarehouseLimits) =>
-  z
-    .string()
-    .regex(/^\d{1,10}$/, 'must be a whole number (0 or more)')
-    .transform(Number)
-    .pipe(z.number().max(MAX_QUOTA_VALUE))
-    .default(DEFAULT_WORKSPACE_LIMITS[name]);
 
 export const WarehouseConfig = ServiceConfig.extend({
   WAREHOUSE_PORT: env.port(4002),
@@ -35,11 +23,11 @@ export const WarehouseConfig = ServiceConfig.extend({
   /** Committed, released and expired reservations are deleted this many days after they ended (contract section 20). */
   WAREHOUSE_RESERVATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Items one workspace keeps at most (items are never deleted); one more is 409 `quota_exceeded`. */
-  WAREHOUSE_WORKSPACE_MAX_ITEMS: workspaceLimit('items'),
+  WAREHOUSE_WORKSPACE_MAX_ITEMS: env.limit(DEFAULT_WORKSPACE_LIMITS.items),
   /** Locations one workspace keeps at most (never deleted either). */
-  WAREHOUSE_WORKSPACE_MAX_LOCATIONS: workspaceLimit('locations'),
+  WAREHOUSE_WORKSPACE_MAX_LOCATIONS: env.limit(DEFAULT_WORKSPACE_LIMITS.locations),
   /** Reservations of one workspace active (and not yet at their `expires_at`) at once. */
-  WAREHOUSE_WORKSPACE_MAX_ACTIVE_RESERVATIONS: workspaceLimit('active_reservations'),
+  WAREHOUSE_WORKSPACE_MAX_ACTIVE_RESERVATIONS: env.limit(DEFAULT_WORKSPACE_LIMITS.active_reservations),
 });
 export type WarehouseConfig = z.infer<typeof WarehouseConfig>;
 

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MAX_QUOTA_VALUE } from '../data/quotas';
 import { ConfigError, DEFAULT_HOST, env, parseConfig } from './config';
 
 test('configuration is parsed once and a bad variable is named in one line', () => {
@@ -30,6 +31,17 @@ test('HOST is an IP address to listen on, 127.0.0.1 (this machine only) unless s
   for (const host of ['my-laptop', 'localhost', '', '0.0.0.0:80', '127.0.0.256']) {
     expect(() => parseConfig(schema, { HOST: host })).toThrow(/^invalid configuration: HOST: must be an IP address/);
   }
+});
+
+test('a limit is a whole number from 0 to its maximum (MAX_QUOTA_VALUE unless given); unset: its default; empty is refused, not 0', () => {
+  const schema = z.object({ LIMIT: env.limit(1_000), SMALL: env.limit(5, 10) });
+  expect(parseConfig(schema, {})).toEqual({ LIMIT: 1_000, SMALL: 5 });
+  expect(parseConfig(schema, { LIMIT: '0', SMALL: '10' })).toEqual({ LIMIT: 0, SMALL: 10 });
+  expect(parseConfig(schema, { LIMIT: String(MAX_QUOTA_VALUE) }).LIMIT).toBe(MAX_QUOTA_VALUE);
+  for (const value of ['', '-1', '1.5', '1e3', ' 7', 'ten', String(MAX_QUOTA_VALUE + 1)]) {
+    expect(() => parseConfig(schema, { LIMIT: value })).toThrow(/^invalid configuration: LIMIT: /);
+  }
+  expect(() => parseConfig(schema, { SMALL: '11' })).toThrow(/^invalid configuration: SMALL: /);
 });
 
 describe('NAME_FILE (secrets mounted as files)', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DatabaseConfig } from '../data/database';
+import { MAX_QUOTA_VALUE } from '../data/quotas';
 import { RedisConfig, redisTopologyProblem } from '../redis/redis-config';
 import { TracingConfig } from '../observability/tracing-config';
 
@@ -69,6 +70,18 @@ export const env = {
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * A limit of what a workspace keeps (a quota's platform default, a platform limit such as core's
+   * DEFAULT_WORKSPACE_LIMITS): digits only, from 0 to `max` (default MAX_QUOTA_VALUE, a Postgres
+   * integer); unset: `fallback`. An empty value is refused, not read as 0 (which would refuse every create).
+   */
+  limit: (fallback: number, max: number = MAX_QUOTA_VALUE) =>
+    z
+      .string()
+      .regex(/^\d{1,16}$/, 'must be a whole number (0 or more)')
+      .transform(Number)
+      .pipe(z.number().max(max))
+      .default(fallback),
   /**
    * HOST, the address every server of a process listens on (its API port and its metrics port).
    * An IP address only: a name (a shell's HOST is often the machine's name) would bind to whatever
