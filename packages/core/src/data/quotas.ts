@@ -117,7 +117,7 @@ export function quotaExceededDoc(description: string, quota: ServiceQuotaName, f
 /**
  * What a workspace keeps beyond the contract's quotas (decision 0018): platform-wide limits, the
  * same for every workspace, from the owning deployable's configuration (not set through the quotas
- * API, whose shape the contract fixes). `tickets` counts per event, the others per workspace. A
+ * API, whose shape the contract fixes), each counted per workspace (`tickets`: over all its events). A
  * create past one is refused as a quota is: 409 `conflict`, `errors[0].code = "quota_exceeded"`,
  * `error.quota` the limit's name, `error.limit` its value; nothing is written.
  */
@@ -127,7 +127,7 @@ export type WorkspaceLimitName = (typeof WORKSPACE_LIMIT_NAMES)[number];
 /** The defaults: far above what any one venue, store or team uses, low enough that no workspace fills a shared database. */
 export const DEFAULT_WORKSPACE_LIMITS: Readonly<Record<WorkspaceLimitName, number>> = Object.freeze({
   events: 10_000,
-  /** Per event: a stadium holds about 100,000. */
+  /** Over all the workspace's events: two sold-out stadiums. */
   tickets: 200_000,
   items: 200_000,
   locations: 1_000,
