@@ -8,8 +8,12 @@ export interface Received {
   body: string;
 }
 
-/** What the receiver answers: a status, `hang` (never answer), or a redirect. */
-export type Answer = number | 'hang' | { redirect: string };
+/**
+ * What the receiver answers: a status, `hang` (never answer), a redirect, or a held answer: `status`
+ * once `until` resolves (a slow receiver that the test releases; a request the client has given up
+ * on by then gets nothing).
+ */
+export type Answer = number | 'hang' | { redirect: string } | { until: Promise<unknown>; status: number };
 
 /** A real HTTP receiver on 127.0.0.1 for integration tests; answers per path follow a script. */
 export async function startReceiver() {
@@ -25,6 +29,12 @@ export async function startReceiver() {
       // Answers are used in order; the last one repeats.
       const answer = (script.length > 1 ? script.shift() : script[0]) ?? 204;
       if (answer === 'hang') return;
+      if (typeof answer === 'object' && 'until' in answer) {
+        void answer.until.then(() => {
+          if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'text/plain' }).end('ok');
+        });
+        return;
+      }
       if (typeof answer === 'object') res.writeHead(302, { location: answer.redirect }).end();
       else res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
     });

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { createLogger, type EventType, type Logger } from '@platform/core';
-import { deleteRedisKeys, redisKeys, serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
+import { Redis } from 'ioredis';
+import { createLogger, type EventType } from '@platform/core';
+import { redisKeys, serviceClient, testIdentity, testRedisUrl, uniqueName, type ServiceClient } from '@platform/testing';
 import { createDeliveryQueue, DELIVERY_JOB_NAME, deliveryJobId, deliveryJobOptions, type DeliveryJob, type DeliveryQueue } from './deliveries.queue';
-import { startDeliveryWorker, type DeliveryWorker, type UndeliverableReason } from './deliveries.worker';
 import { recordOutboxEvents } from './outbox';
-import { publishOutboxBatch, startOutboxRelay, type OutboxRelay } from './outbox-relay';
+import { publishOutboxBatch, startOutboxRelay } from './outbox-relay';
 import { testApp, testSql } from './test/app';
+import { closedAfterEach, createEndpoint, deliveryHarness, hookPath as hookPathOf, jobsDone, pendingOf, type DeliveryHarnessOptions } from './test/deliveries';
 import { startReceiver, waitFor, type Answer, type Receiver } from '@platform/testing';
 import { verifyWebhook, WebhookVerificationError, type WebhookSecret } from './webhook-signature';
 
 const { pool, sql } = testSql();
 const app = testApp(sql, { allowPrivate: true });
+const redis = new Redis(testRedisUrl());
 let receiver: Receiver;
 
 beforeAll(async () => {
@@ -20,65 +22,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.close();
   await pool.end();
+  redis.disconnect();
 });
 
-/** One test's queue, worker and relays under a key prefix of their own; closed after the test, their keys deleted. */
-interface Harness {
-  prefix: string;
-  queue: DeliveryQueue;
-  worker: DeliveryWorker;
-  startRelay(batchSize?: number): OutboxRelay;
-  /** What the worker reported as undeliverable, in order. */
-  undeliverable: UndeliverableReason[];
-}
-let cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => errors.push(err));
-  cleanups = [];
-  if (errors.length > 0) throw errors[0];
-});
+const cleanups = closedAfterEach();
 
-function harness(options: { schedule?: number[]; timeoutMs?: number; allowPrivate?: boolean; relay?: boolean; logger?: Logger } = {}): Harness {
-  const prefix = uniqueName('webhooks-test');
-  const queueName = 'webhooks-test';
-  const queue = createDeliveryQueue(queueName, testRedisUrl(), { prefix });
-  const undeliverable: UndeliverableReason[] = [];
-  const worker = startDeliveryWorker({
-    sql,
-    connection: { url: testRedisUrl() },
-    queueName,
-    prefix,
-    schedule: options.schedule ?? [30, 30, 30],
-    timeoutMs: options.timeoutMs ?? 2000,
-    allowPrivate: options.allowPrivate ?? true,
-    logger: options.logger,
-    onUndeliverable: (reason) => undeliverable.push(reason),
-  });
-  cleanups.push(async () => {
-    await queue.close();
-    await deleteRedisKeys(prefix, testRedisUrl());
-  });
-  cleanups.push(() => worker.close());
-  const startRelay = (batchSize = 50) => {
-    const relay = startOutboxRelay({ sql, queue, pollIntervalMs: 20, batchSize });
-    cleanups.push(() => relay.close());
-    return relay;
-  };
-  if (options.relay ?? true) startRelay();
-  return { prefix, queue, worker, startRelay, undeliverable };
-}
-
-/** A path of its own on the receiver, answering as scripted (default 204). */
-function hookPath(...answers: Answer[]): { path: string; url: string } {
-  const path = `/hooks/${randomUUID()}`;
-  if (answers.length > 0) receiver.answer(path, ...answers);
-  return { path, url: receiver.url(path) };
-}
-
-async function createEndpoint(c: ServiceClient, url: string, events: string[] = ['*']): Promise<{ id: string; secret: WebhookSecret }> {
-  return (await c.post('/webhook-endpoints', { url, events }).expect(201)).body;
-}
+const harness = (options?: DeliveryHarnessOptions) => deliveryHarness(sql, cleanups, options);
+const hookPath = (...answers: Answer[]) => hookPathOf(receiver, ...answers);
 
 /** What a service does in its transaction: write the outbox row. */
 async function writeEvent(workspaceId: string, type: EventType = 'ticket.validated', data: object = ticket()) {
@@ -117,15 +67,6 @@ async function isPublished(eventId: string): Promise<boolean> {
     eventId,
   );
   return rows[0]?.published === true;
-}
-
-/** True when the queue holds jobs for these endpoints and every one of them is completed or failed. */
-async function jobsDone(queue: DeliveryQueue, endpointIds: string[]): Promise<boolean> {
-  const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])).filter((job) =>
-    endpointIds.includes(job.data.endpoint_id),
-  );
-  const states = await Promise.all(jobs.map((job) => job.getState()));
-  return jobs.length > 0 && states.every((state) => state === 'completed' || state === 'failed');
 }
 
 /** True when another transaction can lock the outbox row right now (NOWAIT). */
@@ -397,6 +338,8 @@ describe('deliveries that cannot be made', () => {
     }
     expect(undeliverable).toEqual(['unknown_endpoint', 'unknown_endpoint']);
     expect(receiver.at(hook.path)).toHaveLength(0);
+    // Ended for good: neither counts among its workspace's pending deliveries any more.
+    await waitFor('the jobs to leave the pending ones', async () => (await pendingOf(redis, queue, c.identity.workspaceId)).length === 0);
   });
 
   test('a job for an endpoint disabled since it was enqueued is not sent: a failed delivery record says so and the job fails with its reason', async () => {
@@ -429,8 +372,7 @@ describe('deliveries that cannot be made', () => {
     const { prefix, queue } = harness();
     await enqueue(queue, randomUUID(), randomUUID());
     expect((await redisKeys(prefix, testRedisUrl())).length).toBeGreaterThan(0);
-    for (const cleanup of cleanups.reverse()) await cleanup();
-    cleanups = [];
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     expect(await redisKeys(prefix, testRedisUrl())).toEqual([]);
   });
 });
@@ -454,7 +396,7 @@ describe('outbox relay', () => {
     for (const id of [...events.a, ...events.b]) expect(await isPublished(id)).toBe(true);
 
     // The jobs of that one batch: each endpoint has exactly its workspace's events.
-    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).map((job) => job.data);
+    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'prioritized', 'delayed'])).map((job) => job.data);
     const eventsOf = (endpointId: string) =>
       jobs
         .filter((job) => job.endpoint_id === endpointId)
@@ -625,7 +567,9 @@ describe('outbox relay', () => {
       expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
     }
     // One job per (event, endpoint), each completed: nothing enqueued twice, nothing left over.
-    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((job) => endpoints.includes(job.data.endpoint_id));
+    const jobs = (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'prioritized', 'delayed'])).filter((job) =>
+      endpoints.includes(job.data.endpoint_id),
+    );
     expect(jobs).toHaveLength(60);
     expect(await Promise.all(jobs.map((job) => job.getState()))).toEqual(new Array(60).fill('completed'));
   });

@@ -1,6 +1,8 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { Queue, type BulkJobOptions, type ConnectionOptions, type JobsOptions, type QueueOptions } from 'bullmq';
 import { z } from 'zod';
 import { EVENT_TYPES, queueKeyPrefix, TraceParent, Uuid, type Logger } from '@platform/core';
+import { pendingHorizonMs, rankPending, workspaceOf } from './deliveries.fairness';
 
 /**
  * The delivery queue contract shared by the producer (the outbox relay) and the delivery worker:
@@ -47,7 +49,11 @@ export function priorAttempts(data: unknown): number {
   return typeof made === 'number' && Number.isInteger(made) && made >= 0 ? made : 0;
 }
 
-export type DeliveryQueue = Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>;
+/** Delays before the 2nd, 3rd, ... attempt (contract section 11): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+/** A receiver slower than this is a failed attempt (contract section 11). */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
  * Deterministic, so a relay that re-enqueues after a crash (enqueued, not yet marked published)
@@ -78,7 +84,7 @@ const MAX_ATTEMPTS = 100;
 const KEEP_COMPLETED = { age: 24 * 60 * 60, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 60 * 60, count: 10_000 };
 
-export function deliveryJobOptions(eventId: string, endpointId: string): JobsOptions {
+export function deliveryJobOptions(eventId: string, endpointId: string): JobsOptions & { jobId: string } {
   return {
     jobId: deliveryJobId(eventId, endpointId),
     attempts: MAX_ATTEMPTS,
@@ -88,14 +94,65 @@ export function deliveryJobOptions(eventId: string, endpointId: string): JobsOpt
   };
 }
 
+/** A job as the delivery queue's add takes it. */
+export interface DeliveryJobToQueue<Opts extends JobsOptions = BulkJobOptions> {
+  name: typeof DELIVERY_JOB_NAME;
+  data: DeliveryJob;
+  opts?: Opts;
+}
+
+/**
+ * The service's delivery queue, fair between workspaces (deliveries.fairness.ts): every add, by any
+ * producer (the relay, the requeue, a resend), first records its jobs among their workspaces'
+ * pending deliveries and adds each with its rank as its BullMQ priority. A job without an id gets
+ * one, so it can be counted and removed when it ends.
+ */
+export class DeliveryQueue extends Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME> {
+  constructor(
+    name: string,
+    opts: QueueOptions,
+    /** How long a delivery can stay pending (pendingHorizonMs): older entries stop counting. */
+    readonly pendingHorizonMs: number,
+  ) {
+    super(name, opts);
+  }
+
+  /** The jobs with their ids and priorities, recorded as pending: what add and addBulk add. */
+  async prioritized<Opts extends JobsOptions>(
+    jobs: readonly DeliveryJobToQueue<Opts>[],
+  ): Promise<(DeliveryJobToQueue<Opts> & { opts: Opts & { jobId: string; priority: number } })[]> {
+    const identified = jobs.map((job) => ({ ...job, opts: { ...job.opts, jobId: job.opts?.jobId ?? randomUUID() } as Opts & { jobId: string } }));
+    const priorities = await rankPending(
+      this,
+      identified.map((job) => ({ jobId: job.opts.jobId, workspaceId: workspaceOf(job.data) })),
+      this.pendingHorizonMs,
+    );
+    return identified.map((job, i) => ({ ...job, opts: { ...job.opts, priority: priorities[i]! } }));
+  }
+
+  override async add(name: typeof DELIVERY_JOB_NAME, data: DeliveryJob, opts?: JobsOptions) {
+    const [job] = await this.prioritized([{ name, data, opts }]);
+    return super.add(job!.name, job!.data, job!.opts);
+  }
+
+  override async addBulk(jobs: DeliveryJobToQueue[]) {
+    return super.addBulk(await this.prioritized(jobs));
+  }
+}
+
 /**
  * The producer side of the delivery queue, under the deployment's key prefix (QUEUE_PREFIX): the
- * worker must be given the same prefix. With connection options (or a URL), its Redis client
- * fails fast while Redis is down (`enableOfflineQueue: false`): an add rejects at once instead of
- * waiting, so the relay's transaction rolls back and the rows wait for the next poll. A passed
- * client is used as it is. Connection errors go to `logger` (else BullMQ prints them).
+ * worker must be given the same prefix, and the same `schedule` and `timeoutMs` (default the
+ * contract's), which bound how long a delivery stays pending. With connection options (or a URL),
+ * its Redis client fails fast while Redis is down (`enableOfflineQueue: false`): an add rejects at
+ * once instead of waiting, so the relay's transaction rolls back and the rows wait for the next
+ * poll. A passed client is used as it is. Connection errors go to `logger` (else BullMQ prints them).
  */
-export function createDeliveryQueue(name: string, connection: ConnectionOptions | string, options: { prefix: string; logger?: Logger }): DeliveryQueue {
+export function createDeliveryQueue(
+  name: string,
+  connection: ConnectionOptions | string,
+  options: { prefix: string; logger?: Logger; schedule?: readonly number[]; timeoutMs?: number },
+): DeliveryQueue {
   const { prefix, logger } = options;
   const redis: ConnectionOptions =
     typeof connection === 'string'
@@ -103,7 +160,8 @@ export function createDeliveryQueue(name: string, connection: ConnectionOptions 
       : isClient(connection)
         ? connection
         : { ...connection, enableOfflineQueue: false };
-  const queue = new Queue<DeliveryJob, void, typeof DELIVERY_JOB_NAME>(name, { connection: redis, prefix: queueKeyPrefix(prefix, name) });
+  const horizon = pendingHorizonMs(options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS);
+  const queue = new DeliveryQueue(name, { connection: redis, prefix: queueKeyPrefix(prefix, name) }, horizon);
   if (logger) queue.on('error', (err) => logger.warn({ err, queue: name }, 'delivery queue: Redis error'));
   return queue;
 }

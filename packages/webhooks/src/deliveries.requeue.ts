@@ -6,8 +6,11 @@ import type { Sql } from './sql';
 import { NOT_SENT_DISABLED } from './deliveries.worker';
 import { requeueStore, type DueRetry, type RequeueStore } from './webhooks.store';
 
-/** What the requeue needs of the delivery queue: its key name (for the lock), reading a job, adding one. */
-export type RequeueQueue = Pick<DeliveryQueue, 'qualifiedName' | 'getJob' | 'add'>;
+/**
+ * What the requeue needs of the delivery queue: its key name (for the lock), reading a job, adding
+ * one ranked among its workspace's pending deliveries as the relay's are (`prioritized`).
+ */
+export type RequeueQueue = Pick<DeliveryQueue, 'qualifiedName' | 'getJob' | 'add' | 'prioritized'>;
 
 export interface DeliveryRequeueOptions {
   sql: Sql;

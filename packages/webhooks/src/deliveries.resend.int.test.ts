@@ -88,7 +88,7 @@ function recordsUntil(c: ServiceClient, endpointId: string, count: number): Prom
 
 describe('POST /webhook-endpoints/{id}/deliveries/{delivery_id}/resend', () => {
   test('a delivered event is sent again to the endpoint: same webhook-id and body, signed, recorded as the next attempt', async () => {
-    const { client: c } = harness([50]);
+    const { queue, client: c } = harness([50]);
     const hook = hookPath(200);
     const endpoint = await createEndpoint(c, hook.url);
     const event = await writeEvent(c.identity.workspaceId);
@@ -108,6 +108,8 @@ describe('POST /webhook-endpoints/{id}/deliveries/{delivery_id}/resend', () => {
       [event.id, 1, 'succeeded'],
       [event.id, 2, 'succeeded'],
     ]);
+    // The resend's job was added as the relay's are: ranked among its workspace's pending deliveries (it was the only one).
+    expect((await queue.getJob(deliveryJobId(event.id, endpoint.id)))?.priority).toBe(1);
   });
 
   test('after the retries were used up, a resend reaches the repaired receiver as the next attempt', async () => {
@@ -147,7 +149,13 @@ describe('POST /webhook-endpoints/{id}/deliveries/{delivery_id}/resend', () => {
       [2, 'succeeded'],
     ]);
     await waitFor('the job to complete', async () => (await (await queue.getJob(deliveryJobId(event.id, endpoint.id)))?.getState()) === 'completed');
-    expect(await queue.getJobCounts('completed', 'delayed', 'waiting', 'active')).toEqual({ completed: 1, delayed: 0, waiting: 0, active: 0 });
+    expect(await queue.getJobCounts('completed', 'delayed', 'waiting', 'prioritized', 'active')).toEqual({
+      completed: 1,
+      delayed: 0,
+      waiting: 0,
+      prioritized: 0,
+      active: 0,
+    });
   });
 
   test('a disabled endpoint is 409 endpoint_disabled; an event the outbox no longer keeps is 409 event_expired', async () => {

@@ -2,8 +2,8 @@ import type { DeliveryQueue } from './deliveries.queue';
 import { deliveryJobOf } from './outbox-relay';
 import type { OutboxRow } from './webhooks.store';
 
-/** What a resend needs of the delivery queue: the pair's job, and adding one. */
-export type ResendQueue = Pick<DeliveryQueue, 'getJob' | 'add'>;
+/** What a resend needs of the delivery queue: the pair's job, and adding one ranked among its workspace's pending deliveries (`prioritized`). */
+export type ResendQueue = Pick<DeliveryQueue, 'getJob' | 'add' | 'prioritized'>;
 
 /**
  * How a resend reached the queue. `added`: a new job (the pair's job had finished or was gone);
@@ -24,7 +24,7 @@ const FINISHED = new Set(['completed', 'failed', 'unknown']);
  */
 export async function queueResend(queue: ResendQueue, event: OutboxRow, endpointId: string, attemptsMade: number): Promise<ResendOutcome> {
   const job = deliveryJobOf(event, endpointId);
-  const existing = await queue.getJob(job.opts.jobId!);
+  const existing = await queue.getJob(job.opts.jobId);
   if (existing) {
     const state = await existing.getState();
     if (state === 'delayed') {

@@ -1,4 +1,5 @@
-import { DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from './deliveries.worker';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './deliveries.queue';
+import { retryDelay } from './deliveries.worker';
 
 describe('retryDelay: the schedule of contract section 11, continued by a requeued retry', () => {
   const job = { endpoint_id: 'e', event: {} };

@@ -2,13 +2,11 @@ import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bu
 import { Agent, request, type Dispatcher } from 'undici';
 import { inConsumerSpan, queueKeyPrefix, type Logger, type WorkspaceId } from '@platform/core';
 import { createAddressGuard, hostOfUrl, NOT_PUBLIC_MESSAGE } from '@platform/address-guard';
-import { DELIVERY_JOB_NAME, DeliveryJob, priorAttempts } from './deliveries.queue';
+import { forgetPending, workspaceOf } from './deliveries.fairness';
+import { DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_JOB_NAME, DeliveryJob, priorAttempts } from './deliveries.queue';
 import type { Sql } from './sql';
 import { webhookSignatureHeader } from './webhook-signature';
 import { webhooksStore, type EndpointRow } from './webhooks.store';
-
-/** Delays before the 2nd, 3rd, ... attempt (contract section 11): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 /**
  * The delay before the next attempt of a job whose attempt failed, or -1 after the last step (BullMQ
@@ -21,9 +19,6 @@ export function retryDelay(schedule: readonly number[], attemptsMade: number, da
 
 /** The error recorded for an attempt not sent because the endpoint was disabled: it ends the job, as 410 Gone does. */
 export const NOT_SENT_DISABLED = 'not sent: the endpoint is disabled';
-
-/** A receiver slower than this is a failed attempt (contract section 11). */
-export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
 const MAX_ERROR_LENGTH = 1000;
 // Only the status matters; the rest of a response is read up to this size, then dropped.
@@ -263,12 +258,31 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   );
   worker.on('error', (err) => options.logger?.error({ err }, 'delivery worker error'));
 
+  // A delivery that ended for good leaves its workspace's pending ones (deliveries.fairness.ts); a
+  // failed attempt with a retry to come stays, and its job keeps its priority. The events come once
+  // BullMQ has moved the job: a process that dies in between leaves an entry, which a later add of
+  // the workspace heals (the job is in the completed or failed set).
+  const forgetting = new Set<Promise<void>>();
+  const forget = (job: Job<DeliveryJob, void, typeof DELIVERY_JOB_NAME>) => {
+    const done = forgetPending(worker, workspaceOf(job.data), job.id!).catch((err: unknown) =>
+      options.logger?.warn({ err, job_id: job.id, queue: options.queueName }, 'ended delivery still counts as pending; a later add heals it'),
+    );
+    forgetting.add(done);
+    void done.then(() => forgetting.delete(done));
+  };
+  worker.on('completed', forget);
+  // finishedOn is set when this failure ended the job: the schedule's last step, 410 Gone, undeliverable.
+  worker.on('failed', (job) => {
+    if (job?.finishedOn) forget(job);
+  });
+
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
         await worker.close();
+        await Promise.all(forgetting);
         await dispatcher.close();
       })();
       return closing;

@@ -37,10 +37,13 @@ export function deliveryJobOf(event: OutboxRow, endpointId: string): DeliveryJob
   };
 }
 
-/** The producer side of the queue that the relay needs. */
-export type DeliveryProducer = Pick<DeliveryQueue, 'addBulk'>;
+/**
+ * The producer side of the queue that the relay needs: the delivery queue's addBulk, which ranks
+ * each job among its workspace's pending deliveries (`prioritized`), not any BullMQ queue's.
+ */
+export type DeliveryProducer = Pick<DeliveryQueue, 'addBulk' | 'prioritized'>;
 /** What startOutboxRelay needs of the queue: adding jobs, and knowing when Redis is first reachable. */
-export type RelayQueue = Pick<DeliveryQueue, 'addBulk' | 'waitUntilReady'>;
+export type RelayQueue = DeliveryProducer & Pick<DeliveryQueue, 'waitUntilReady'>;
 
 /**
  * Publishes up to `batchSize` unpublished outbox rows inside the caller's transaction `tx`: claims
@@ -62,6 +65,7 @@ export async function publishOutboxBatch(tx: SqlClient, queue: DeliveryProducer,
       jobs.push(deliveryJobOf(event, endpoint.id));
     }
   }
+  // Each job's priority is its rank among its workspace's pending deliveries (deliveries.fairness.ts).
   if (jobs.length > 0) await queue.addBulk(jobs);
   await outbox.markPublished(events.map((e) => e.id));
   return { events: events.length, jobs: jobs.length };

@@ -8,10 +8,10 @@ import {
   type Registry,
 } from '@platform/core';
 import type { WebhooksConfig } from './config';
-import { createDeliveryQueue, deliveryQueueName } from './deliveries.queue';
+import { createDeliveryQueue, DEFAULT_RETRY_SCHEDULE_MS, deliveryQueueName } from './deliveries.queue';
 import { startDeliveryRequeue } from './deliveries.requeue';
 import type { ResendQueue } from './deliveries.resend';
-import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
+import { DELIVERY_OUTCOMES, startDeliveryWorker, UNDELIVERABLE_REASONS } from './deliveries.worker';
 import { startOutboxRelay } from './outbox-relay';
 import { PRUNED_TABLES, startRetentionPruner, type RetentionPrunerOptions } from './retention';
 import type { Sql } from './sql';
@@ -74,7 +74,10 @@ export function startServiceWebhooks(options: {
   // The relay enqueues and /readyz reads through a producer connection that fails fast; the worker's waits for Redis.
   const producerRedis = createRedisConnection(options.redis, { name: `webhooks-${options.service}-queue`, role: 'producer', logger });
   const workerRedis = createRedisConnection(options.redis, { name: `webhooks-${options.service}-worker`, role: 'worker' });
-  const queue = createDeliveryQueue(queueName, producerRedis, { prefix, logger });
+  // The requeue and the queue's fairness must know the worker's schedule: when a retry is due, which
+  // attempt was the last, and how long a delivery can stay pending.
+  const schedule = config.WEBHOOKS_RETRY_SCHEDULE_MS ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const queue = createDeliveryQueue(queueName, producerRedis, { prefix, logger, schedule, timeoutMs: config.WEBHOOKS_TIMEOUT_MS });
   if (options.metrics) trackQueueDepth(options.metrics, queue);
   const outcomes = labelledCounter(
     options.metrics,
@@ -106,8 +109,6 @@ export function startServiceWebhooks(options: {
       )
     : undefined;
   requeued?.inc(0);
-  // The requeue must know the worker's schedule: when a retry is due, and which attempt was the last.
-  const schedule = config.WEBHOOKS_RETRY_SCHEDULE_MS ?? DEFAULT_RETRY_SCHEDULE_MS;
   const relay = startOutboxRelay({ sql: options.sql, queue, pollIntervalMs: config.WEBHOOKS_RELAY_POLL_MS, logger });
   const requeue = startDeliveryRequeue({
     sql: options.sql,
