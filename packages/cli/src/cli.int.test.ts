@@ -159,7 +159,7 @@ test("keys create past the workspace's API keys limit prints the API's 409 quota
     expect(refused.code).toBe(1);
     expect(refused.json.error).toMatchObject({
       code: 'conflict',
-      message: 'This workspace has reached its quota of 1 api keys.',
+      message: 'This workspace has reached its quota of 1 API keys.',
       quota: 'api_keys',
       limit: 1,
       errors: [{ in: 'body', field: '', code: 'quota_exceeded' }],

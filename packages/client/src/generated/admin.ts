@@ -1585,7 +1585,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This workspace has reached its quota of 1000 api keys.",
+                     *         "message": "This workspace has reached its quota of 1000 API keys.",
                      *         "quota": "api_keys",
                      *         "limit": 1000,
                      *         "errors": [
@@ -2641,7 +2641,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "conflict",
-                     *         "message": "This workspace has reached its quota of 1000 api keys.",
+                     *         "message": "This workspace has reached its quota of 1000 API keys.",
                      *         "quota": "api_keys",
                      *         "limit": 1000,
                      *         "errors": [

@@ -78,7 +78,7 @@ export function quotaReached(quota: ServiceQuotaName, usage: number, limit: numb
  * and `quota` and `limit` inside `error` beside `code`. Nothing changed.
  */
 export function quotaExceeded(quota: QuotaName | WorkspaceLimitName, limit: number, field = ''): ApiError {
-  const what = quota.replaceAll('_', ' ');
+  const what = quota === 'api_keys' ? 'API keys' : quota.replaceAll('_', ' ');
   return new ApiError(409, 'conflict', `This workspace has reached its quota of ${limit} ${what}.`, {
     details: { quota, limit },
     errors: [{ in: 'body', field, code: 'quota_exceeded', message: `the workspace's ${quota} quota is ${limit}` }],
