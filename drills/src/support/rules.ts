@@ -522,17 +522,31 @@ export async function prepareRules(target: RulesTarget, sizes: RulesSizes): Prom
       // failover, and one created event.
       const strict = rounds.filter((r) => r.healthy);
       expect(strict.length).toBeGreaterThanOrEqual(8);
+      // A replay answered 503 (the gateway could not reach Redis at that moment; a client retries
+      // the same key) is sent again until it is answered otherwise: the stored answer must come back.
+      let replaysRefused = 0;
       for (const { round, id } of strict) {
         expect(id).toEqual(expect.any(String));
         for (let g = 0; g < gateways.length; g++) {
-          const replay = await call(`${gw(g)}/events/v0/events`, {
-            method: 'POST',
-            headers: { ...auth(load.token), 'idempotency-key': round.key },
-            body: { name: round.name, starts_at: '2030-01-01T00:00:00Z' },
-          });
+          const replay = await waitFor(
+            `the replay of ${round.key} through gateway ${g} answered without a 503`,
+            async () => {
+              const answer = await call(`${gw(g)}/events/v0/events`, {
+                method: 'POST',
+                headers: { ...auth(load.token), 'idempotency-key': round.key },
+                body: { name: round.name, starts_at: '2030-01-01T00:00:00Z' },
+              });
+              if (answer.status !== 503) return answer;
+              replaysRefused++;
+              return undefined;
+            },
+            60_000,
+            250,
+          );
           expect([replay.status, replay.body.id, replay.headers?.get('idempotent-replayed')]).toEqual([201, id, 'true']);
         }
       }
+      const idempotencyUnavailable = target.logs().filter((l) => l.line.includes('idempotency unavailable'));
       const eventsNamed = async (names: string[]) =>
         (await db.events.query(`SELECT name, count(*)::int AS n FROM events WHERE name = ANY($1::text[]) GROUP BY name`, [names])).rows as {
           name: string;
@@ -563,6 +577,9 @@ export async function prepareRules(target: RulesTarget, sizes: RulesSizes): Prom
         answerReplayedAfterFailover: replayedAfterGap,
         keysInFailoverWithMoreThanOneEvent: gapEvents.filter((e) => e.n > 1).length,
         answersNotStored: target.logs().filter((l) => l.line.includes('idempotency record not written')).length,
+        // Replays of healthy keys after the failover that met a 503 first, and the gateways' reasons.
+        replaysAfterFailoverRefused: replaysRefused,
+        idempotencyUnavailableLines: idempotencyUnavailable.slice(-5).map((l) => `${l.name}: ${l.line.slice(0, 300)}`),
         concurrent: statusCounts(idempotent.flatMap((r) => r.concurrent)),
         replays: statusCounts(idempotent.flatMap((r) => r.replays)),
       };
