@@ -38,6 +38,8 @@ interface OpenItem {
   action: Action | null;
   reservationsBody: HTMLTableSectionElement;
   reservationsNote: HTMLElement;
+  /** The reservation the address names: its row is marked whenever the rows are drawn, also by a read still in flight when the address changed. */
+  markedReservationId: string | null;
 }
 
 interface OpenLocation {
@@ -326,6 +328,7 @@ async function refreshItem(entry: OpenItem): Promise<void> {
   entry.levelsBody.replaceChildren(...stock.levels.map(levelRow));
   entry.levelsNote.textContent = stock.levels.length === 0 ? 'No stock at any location.' : `${stock.quantity} in all.`;
   entry.reservationsBody.replaceChildren(...reservations.items.map((r) => reservationRow(entry, r)));
+  markReservation(entry);
   entry.reservationsNote.textContent =
     reservations.items.length === 0
       ? 'No reservation yet.'
@@ -520,6 +523,7 @@ function createItemRegion(item: Item): OpenItem {
     action: null,
     reservationsBody,
     reservationsNote: h('p', { class: 'hint' }, 'Loading reservations…'),
+    markedReservationId: null,
   };
   entry.region = h(
     'section',
@@ -586,8 +590,15 @@ export async function followWarehouseAddress(detail: Detail | undefined): Promis
     const item = await gateway((platform) => platform.warehouse.GET('/items/{id}', { params: ofId(itemId) }));
     await openItemView(item, null, detail.kind === 'item');
   }
-  for (const row of openItem?.reservationsBody.rows ?? []) {
-    if (row.dataset.reservationId === detail.id) row.setAttribute('aria-current', 'true');
+  if (!openItem) return;
+  openItem.markedReservationId = detail.kind === 'reservation' ? detail.id : null;
+  markReservation(openItem);
+}
+
+/** Marks the row of the reservation the address names (aria-current), and no other. */
+function markReservation(entry: OpenItem): void {
+  for (const row of entry.reservationsBody.rows) {
+    if (row.dataset.reservationId === entry.markedReservationId) row.setAttribute('aria-current', 'true');
     else row.removeAttribute('aria-current');
   }
 }
