@@ -3,12 +3,12 @@ import { apiKeysLimitReached, rollAddsHeldKey } from './keys.limit';
 describe('apiKeysLimitReached', () => {
   test('refuses one more key once the workspace holds the limit, or more (a lowered limit removes nothing)', () => {
     expect(apiKeysLimitReached(2, 3)).toBeUndefined();
-    expect(apiKeysLimitReached(3, 3)).toEqual({ kind: 'limit_reached', limit: 3 });
-    expect(apiKeysLimitReached(5, 3)).toEqual({ kind: 'limit_reached', limit: 3 });
+    expect(apiKeysLimitReached(3, 3)).toEqual({ kind: 'quota_reached', quota: 'api_keys', limit: 3 });
+    expect(apiKeysLimitReached(5, 3)).toEqual({ kind: 'quota_reached', quota: 'api_keys', limit: 3 });
   });
 
   test('a limit of 0 refuses every key', () => {
-    expect(apiKeysLimitReached(0, 0)).toEqual({ kind: 'limit_reached', limit: 0 });
+    expect(apiKeysLimitReached(0, 0)).toEqual({ kind: 'quota_reached', quota: 'api_keys', limit: 0 });
   });
 });
 

@@ -7,15 +7,11 @@
  * one's overlap), which adds a key as a create does and is counted like one.
  */
 
-/** What a store answers instead of writing when the workspace already holds its limit of API keys: nothing was written. */
-export interface ApiKeysLimitReached {
-  kind: 'limit_reached';
-  limit: number;
-}
+import { quotaReached, type QuotaReached } from '@platform/core';
 
-/** One more key is refused once `held` reaches `limit` (a limit lowered below what a workspace holds removes nothing). */
-export function apiKeysLimitReached(held: number, limit: number): ApiKeysLimitReached | undefined {
-  return held >= limit ? { kind: 'limit_reached', limit } : undefined;
+/** One more key is refused once `held` reaches `limit`, as every quota is (core's quotaReached; a lowered limit removes nothing). */
+export function apiKeysLimitReached(held: number, limit: number): QuotaReached | undefined {
+  return quotaReached('api_keys', held, limit);
 }
 
 /** Whether rolling this key adds a held key: only when an earlier roll replaced it already. */

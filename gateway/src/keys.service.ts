@@ -46,7 +46,7 @@ export async function createApiKey(
     rateLimits: input.rateLimits,
   };
   const created = await store.createApiKey(workspaceId, row, maxKeys, now);
-  if (created.kind === 'limit_reached') throw quotaExceeded('api_keys', created.limit);
+  if (created.kind === 'quota_reached') throw quotaExceeded(created.quota, created.limit);
   return { key: created.key, token };
 }
 

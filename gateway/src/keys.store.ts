@@ -1,7 +1,16 @@
-import { afterCursor, LIST_ORDER, lockWorkspaceQuota, workspaceScoped, type BucketName, type Cursor, type WorkspaceId } from '@platform/core';
+import {
+  afterCursor,
+  LIST_ORDER,
+  lockWorkspaceQuota,
+  workspaceScoped,
+  type BucketName,
+  type Cursor,
+  type QuotaReached,
+  type WorkspaceId,
+} from '@platform/core';
 import type { Database } from './database';
 import { Prisma, type Workspace as WorkspaceRow } from './generated/prisma/client';
-import { apiKeysLimitReached, rollAddsHeldKey, type ApiKeysLimitReached } from './keys.limit';
+import { apiKeysLimitReached, rollAddsHeldKey } from './keys.limit';
 import { QUOTA_COLUMNS, quotaSettingsFromRow, workspaceQuotaQueries, type QuotaColumns, type QuotaSettings } from './quotas.store';
 
 /** A workspace row; its id is the `WorkspaceId` that every query of its resources takes. */
@@ -108,7 +117,7 @@ export type RollOutcome =
   | { outcome: 'limit_reached'; limit: number }
   | { outcome: 'rolled'; old: ApiKey; key: ApiKey };
 
-export type CreateApiKeyResult = { kind: 'created'; key: ApiKey } | ApiKeysLimitReached;
+export type CreateApiKeyResult = { kind: 'created'; key: ApiKey } | QuotaReached;
 
 /** A new key's columns (the token only as its hash and prefix). */
 export interface NewApiKeyRow {

@@ -61,7 +61,7 @@ export function parseQuotasHeader(value: string): ServiceQuotaLimits | undefined
 /** What a store answers instead of writing when a create or change would pass a quota: nothing was written. */
 export interface QuotaReached {
   kind: 'quota_reached';
-  quota: ServiceQuotaName;
+  quota: ServiceQuotaName | WorkspaceLimitName;
   limit: number;
 }
 
@@ -69,7 +69,7 @@ export interface QuotaReached {
  * The refusal of one more of `quota` when the workspace already holds `usage` of it: refused once
  * usage reaches the limit (a quota set below usage removes nothing; it refuses further creates).
  */
-export function quotaReached(quota: ServiceQuotaName, usage: number, limit: number): QuotaReached | undefined {
+export function quotaReached(quota: ServiceQuotaName | WorkspaceLimitName, usage: number, limit: number): QuotaReached | undefined {
   return usage >= limit ? { kind: 'quota_reached', quota, limit } : undefined;
 }
 
