@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { startFleet, uniqueDatabaseName, waitFor, type Fleet } from '@platform/testing';
-import { call, statusCounts, startLoop, type Outcome } from './support/load';
+import { call, LOAD_KEY_RATE_LIMITS, statusCounts, startLoop, type Outcome } from './support/load';
 import { prepareRules, RULES_ENV, type Rules } from './support/rules';
 
 // The fleet of contract section 17 (what `npm run fleet` runs): a Redis Cluster of 3 masters and 3
@@ -64,8 +64,8 @@ test('the fleet: 2 gateways, 2 instances of each service, 2 workers on a 3-maste
 
 test('a master and a worker killed under a mixed load through both gateways: reads stay 200, triggers are 202, 409 or a fast 503 with Retry-After, every process is back within 15 s of the promotion, every accepted run succeeds, every rule of the fleet holds, no log shows CROSSSLOT, nor MOVED or ASK outside the failover', async () => {
   const pipelines = await createPipelines(20);
-  const reader = await fleet.platform.createApiKey({ name: 'reader' });
-  const triggerer = await fleet.platform.createApiKey({ name: 'triggerer' });
+  const reader = await fleet.platform.createApiKey({ name: 'reader', rateLimits: LOAD_KEY_RATE_LIMITS });
+  const triggerer = await fleet.platform.createApiKey({ name: 'triggerer', rateLimits: LOAD_KEY_RATE_LIMITS });
   const event = await call(`${fleet.gatewayUrls[0]}/events/v0/events`, {
     method: 'POST',
     headers: auth(fleet.token),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '@platform/gateway/dist/redis';
 import { startPlatform, startRedisServer, type Platform, type RedisServer, waitFor, uniqueDatabaseName } from '@platform/testing';
-import { call, direct, gateway, startLoop, statusCounts, type Outcome } from './support/load';
+import { call, direct, gateway, LOAD_KEY_RATE_LIMITS, startLoop, statusCounts, type Outcome } from './support/load';
 
 // Redis (the platform's only one: rate limits, key revocations, the run queue, webhook queues) is
 // killed under load and started again on the same port. It runs as a queue's Redis runs in
@@ -66,8 +66,8 @@ test('Redis killed and restarted under load: every process stays ready, the gate
   expect(event.status).toBe(201);
   const pipelines = await createPipelines(30);
   // Separate keys, so neither loop meets the other's rate limit.
-  const readerKey = await platform.createApiKey({ name: 'reader' });
-  const triggerKey = await platform.createApiKey({ name: 'trigger' });
+  const readerKey = await platform.createApiKey({ name: 'reader', rateLimits: LOAD_KEY_RATE_LIMITS });
+  const triggerKey = await platform.createApiKey({ name: 'trigger', rateLimits: LOAD_KEY_RATE_LIMITS });
   const reader = gateway(platform, readerKey.token);
   const triggerer = gateway(platform, triggerKey.token);
 

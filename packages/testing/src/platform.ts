@@ -136,8 +136,11 @@ export interface Platform {
   restart(name: string, overrides?: { env?: Record<string, string>; nodeArgs?: string[] }): Promise<void>;
   /** Adds a process (e.g. a second worker or gateway) and waits until it is ready; returns its name. */
   add(spec: ProcessKind | ProcessSpec): Promise<string>;
-  /** A new API key in the seeded workspace (admin API). */
-  createApiKey(options?: { name?: string; scopes?: string[] | null }): Promise<{ id: string; token: string }>;
+  /**
+   * A new API key in the seeded workspace (admin API). `rateLimits` are the key's own limits per
+   * bucket (requests per minute): a load loop that must never meet a 429 sets them above its rate.
+   */
+  createApiKey(options?: { name?: string; scopes?: string[] | null; rateLimits?: Record<string, number> }): Promise<{ id: string; token: string }>;
   /** SIGTERM every child, SIGKILL what is left after `graceMs`, drop the databases; idempotent, never throws. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -502,8 +505,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         await spawnChild(child);
       },
       add: (input) => addChild(nameSpec(input)),
-      createApiKey: async ({ name = 'platform extra', scopes = null } = {}) => {
-        const key = await admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, scopes === null ? { name } : { name, scopes });
+      createApiKey: async ({ name = 'platform extra', scopes = null, rateLimits } = {}) => {
+        const key = await admin('POST', `/admin/v1/workspaces/${workspaceId}/api-keys`, {
+          name,
+          ...(scopes === null ? {} : { scopes }),
+          ...(rateLimits === undefined ? {} : { rate_limits: rateLimits }),
+        });
         return { id: key.id as string, token: key.token as string };
       },
       stop,

@@ -1,3 +1,4 @@
+import { closeRedisConnection, createRedisConnection } from '@platform/core';
 import { Redis } from 'ioredis';
 import { redisCommand, redisInfo } from './redis-processes';
 import { startRedisSentinel, type RedisSentinel } from './redis-sentinel';
@@ -55,4 +56,51 @@ test('killMaster: the sentinels promote the replica, and an ioredis client given
   await group.restart(killed);
   expect((await redisInfo(killed, 'replication')).master_port).toBe(String(promoted.port));
   expect(address(await group.master())).toBe(address(promoted));
+}, 120_000);
+
+// What ioredis's failover detector does on a sentinel's +switch-master: it disconnects the client's
+// connector. Done while the client is asking the sentinels for the master (its old one gone), the
+// connect in flight rejects and a plain client ends for good; core's Sentinel connection comes back.
+// Seen in the Sentinel drill after a promotion; poked here at the moment it hurts, on every run.
+// Resolves on the client's `end` (events.once would reject on the `error` the cut emits first).
+const ended = (client: Redis) => new Promise<void>((resolve) => client.once('end', () => resolve()));
+const cutWhileAskingSentinels = (client: Redis) => {
+  client.once('connecting', () => (client as unknown as { connector: { disconnect(): void } }).connector.disconnect());
+  client.disconnect(true);
+};
+
+test("a failover notice while the client asks the sentinels for the master: core's connection connects again where a plain ioredis client ends", async () => {
+  const sentinels = group.sentinels.split(',').map((s) => ({ host: s.split(':')[0]!, port: Number(s.split(':')[1]) }));
+  const plain = new Redis({ sentinels, name: group.masterName, maxRetriesPerRequest: 1, retryStrategy: () => 100 });
+  plain.on('error', () => undefined);
+  const platformConnection = createRedisConnection(
+    { topology: { kind: 'sentinel', sentinels, masterName: group.masterName } },
+    { name: 'cut', role: 'producer' },
+  );
+  try {
+    await waitFor('both clients ready', () => plain.status === 'ready' && platformConnection.status === 'ready', 60_000, 50);
+
+    const plainEnded = ended(plain);
+    cutWhileAskingSentinels(plain);
+    await plainEnded;
+    await expect(plain.ping()).rejects.toThrow('Connection is closed.');
+
+    // The connection, and a duplicate of it (BullMQ's blocking connections are duplicates).
+    const duplicate = (platformConnection as Redis).duplicate();
+    duplicate.on('error', () => undefined);
+    try {
+      for (const client of [platformConnection as Redis, duplicate]) {
+        await waitFor('the client ready', () => client.status === 'ready', 60_000, 50);
+        const clientEnded = ended(client);
+        cutWhileAskingSentinels(client);
+        await clientEnded;
+        await waitFor('the client to answer again', async () => (await client.ping().catch(() => undefined)) === 'PONG', 60_000, 100);
+      }
+    } finally {
+      await closeRedisConnection(duplicate);
+    }
+  } finally {
+    plain.disconnect();
+    await closeRedisConnection(platformConnection);
+  }
 }, 120_000);

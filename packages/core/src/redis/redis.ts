@@ -53,6 +53,49 @@ function roleOptions(options: RedisConnectionOptions): RedisOptions {
   }
 }
 
+/** A sentinel that accepts a connection and then says nothing must not hold a reconnect up: the next one is asked. */
+const SENTINEL_COMMAND_TIMEOUT_MS = 2_000;
+
+/**
+ * Makes a client of the master the sentinels name end only when its owner closes it.
+ *
+ * ioredis 6 leaves a Sentinel client ended for good, every command failing "Connection is closed.",
+ * when its failover detector (a sentinel's +switch-master) disconnects it while it is still asking the
+ * sentinels for the master after losing the old one: the connect in flight rejects and the client
+ * goes to `end` without a retry. The Sentinel drill met it: after a promotion, the events service's
+ * webhook producer, or a gateway's command connection (every Idempotency-Key a 503), never came back.
+ * Such a client connects again after an `end` its owner did not ask for (quit or disconnect); its
+ * duplicates (BullMQ's blocking connections) are kept alive the same way.
+ */
+export function keptAlive(client: Redis, onRevive?: () => void): Redis {
+  let closedByOwner = false;
+  const disconnect = client.disconnect.bind(client);
+  const quit = client.quit.bind(client);
+  const duplicate = client.duplicate.bind(client);
+  client.disconnect = (reconnect = false) => {
+    if (!reconnect) closedByOwner = true;
+    disconnect(reconnect);
+  };
+  client.quit = (...args) => {
+    closedByOwner = true;
+    return quit(...args);
+  };
+  client.duplicate = (override?: Partial<RedisOptions>) => keptAlive(duplicate(override), onRevive);
+  // An owner that closed it and connects it again (BullMQ does so with its blocking connections) has it kept alive again.
+  client.on('ready', () => {
+    closedByOwner = false;
+  });
+  client.on('end', () => {
+    if (closedByOwner) return;
+    setTimeout(() => {
+      if (closedByOwner || client.status !== 'end') return;
+      onRevive?.();
+      client.connect().catch(() => undefined);
+    }, RECONNECT_MAX_DELAY_MS).unref();
+  });
+  return client;
+}
+
 /** A master demoted by a failover answers writes with READONLY: reconnect, which finds the new one. */
 const reconnectOnReadonly = (err: Error): boolean | 1 | 2 => (err.message.startsWith('READONLY') ? 2 : false);
 
@@ -82,17 +125,22 @@ export function createRedisConnection(target: RedisTargetLike, options: RedisCon
     };
     connection = new Cluster(topology.nodes, clusterOptions);
   } else if (topology.kind === 'sentinel') {
-    connection = new Redis({
-      ...common,
-      enableOfflineQueue,
-      sentinels: topology.sentinels,
-      name: topology.masterName,
-      // Told of a failover by the sentinels (+switch-master) instead of waiting for the old master's socket to fail.
-      failoverDetector: true,
-      sentinelRetryStrategy: reconnectDelay,
-      retryStrategy: reconnectDelay,
-      reconnectOnError: reconnectOnReadonly,
-    });
+    connection = keptAlive(
+      new Redis({
+        ...common,
+        enableOfflineQueue,
+        sentinels: topology.sentinels,
+        name: topology.masterName,
+        // Told of a failover by the sentinels (+switch-master) instead of waiting for the old master's socket to fail.
+        failoverDetector: true,
+        sentinelCommandTimeout: SENTINEL_COMMAND_TIMEOUT_MS,
+        sentinelRetryStrategy: reconnectDelay,
+        retryStrategy: reconnectDelay,
+        reconnectOnError: reconnectOnReadonly,
+      }),
+      () =>
+        options.logger?.warn({ connection: options.name }, 'redis connection ended without being closed (a failover notice mid-reconnect); connecting again'),
+    );
   } else {
     connection = new Redis(topology.url, { ...common, enableOfflineQueue, retryStrategy: reconnectDelay, reconnectOnError: reconnectOnReadonly });
   }
@@ -126,11 +174,12 @@ export function redisReady(redis: RedisConnection): boolean {
 
 /** Closes a connection whether or not it is connected; never throws. */
 export async function closeRedisConnection(redis: RedisConnection): Promise<void> {
-  if (redis.status === 'end') return;
   try {
     if (redis.status === 'ready') await redis.quit();
-    else redis.disconnect();
   } catch {
-    redis.disconnect();
+    // disconnect below
   }
+  // Also after a quit: only a disconnect closes a Sentinel client's failover detector (its
+  // subscriptions to every sentinel), which a quit leaves open (ioredis 6).
+  redis.disconnect();
 }
