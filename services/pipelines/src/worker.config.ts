@@ -47,8 +47,14 @@ export const WorkerConfig = z.object({
   WORKER_SCHEDULER_ENABLED: env.boolean(true),
   /** The longest sleep of the scheduler between passes (it wakes sooner for the earliest next_run_at). */
   WORKER_SCHEDULER_INTERVAL_MS: int(50, 60_000, 1_000),
-  /** Due pipelines ticked per transaction. */
-  WORKER_SCHEDULER_BATCH: int(1, 1_000, 100),
+  /**
+   * Due pipelines ticked per transaction. Small, because the transaction holds their rows: a run of
+   * one of them that ends meanwhile waits for the commit in its success transaction, holding a worker
+   * slot every workspace shares. With 100, a workspace of a hundred 1 s schedules kept all four slots
+   * in such waits for about 2 s per pass on two busy cores, and another workspace's run waited 2.1-2.6 s
+   * to start (the hostile battery's neighbours category); a full batch is followed by another pass at once.
+   */
+  WORKER_SCHEDULER_BATCH: int(1, 1_000, 10),
   /** First retry delay of a re-added run's job; the API's PIPELINES_RUN_BACKOFF_MS, for the same job options. */
   PIPELINES_RUN_BACKOFF_MS: int(0, 3_600_000, 5_000),
   /**
