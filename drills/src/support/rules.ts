@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { startReceiver, waitFor, type Platform, type Receiver } from '@platform/testing';
 import { DEFAULT_VERSION } from '@platform/core';
-import { call, startLoop, statusCounts, type Loop, type Outcome } from './load';
+import { call, LOAD_KEY_RATE_LIMITS, startLoop, statusCounts, type Loop, type Outcome } from './load';
 
 /**
  * The rules of contract section 17's fleet bullet, checked under a mixed load through every
@@ -63,8 +63,6 @@ const auth = (token: string) => ({ authorization: `Bearer ${token}`, ...VERSION 
 const RUN_ENDED = ['succeeded', 'failed', 'cancelled'];
 /** The rate-limit window of contract section 6. */
 const WINDOW_MS = 60_000;
-/** Limits of the keys that carry the load, so no bucket refuses the drill's own traffic. */
-const UNLIMITED = { events: 100_000, pipelines: 100_000, 'pipeline-runs': 100_000 };
 
 async function admin(target: RulesTarget, method: string, path: string, body?: unknown): Promise<any> {
   const res = await call(`${target.gatewayUrls[0]}/admin/v1${path}`, {
@@ -74,11 +72,6 @@ async function admin(target: RulesTarget, method: string, path: string, body?: u
   });
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
-}
-
-async function createKey(target: RulesTarget, name: string, rateLimits: Record<string, number>): Promise<{ id: string; token: string }> {
-  const key = await admin(target, 'POST', `/workspaces/${target.platform.workspaceId}/api-keys`, { name, rate_limits: rateLimits });
-  return { id: key.id, token: key.token };
 }
 
 async function expectCreated(url: string, token: string, body: unknown): Promise<any> {
@@ -137,7 +130,7 @@ export interface Rules {
 export async function prepareRules(target: RulesTarget, sizes: RulesSizes): Promise<Rules> {
   const gateways = target.gatewayUrls;
   const gw = (i: number) => gateways[i % gateways.length]!;
-  const load = await createKey(target, 'rules load', UNLIMITED);
+  const load = await target.platform.createApiKey({ name: 'rules load', rateLimits: LOAD_KEY_RATE_LIMITS });
   const receiver: Receiver = await startReceiver();
   const db = {
     events: new pg.Pool({ connectionString: target.platform.databaseUrls.events, max: 2 }),
@@ -191,7 +184,7 @@ export async function prepareRules(target: RulesTarget, sizes: RulesSizes): Prom
     // Two keys limited in the pipelines bucket: one for the exact count while Redis is healthy, one
     // hammered through the failover. The limit is set by PATCH (contract 16); a change in the events
     // bucket of the same map, seen on every gateway, shows that the whole map applies there.
-    const limited = await Promise.all(['exact', 'failover'].map((name) => createKey(target, `rules limit ${name}`, {})));
+    const limited = await Promise.all(['exact', 'failover'].map((name) => target.platform.createApiKey({ name: `rules limit ${name}`, rateLimits: {} })));
     for (const key of limited) {
       await admin(target, 'PATCH', `/workspaces/${target.platform.workspaceId}/api-keys/${key.id}`, {
         rate_limits: { pipelines: sizes.rateLimit, events: 99_999 },

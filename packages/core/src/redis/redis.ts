@@ -65,7 +65,8 @@ const SENTINEL_COMMAND_TIMEOUT_MS = 2_000;
  * goes to `end` without a retry. The Sentinel drill met it: after a promotion, the events service's
  * webhook producer, or a gateway's command connection (every Idempotency-Key a 503), never came back.
  * Such a client connects again after an `end` its owner did not ask for (quit or disconnect); its
- * duplicates (BullMQ's blocking connections) are kept alive the same way.
+ * duplicates (BullMQ's blocking connections) are kept alive the same way. Its quit also closes the
+ * failover detector, whichever owner quits it (closeRedisConnection, BullMQ).
  */
 export function keptAlive(client: Redis, onRevive?: () => void): Redis {
   let closedByOwner = false;
@@ -76,9 +77,11 @@ export function keptAlive(client: Redis, onRevive?: () => void): Redis {
     if (!reconnect) closedByOwner = true;
     disconnect(reconnect);
   };
+  // A quit leaves the failover detector's subscriptions to every sentinel open (retrying for ever once
+  // the sentinels go); only a disconnect closes them.
   client.quit = (...args) => {
     closedByOwner = true;
-    return quit(...args);
+    return quit(...args).finally(() => disconnect());
   };
   client.duplicate = (override?: Partial<RedisOptions>) => keptAlive(duplicate(override), onRevive);
   // An owner that closed it and connects it again (BullMQ does so with its blocking connections) has it kept alive again.
@@ -174,12 +177,11 @@ export function redisReady(redis: RedisConnection): boolean {
 
 /** Closes a connection whether or not it is connected; never throws. */
 export async function closeRedisConnection(redis: RedisConnection): Promise<void> {
+  if (redis.status === 'end') return;
   try {
     if (redis.status === 'ready') await redis.quit();
+    else redis.disconnect();
   } catch {
-    // disconnect below
+    redis.disconnect();
   }
-  // Also after a quit: only a disconnect closes a Sentinel client's failover detector (its
-  // subscriptions to every sentinel), which a quit leaves open (ioredis 6).
-  redis.disconnect();
 }
